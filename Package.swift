@@ -1,0 +1,61 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+  name: "odr",
+  platforms: [.macOS(.v15)],
+  products: [
+    .executable(name: "odr", targets: ["odr"]),
+    .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+  ],
+  targets: [
+    .systemLibrary(
+      name: "CLibsecret",
+      pkgConfig: "libsecret-1",
+      providers: [.apt(["libsecret-1-dev"])]
+    ),
+    .target(
+      name: "ODRKeyring",
+      dependencies: ["CLibsecret"],
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "odr",
+      dependencies: [
+        "ODRKeyring",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRTesting",
+      dependencies: ["ODRKeyring"],
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "odr-bench",
+      dependencies: ["ODRKeyring", "CLibsecret"],
+      path: "Benchmarks/odr-bench",
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ODRKeyringTests",
+      dependencies: ["ODRKeyring", "ODRTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ODRCLITests",
+      dependencies: ["odr", "ODRTesting"],
+      swiftSettings: strictSettings
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

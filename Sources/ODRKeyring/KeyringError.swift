@@ -1,0 +1,85 @@
+/// The one error type of ODRKeyring.
+///
+/// `message` says what happened and what to do about it. It never contains a
+/// secret value: messages name keys and services only.
+public struct KeyringError: Error, Sendable, CustomStringConvertible {
+  /// What kind of failure this is. New codes may be added.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// A stable identifier, used in `--json` output.
+    public let rawValue: String
+    init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// No D-Bus session bus could be reached.
+    public static let noSessionBus = Code("no-session-bus")
+    /// A bus is there, but nothing provides `org.freedesktop.secrets`.
+    public static let noProvider = Code("no-provider")
+    /// The provider has no `default` collection to store items in.
+    public static let noDefaultCollection = Code("no-default-collection")
+    /// The collection holding (or meant to hold) the item is locked.
+    public static let locked = Code("locked")
+    /// No item with that name exists for the service.
+    public static let notFound = Code("not-found")
+    /// The provider did not answer within the deadline.
+    public static let timeout = Code("timeout")
+    /// A name, service or value was refused before anything was sent.
+    public static let invalidInput = Code("invalid-input")
+    /// Any other failure reported by the provider.
+    public static let failed = Code("failed")
+  }
+
+  /// What kind of failure this is.
+  public let code: Code
+  /// What happened and what to do, for a person to read.
+  public let message: String
+  /// The provider's own error text, when there is one.
+  public let underlying: String?
+
+  /// Creates an error.
+  public init(_ code: Code, _ message: String, underlying: String? = nil) {
+    self.code = code
+    self.message = message
+    self.underlying = underlying
+  }
+
+  public var description: String {
+    guard let underlying, !underlying.isEmpty else { return message }
+    return "\(message) (\(underlying))"
+  }
+}
+
+extension KeyringError {
+  static let unavailableHelp =
+    "Run inside a desktop session, start a throwaway keyring with `scripts/with-keyring odr …`, or use `--store memory` for a one-shot process."
+
+  static func noSessionBus(_ underlying: String?) -> KeyringError {
+    KeyringError(.noSessionBus, "No D-Bus session bus is reachable, so the keyring cannot be used. \(unavailableHelp)", underlying: underlying)
+  }
+
+  static func noProvider(_ underlying: String?) -> KeyringError {
+    KeyringError(.noProvider, "No Secret Service provider is running on the session bus (nothing owns org.freedesktop.secrets). Start one with `gnome-keyring-daemon --start --components=secrets`, or: \(unavailableHelp)", underlying: underlying)
+  }
+
+  static func noDefaultCollection(_ underlying: String? = nil) -> KeyringError {
+    KeyringError(.noDefaultCollection, "The Secret Service has no default collection to store keys in. Create a keyring and make it the default (for example with seahorse), or log in once so the login keyring is created.", underlying: underlying)
+  }
+
+  static func locked(_ collection: String) -> KeyringError {
+    KeyringError(.locked, "The keyring collection '\(collection)' is locked. Unlock it (log in to the desktop session, use seahorse, or `gnome-keyring-daemon --unlock --replace` with the password on stdin) and try again.")
+  }
+
+  static func notFound(_ name: String, service: String) -> KeyringError {
+    KeyringError(.notFound, "No key '\(name)' for service '\(service)' in the keyring. `odr list` shows the stored keys; `odr set \(name)` stores one.")
+  }
+
+  static func timeout(_ deadline: Duration) -> KeyringError {
+    KeyringError(.timeout, "The Secret Service did not answer within \(deadline.formattedSeconds) (the keyring daemon may be hung or stopped). Restart it, or allow more time with `--timeout`.")
+  }
+}
+
+extension Duration {
+  var formattedSeconds: String {
+    let ms = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"
+  }
+}

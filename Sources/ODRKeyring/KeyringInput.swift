@@ -1,0 +1,48 @@
+/// The rules names, services and values must follow (DESIGN §3.3), checked
+/// before anything touches the keyring.
+public enum KeyringInput {
+  /// The largest value accepted, in UTF-8 bytes.
+  public static let maxValueBytes = 64 * 1024
+
+  /// Throws unless `name` matches `[A-Za-z][A-Za-z0-9_.-]{0,127}`.
+  public static func validate(name: String) throws(KeyringError) {
+    let bytes = Array(name.utf8)
+    guard let first = bytes.first, isLetter(first), bytes.count <= 128,
+          bytes.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") })
+    else {
+      throw KeyringError(.invalidInput, "Invalid key name \(quoted(name)): a name starts with a letter and holds at most 128 letters, digits, '_', '.' or '-'.")
+    }
+  }
+
+  /// Throws unless `service` looks like a bundle id: 1–255 of letters,
+  /// digits, '.', '_' or '-', starting with a letter or digit.
+  public static func validate(service: String) throws(KeyringError) {
+    let bytes = Array(service.utf8)
+    guard let first = bytes.first, isLetter(first) || isDigit(first), bytes.count <= 255,
+          bytes.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") })
+    else {
+      throw KeyringError(.invalidInput, "Invalid service \(quoted(service)): use a bundle id such as com.example.demo (letters, digits, '.', '_', '-').")
+    }
+  }
+
+  /// Throws unless `value` is non-empty and at most ``maxValueBytes`` bytes.
+  /// The message names the key, never the value.
+  public static func validate(value: String, for name: String) throws(KeyringError) {
+    if value.isEmpty {
+      throw KeyringError(.invalidInput, "The value for key '\(name)' is empty; a key needs a non-empty value.")
+    }
+    if value.utf8.count > maxValueBytes {
+      throw KeyringError(.invalidInput, "The value for key '\(name)' is \(value.utf8.count) bytes; the limit is \(maxValueBytes) bytes (64 KiB).")
+    }
+  }
+
+  private static func isLetter(_ b: UInt8) -> Bool { (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") }
+  private static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
+
+  /// A name quoted for an error message, shortened and with control
+  /// characters escaped so a message stays one readable line.
+  private static func quoted(_ s: String) -> String {
+    let shown = s.count > 40 ? String(s.prefix(40)) + "…" : s
+    return "'" + shown.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? $0.escaped(asASCII: true) : String($0) }.joined() + "'"
+  }
+}

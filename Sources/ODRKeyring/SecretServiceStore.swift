@@ -1,0 +1,110 @@
+/// A ``SecretStore`` in the desktop keyring, through libsecret and the
+/// Secret Service D-Bus API (gnome-keyring, KeePassXC, …).
+///
+/// Each key is one item with exactly the attributes `service` (the bundle
+/// id) and `key` (the key name), labelled `odr <service> <key>`, stored with
+/// no libsecret schema: the layout `secret-tool` reads and writes, so
+///
+/// ```sh
+/// secret-tool lookup service com.example.demo key Weather
+/// ```
+///
+/// prints what `odr set Weather` stored, and an item stored by
+/// `secret-tool store --label=… service com.example.demo key Weather` is
+/// replaced in place, never duplicated.
+///
+/// Every call runs on one serial thread under a deadline (default 5 s);
+/// a hung provider gives ``KeyringError/Code/timeout``, never a hang.
+public struct SecretServiceStore: SecretStore {
+  public let service: String
+  /// How long one keyring call may take before it fails with `.timeout`.
+  public let deadline: Duration
+
+  /// Creates a store for `service`. Validates the service name, but does
+  /// not touch the bus until the first call.
+  public init(service: String, deadline: Duration = .seconds(5)) throws(KeyringError) {
+    try KeyringInput.validate(service: service)
+    self.service = service
+    self.deadline = deadline
+  }
+
+  public func setValue(_ value: String, for name: String) async throws {
+    try KeyringInput.validate(name: name)
+    try KeyringInput.validate(value: value, for: name)
+    let attributes = attributes(for: name)
+    let label = "odr \(service) \(name)"
+    try await Libsecret.shared.perform(deadline: deadline) { session in
+      try session.store(attributes, label: label, secret: value)
+    }
+  }
+
+  public func value(for name: String) async throws -> String {
+    try KeyringInput.validate(name: name)
+    let attributes = attributes(for: name)
+    let service = service
+    return try await Libsecret.shared.perform(deadline: deadline) { session in
+      if let value = try session.lookup(attributes) { return value }
+      throw session.lockedOr(.notFound(name, service: service))
+    }
+  }
+
+  public func values(for names: Set<String>?) async throws -> [String: String] {
+    for name in names ?? [] { try KeyringInput.validate(name: name) }
+    let attributes = ["service": service]
+    let items = try await Libsecret.shared.perform(deadline: deadline) { session in
+      try session.search(attributes, loadSecrets: true)
+    }
+    var result: [String: String] = [:]
+    for item in items {
+      guard let name = item.attributes["key"], let secret = item.secret else { continue }
+      if names?.contains(name) ?? true { result[name] = secret }
+    }
+    return result
+  }
+
+  @discardableResult
+  public func deleteValue(for name: String) async throws -> Bool {
+    try KeyringInput.validate(name: name)
+    let attributes = attributes(for: name)
+    return try await Libsecret.shared.perform(deadline: deadline) { session in
+      if try session.clear(attributes) { return true }
+      // libsecret reports "nothing deleted" for locked items too.
+      if let label = try session.lockedCollectionLabel() { throw KeyringError.locked(label) }
+      return false
+    }
+  }
+
+  public func names() async throws -> [String] {
+    let attributes = ["service": service]
+    let items = try await Libsecret.shared.perform(deadline: deadline) { session in
+      try session.search(attributes, loadSecrets: false)
+    }
+    return Set(items.compactMap { $0.attributes["key"] }).sorted()
+  }
+
+  @discardableResult
+  public func deleteAll() async throws -> Int {
+    let attributes = ["service": service]
+    return try await Libsecret.shared.perform(deadline: deadline) { session in
+      let count = try session.search(attributes, loadSecrets: false).count
+      if count > 0 { _ = try session.clear(attributes) }
+      return count
+    }
+  }
+
+  /// Probes bus, provider, default collection and its lock state, without
+  /// reading or writing any item.
+  public static func probe(deadline: Duration = .seconds(5)) async -> KeyringProbe {
+    do {
+      return try await Libsecret.shared.perform(deadline: deadline) { $0.probe() }
+    } catch {
+      var probe = KeyringProbe()
+      probe.failure = error as? KeyringError ?? KeyringError(.failed, "The probe was cancelled.")
+      return probe
+    }
+  }
+
+  private func attributes(for name: String) -> [String: String] {
+    ["service": service, "key": name]
+  }
+}

@@ -1,0 +1,36 @@
+/// Where odr keeps API keys: one value per key name, scoped to a service
+/// (the bundle id).
+///
+/// Implementations validate names and values with ``KeyringInput`` before
+/// any I/O, and throw ``KeyringError``.
+///
+/// ```swift
+/// let store: any SecretStore = SecretServiceStore(service: "com.example.demo")
+/// try await store.setValue("k-123", for: "Weather")
+/// let key = try await store.value(for: "Weather")
+/// ```
+public protocol SecretStore: Sendable {
+  /// The service (bundle id) every item of this store belongs to.
+  var service: String { get }
+
+  /// Stores `value` under `name`, replacing any previous value.
+  func setValue(_ value: String, for name: String) async throws
+
+  /// The value stored under `name`; throws ``KeyringError/Code/notFound`` when there is none.
+  func value(for name: String) async throws -> String
+
+  /// The values of many keys in one round trip. `names == nil` means every
+  /// key of the service. Missing names are absent from the result.
+  func values(for names: Set<String>?) async throws -> [String: String]
+
+  /// Deletes the value stored under `name`. Returns false when there was none.
+  @discardableResult
+  func deleteValue(for name: String) async throws -> Bool
+
+  /// The names of the keys stored for the service, sorted.
+  func names() async throws -> [String]
+
+  /// Deletes every key of the service. Returns how many were deleted.
+  @discardableResult
+  func deleteAll() async throws -> Int
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import ODRKeyring
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one place where errors become messages and exit codes (DESIGN §8):
+/// 0 ok · 1 failure · 2 usage · 3 not found · 4 integrity · 5 keyring
+/// unavailable · 6 keyring locked · 7 network · 8 out of space · 9 timeout.
+enum Failure {
+  static func exitCode(for error: KeyringError) -> Int32 {
+    switch error.code {
+    case .notFound: 3
+    case .noSessionBus, .noProvider, .noDefaultCollection: 5
+    case .locked: 6
+    case .timeout: 9
+    case .invalidInput: 2
+    default: 1
+    }
+  }
+
+  static func exit(with error: any Error) -> Never {
+    switch error {
+    case let error as KeyringError:
+      Output.error(error.description)
+      Glibc.exit(exitCode(for: error))
+    case is CancellationError:
+      Output.error("Cancelled.")
+      Glibc.exit(130)
+    default:
+      let code = ODR.exitCode(for: error)
+      let message = ODR.fullMessage(for: error)
+      if code == .success {
+        if !message.isEmpty { print(message) }
+        Glibc.exit(0)
+      }
+      if !message.isEmpty { Output.prompt(message + "\n") }
+      // ArgumentParser uses EX_USAGE (64) for usage errors; odr uses 2.
+      Glibc.exit(code == .validationFailure ? 2 : code.rawValue)
+    }
+  }
+}

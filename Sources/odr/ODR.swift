@@ -1,0 +1,37 @@
+import ArgumentParser
+
+/// The `odr` command: parsing, output and exit codes only; the work is done
+/// by the ODR* libraries.
+@main
+struct ODR: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "odr",
+    abstract: "On-Demand Resources for Linux: deliver API keys into the keyring, not the binary.",
+    discussion: """
+      Keys live in the Secret Service keyring (gnome-keyring, KeePassXC, …), one item per
+      key with the attributes `service` (the bundle id) and `key` (the key name).
+
+      Example:
+        printf '%s' "$WEATHER_KEY" | odr set Weather --service com.example.demo
+        odr get Weather --service com.example.demo
+        secret-tool lookup service com.example.demo key Weather
+      """,
+    version: "0.1.0",
+    subcommands: [SetKey.self, GetKey.self, ListKeys.self, DeleteKey.self, Doctor.self]
+  )
+
+  /// Runs the command and turns every failure into a message on stderr and
+  /// the exit code of DESIGN §8.
+  static func main() async {
+    do {
+      var command = try parseAsRoot()
+      if var command = command as? any AsyncParsableCommand {
+        try await command.run()
+      } else {
+        try command.run()
+      }
+    } catch {
+      Failure.exit(with: error)
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import ODRKeyring
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads a secret value from standard input, never from argv.
+///
+/// On a terminal it prompts with echo off and reads one line. Otherwise it
+/// reads everything up to end of file and drops one trailing newline (so
+/// `echo "$KEY" | odr set NAME` stores the key alone) unless `keepNewline`.
+enum SecretInput {
+  static func read(prompt: String, keepNewline: Bool) throws -> String {
+    let bytes = isatty(STDIN_FILENO) == 1 ? readLineWithoutEcho(prompt: prompt) : readAll(limit: KeyringInput.maxValueBytes + 2)
+    var value = bytes[...]
+    if !keepNewline, value.last == UInt8(ascii: "\n") {
+      value = value.dropLast()
+      if value.last == UInt8(ascii: "\r") { value = value.dropLast() }
+    }
+    guard let text = String(validating: value, as: UTF8.self) else {
+      throw KeyringError(.invalidInput, "The value on standard input is not UTF-8 text.")
+    }
+    return text
+  }
+
+  /// Everything on stdin, stopping once `limit` bytes are read (the store
+  /// then refuses the value as too large).
+  private static func readAll(limit: Int) -> [UInt8] {
+    var result: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+    while result.count <= limit {
+      let n = chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) }
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 { break }
+      result.append(contentsOf: chunk[0..<n])
+    }
+    for i in chunk.indices { chunk[i] = 0 }
+    return result
+  }
+
+  private static func readLineWithoutEcho(prompt: String) -> [UInt8] {
+    Output.prompt(prompt)
+    var saved = termios()
+    let hasTerminal = tcgetattr(STDIN_FILENO, &saved) == 0
+    if hasTerminal {
+      var quiet = saved
+      quiet.c_lflag &= ~tcflag_t(ECHO)
+      tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+    }
+    defer {
+      if hasTerminal { tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
+      Output.prompt("\n")
+    }
+    var result: [UInt8] = []
+    var byte: UInt8 = 0
+    while Glibc.read(STDIN_FILENO, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+      result.append(byte)
+    }
+    return result
+  }
+}

@@ -25,7 +25,9 @@ extension ODR {
 
     func validate() throws {
       if names.isEmpty { throw ValidationError("Name at least one key to delete.") }
-      for name in names { try KeyringInput.validate(name: name) }
+      for name in names {
+        do { try KeyringInput.validate(name: name) } catch { throw ValidationError(error.message) }
+      }
     }
 
     func run() async throws {

@@ -1,0 +1,100 @@
+public import Foundation
+
+/// A private D-Bus session with a fresh, unlocked gnome-keyring, started
+/// through `scripts/with-keyring` and torn down when the session ends (or
+/// when the test process dies: the script's stdin closes and it cleans up).
+///
+/// Tests that lock, stop or kill the keyring use their own session; tests
+/// that only read and write use ``shared`` with a unique service id.
+public final class KeyringSession: @unchecked Sendable {
+  /// The bus address, for child processes' `DBUS_SESSION_BUS_ADDRESS`.
+  public let busAddress: String
+  /// The gnome-keyring-daemon's pid.
+  public let daemonPID: Int32
+  /// The session's temporary home (keyring files live below it).
+  public let directory: URL
+  private let script: Process?
+  private let control: Pipe?
+
+  /// Starts a new private session.
+  public init() throws {
+    let script = Process()
+    script.executableURL = Paths.packageRoot.appending(path: "scripts/with-keyring")
+    script.arguments = ["sh", "-c", "echo \"$DBUS_SESSION_BUS_ADDRESS $ODR_KEYRING_PID $ODR_KEYRING_DIR\"; exec cat >/dev/null"]
+    let control = Pipe(), output = Pipe()
+    script.standardInput = control
+    script.standardOutput = output
+    try script.run()
+    guard let line = output.fileHandleForReading.readLine(), case let parts = line.split(separator: " "), parts.count == 3,
+          let pid = Int32(parts[1])
+    else { throw TestFailure("scripts/with-keyring did not start a keyring session (run scripts/bootstrap?)") }
+    self.busAddress = String(parts[0])
+    self.daemonPID = pid
+    self.directory = URL(filePath: String(parts[2]))
+    self.script = script
+    self.control = control
+  }
+
+  private init(busAddress: String, daemonPID: Int32, directory: URL) {
+    self.busAddress = busAddress
+    self.daemonPID = daemonPID
+    self.directory = directory
+    self.script = nil
+    self.control = nil
+  }
+
+  deinit { end() }
+
+  /// Stops the daemon and the bus and removes the session's files.
+  public func end() {
+    guard let script, script.isRunning else { return }
+    kill(daemonPID, SIGCONT)
+    try? control?.fileHandleForWriting.close()
+    script.waitUntilExit()
+  }
+
+  /// The environment a child process needs to use this session's keyring.
+  public var environment: [String: String] {
+    var env = ProcessInfo.processInfo.environment
+    env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+    return env
+  }
+
+  /// Locks the login collection through the Secret Service API.
+  public func lock() throws {
+    let result = try Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets",
+      "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+      "array:objpath:/org/freedesktop/secrets/collection/login"], environment: environment)
+    guard result.status == 0 else { throw TestFailure("dbus-send Lock failed: \(result.stderr)") }
+  }
+
+  /// The session the test process itself uses: the one `scripts/with-keyring`
+  /// runs the tests in, or else one started on first use. Its bus becomes
+  /// this process's `DBUS_SESSION_BUS_ADDRESS` before any keyring call.
+  public static let shared: KeyringSession = {
+    let env = ProcessInfo.processInfo.environment
+    if let address = env["DBUS_SESSION_BUS_ADDRESS"], let pid = env["ODR_KEYRING_PID"].flatMap(Int32.init),
+       let dir = env["ODR_KEYRING_DIR"] {
+      return KeyringSession(busAddress: address, daemonPID: pid, directory: URL(filePath: dir))
+    }
+    do {
+      let session = try KeyringSession()
+      setenv("DBUS_SESSION_BUS_ADDRESS", session.busAddress, 1)
+      return session
+    } catch {
+      fatalError("No keyring for the tests: \(error). Run the tests with scripts/test.")
+    }
+  }()
+}
+
+extension FileHandle {
+  /// One line read byte by byte (nothing past the newline is consumed).
+  func readLine() -> String? {
+    var bytes: [UInt8] = []
+    while let byte = try? read(upToCount: 1), let b = byte.first {
+      if b == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+      bytes.append(b)
+    }
+    return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+  }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// The built `odr` binary, run as a user would, against the shared keyring.
+@Suite struct KeyCommandsTests {
+  let service = "com.odr.cli.\(UUID().uuidString.prefix(8).lowercased())"
+
+  func odr(_ arguments: [String], input: String? = nil) throws -> Command.Result {
+    try Command.odr(arguments + ["--service", service], input: input, environment: KeyringSession.shared.environment)
+  }
+
+  @Test func setThenGetPrintsTheValueAlone() throws {
+    #expect(try odr(["set", "Weather"], input: "k-123\n").status == 0)
+    let result = try odr(["get", "Weather"])
+    #expect(result.status == 0)
+    #expect(result.stdout == "k-123")
+  }
+
+  @Test func setKeepsATrailingNewlineWhenAsked() throws {
+    #expect(try odr(["set", "Weather", "--keep-newline"], input: "k-123\n").status == 0)
+    #expect(try odr(["get", "Weather"]).stdout == "k-123\n")
+  }
+
+  @Test func secretToolReadsWhatOdrSetStored() throws {
+    #expect(try odr(["set", "Maps"], input: "k-456").status == 0)
+    let lookup = try Command.secretTool(["lookup", "service", service, "key", "Maps"], environment: KeyringSession.shared.environment)
+    #expect(lookup.stdout == "k-456")
+  }
+
+  @Test func listPrintsNamesOnlyAndJSON() throws {
+    _ = try odr(["set", "Weather"], input: "value-w")
+    _ = try odr(["set", "Maps"], input: "value-m")
+    let plain = try odr(["list"])
+    #expect(plain.stdout == "Maps\nWeather\n")
+    let json = try odr(["list", "--json"])
+    let decoded = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+    #expect(decoded?["keys"] as? [String] == ["Maps", "Weather"])
+    #expect(decoded?["service"] as? String == service)
+  }
+
+  @Test func missingKeyExitsThreeAndSaysNotFound() throws {
+    let get = try odr(["get", "Nope"])
+    #expect(get.status == 3)
+    #expect(get.stderr.contains("No key 'Nope'"))
+    #expect(try odr(["delete", "Nope"]).status == 3)
+  }
+
+  @Test func deleteRemovesTheKey() throws {
+    _ = try odr(["set", "Weather"], input: "v")
+    #expect(try odr(["delete", "Weather"]).status == 0)
+    #expect(try odr(["get", "Weather"]).status == 3)
+  }
+
+  @Test(arguments: [["get", "bad name"], ["set", "9lives"], ["delete", "a/b"], ["get"], ["frobnicate"], ["get", "X", "--timeout", "0"]])
+  func usageErrorsExitTwo(arguments: [String]) throws {
+    let result = try odr(arguments, input: "v")
+    #expect(result.status == 2)
+    #expect(!result.stderr.isEmpty)
+  }
+
+  @Test func missingServiceIsAUsageError() throws {
+    var env = KeyringSession.shared.environment
+    env["ODR_SERVICE"] = nil
+    let result = try Command.odr(["get", "Weather"], environment: env)
+    #expect(result.status == 2)
+    #expect(result.stderr.contains("--service"))
+  }
+
+  @Test func serviceComesFromTheEnvironment() throws {
+    _ = try odr(["set", "Weather"], input: "from-env")
+    var env = KeyringSession.shared.environment
+    env["ODR_SERVICE"] = service
+    #expect(try Command.odr(["get", "Weather"], environment: env).stdout == "from-env")
+  }
+
+  @Test func emptyAndOversizedValuesAreRefused() throws {
+    #expect(try odr(["set", "Weather"], input: "").status == 2)
+    #expect(try odr(["set", "Weather"], input: String(repeating: "x", count: 64 * 1024 + 1)).status == 2)
+    #expect(try odr(["list"]).stdout == "")
+  }
+
+  @Test func memoryStoreNeedsNoKeyring() throws {
+    var env = ProcessInfo.processInfo.environment
+    env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+    let set = try Command.odr(["set", "Weather", "--store", "memory", "--service", service], input: "v", environment: env)
+    #expect(set.status == 0)
+    // A new process has a new, empty memory store.
+    #expect(try Command.odr(["get", "Weather", "--store", "memory", "--service", service], environment: env).status == 3)
+  }
+
+  @Test(arguments: [[], ["set"], ["get"], ["list"], ["delete"], ["doctor"]])
+  func helpShowsAnExample(subcommand: [String]) throws {
+    let result = try Command.odr(subcommand + ["--help"])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains("Example:"))
+  }
+}

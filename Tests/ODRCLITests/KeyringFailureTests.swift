@@ -1,0 +1,87 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// Each keyring failure gets its own exit code and a message that names
+/// it, fast. These tests break their own private keyring session.
+@Suite struct KeyringFailureTests {
+  let service = "com.odr.failure"
+
+  func odr(_ arguments: [String], in session: KeyringSession, input: String? = nil) throws -> Command.Result {
+    try Command.odr(arguments + ["--service", service], input: input, environment: session.environment)
+  }
+
+  func environment(bus: String?) -> [String: String] {
+    var env = ProcessInfo.processInfo.environment
+    env["DBUS_SESSION_BUS_ADDRESS"] = bus
+    return env
+  }
+
+  @Test func lockedCollectionExitsSixAndSaysLocked() throws {
+    let session = try KeyringSession()
+    #expect(try odr(["set", "Weather"], in: session, input: "v").status == 0)
+    try session.lock()
+    for arguments in [["get", "Weather"], ["get", "Absent"], ["list"], ["delete", "Weather"]] {
+      let result = try odr(arguments, in: session, input: "v")
+      #expect(result.status == 6, "\(arguments)")
+      #expect(result.stderr.contains("locked"), "\(arguments)")
+      #expect(!result.stderr.contains("No key"), "\(arguments)")
+    }
+    let set = try odr(["set", "Other"], in: session, input: "v")
+    #expect(set.status == 6)
+  }
+
+  @Test(arguments: ["unix:path=/nonexistent/bus", nil])
+  func noSessionBusExitsFiveFast(bus: String?) throws {
+    let result = try Command.odr(["get", "Weather", "--service", service], environment: environment(bus: bus))
+    #expect(result.status == 5)
+    #expect(result.stderr.contains("No D-Bus session bus"))
+    #expect(result.duration < .seconds(1))
+  }
+
+  @Test func busWithoutProviderExitsFive() throws {
+    let session = try KeyringSession()
+    kill(session.daemonPID, SIGKILL)
+    // The provider is gone once its name is released; give it a moment.
+    var result = try odr(["get", "Weather"], in: session)
+    for _ in 0..<20 where result.status != 5 {
+      usleep(50_000)
+      result = try odr(["get", "Weather"], in: session)
+    }
+    #expect(result.status == 5)
+    #expect(result.stderr.contains("No Secret Service provider"))
+  }
+
+  @Test func stoppedDaemonTimesOutWithinTheDeadline() throws {
+    let session = try KeyringSession()
+    kill(session.daemonPID, SIGSTOP)
+    defer { kill(session.daemonPID, SIGCONT) }
+    let result = try odr(["get", "Weather", "--timeout", "0.5"], in: session)
+    #expect(result.status == 9)
+    #expect(result.stderr.contains("did not answer within 500 ms"))
+    #expect(result.duration < .seconds(2))
+  }
+
+  @Test func invalidNamesAreRefusedBeforeTouchingTheBus() throws {
+    // With no bus at all, a bad name still gets the usage error, not exit 5.
+    let result = try Command.odr(["get", "bad name", "--service", service], environment: environment(bus: "unix:path=/nonexistent/bus"))
+    #expect(result.status == 2)
+    #expect(result.stderr.contains("Invalid key name"))
+  }
+
+  @Test func doctorReportsEachProblemWithItsCode() throws {
+    let session = try KeyringSession()
+    let ready = try Command.odr(["doctor"], environment: session.environment)
+    #expect(ready.status == 0)
+    #expect(ready.stdout.contains("The keyring is ready."))
+    try session.lock()
+    let locked = try Command.odr(["doctor", "--json"], environment: session.environment)
+    #expect(locked.status == 6)
+    let report = try JSONSerialization.jsonObject(with: Data(locked.stdout.utf8)) as? [String: Any]
+    #expect(report?["locked"] as? Bool == true)
+    #expect((report?["problem"] as? [String: Any])?["code"] as? String == "locked")
+    let noBus = try Command.odr(["doctor"], environment: environment(bus: "unix:path=/nonexistent/bus"))
+    #expect(noBus.status == 5)
+    #expect(noBus.stdout.contains("FAIL session bus"))
+  }
+}

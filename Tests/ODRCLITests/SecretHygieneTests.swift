@@ -1,0 +1,52 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// Secret values never reach argv, `odr list`, error messages or log lines.
+@Suite struct SecretHygieneTests {
+  let service = "com.odr.hygiene.\(UUID().uuidString.prefix(8).lowercased())"
+  let secret = "sk-live-\(UUID().uuidString)"
+
+  @Test func setTakesTheValueFromStdinNeverArgv() throws {
+    let process = Process()
+    process.executableURL = Paths.odr
+    process.arguments = ["set", "Weather", "--service", service]
+    process.environment = KeyringSession.shared.environment
+    let stdin = Pipe()
+    process.standardInput = stdin
+    process.standardError = Pipe()
+    try process.run()
+    // While odr waits for the value, its argv is visible to every user.
+    let cmdline = try String(contentsOfFile: "/proc/\(process.processIdentifier)/cmdline", encoding: .utf8)
+    #expect(cmdline.contains("Weather"))
+    stdin.fileHandleForWriting.write(Data(secret.utf8))
+    try stdin.fileHandleForWriting.close()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    #expect(!cmdline.contains(secret))
+  }
+
+  @Test func noCommandButGetPrintsTheValue() throws {
+    let env = KeyringSession.shared.environment
+    func odr(_ arguments: [String], input: String? = nil) throws -> Command.Result {
+      try Command.odr(arguments + ["--service", service], input: input, environment: env)
+    }
+    let outputs = [
+      try odr(["set", "Weather"], input: secret),
+      try odr(["set", "Weather"], input: secret + "changed"),
+      try odr(["set", "bad name"], input: secret),
+      try odr(["set", "Empty"], input: ""),
+      try odr(["set", "Huge"], input: secret + String(repeating: "x", count: 70_000)),
+      try odr(["list"]),
+      try odr(["list", "--json"]),
+      try odr(["get", "Absent"]),
+      try odr(["delete", "Absent"]),
+      try Command.odr(["doctor", "--json"], environment: env),
+      try Command.odr(["get", "Weather", "--service", service], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]),
+    ]
+    for result in outputs {
+      #expect(!result.output.contains(secret), "\(result.output)")
+    }
+    #expect(try odr(["get", "Weather"]).stdout == secret + "changed")
+  }
+}

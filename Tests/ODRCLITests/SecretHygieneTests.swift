@@ -17,7 +17,11 @@ import Testing
     process.standardError = Pipe()
     try process.run()
     // While odr waits for the value, its argv is visible to every user.
-    let cmdline = try String(contentsOfFile: "/proc/\(process.processIdentifier)/cmdline", encoding: .utf8)
+    var cmdline = ""
+    for _ in 0..<200 where !cmdline.contains("Weather") {
+      usleep(10_000)  // until the child has exec'd odr
+      cmdline = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
+    }
     #expect(cmdline.contains("Weather"))
     stdin.fileHandleForWriting.write(Data(secret.utf8))
     try stdin.fileHandleForWriting.close()

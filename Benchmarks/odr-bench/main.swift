@@ -1,1 +1,94 @@
-print("bench")
+// Keyring benchmarks (issue 2). Run through scripts/bench, which builds in
+// release mode and starts a private keyring. Each figure is the median of
+// `runs` measurements, peers measured alternately in the same run.
+import CLibsecret
+import Foundation
+import ODRKeyring
+
+let runs = Int(ProcessInfo.processInfo.environment["ODR_BENCH_RUNS"] ?? "") ?? 21
+let odrPath = CommandLine.arguments.dropFirst().first ?? ".build/release/odr"
+let service = "com.odr.bench"
+let clock = ContinuousClock()
+
+func report(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+func median(_ values: [Duration]) -> Duration { values.sorted()[values.count / 2] }
+func ms(_ d: Duration) -> String { String(format: "%.2f ms", Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1e3) }
+func ratio(_ a: Duration, _ b: Duration) -> String { String(format: "%.2f×", a / b) }
+
+@discardableResult
+func time(_ executable: String, _ arguments: [String], input: String? = nil) throws -> Duration {
+  let process = Process()
+  process.executableURL = URL(filePath: executable)
+  process.arguments = arguments
+  process.standardOutput = FileHandle.nullDevice
+  let stdin = Pipe()
+  process.standardInput = stdin
+  let start = clock.now
+  try process.run()
+  if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+  try stdin.fileHandleForWriting.close()
+  process.waitUntilExit()
+  let elapsed = clock.now - start
+  guard process.terminationStatus == 0 else { fatalError("\(executable) \(arguments) exited \(process.terminationStatus)") }
+  return elapsed
+}
+
+/// A bare libsecret lookup on the calling thread: the floor odr is measured against.
+func bareLookup(_ name: String) -> Bool {
+  let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)
+  defer { g_hash_table_unref(table) }
+  g_hash_table_insert(table, g_strdup("service"), g_strdup(service))
+  g_hash_table_insert(table, g_strdup("key"), g_strdup(name))
+  var error: UnsafeMutablePointer<GError>?
+  let value = secret_password_lookupv_sync(nil, table, nil, &error)
+  defer { secret_password_free(value) }
+  return value != nil
+}
+
+let store = try SecretServiceStore(service: service)
+try await store.deleteAll()
+try await store.setValue("k-bench-value", for: "Weather")
+
+report("odr keyring benchmarks — median of \(runs) runs; odr: \(odrPath)")
+
+// (a) A cold `odr get` process vs `secret-tool lookup`.
+var odrGet: [Duration] = [], toolLookup: [Duration] = []
+try time(odrPath, ["get", "Weather", "--service", service])  // warm the page cache for both
+try time("/usr/bin/secret-tool", ["lookup", "service", service, "key", "Weather"])
+for _ in 0..<runs {
+  odrGet.append(try time(odrPath, ["get", "Weather", "--service", service]))
+  toolLookup.append(try time("/usr/bin/secret-tool", ["lookup", "service", service, "key", "Weather"]))
+}
+report("(a) cold get:   odr get \(ms(median(odrGet)))   secret-tool lookup \(ms(median(toolLookup)))   ratio \(ratio(median(odrGet), median(toolLookup)))   (target ≤ 1.00×)")
+
+// (b) Storing 200 keys: the library vs a shell loop of `secret-tool store`.
+let keyCount = 200
+let loop = "for i in $(seq 1 \(keyCount)); do printf 'value-%s' \"$i\" | secret-tool store --label=bench service \(service).tool key K$i || exit 1; done"
+let toolStore = try SecretServiceStore(service: service + ".tool")
+var libraryStores: [Duration] = [], toolStores: [Duration] = []
+let storeRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_STORE_RUNS"] ?? "") ?? runs
+for _ in 0..<storeRuns {
+  let start = clock.now
+  for i in 1...keyCount { try await store.setValue("value-\(i)", for: "K\(i)") }
+  libraryStores.append(clock.now - start)
+  try await store.deleteAll()
+  toolStores.append(try time("/bin/bash", ["-c", loop]))
+  try await toolStore.deleteAll()
+}
+if storeRuns > 0 { report("(b) store \(keyCount):  library \(ms(median(libraryStores)))   secret-tool loop \(ms(median(toolStores)))   speed-up \(ratio(median(toolStores), median(libraryStores)))   (target ≥ 2.00×)") }
+
+// (c) In-process lookup: SecretServiceStore.value(for:) vs a bare libsecret call.
+try await store.setValue("k-bench-value", for: "Weather")
+let perRun = 100
+var odrLookups: [Duration] = [], bareLookups: [Duration] = []
+_ = bareLookup("Weather"); _ = try await store.value(for: "Weather")
+for _ in 0..<runs {
+  var start = clock.now
+  for _ in 0..<perRun { _ = try await store.value(for: "Weather") }
+  odrLookups.append((clock.now - start) / perRun)
+  start = clock.now
+  for _ in 0..<perRun { precondition(bareLookup("Weather")) }
+  bareLookups.append((clock.now - start) / perRun)
+}
+report("(c) lookup:     SecretServiceStore \(ms(median(odrLookups)))   bare libsecret \(ms(median(bareLookups)))   ratio \(ratio(median(odrLookups), median(bareLookups)))   (target ≤ 1.20×)")
+try await store.deleteAll()

@@ -196,10 +196,11 @@ struct Session {
 
   // MARK: Helpers
 
-  /// The shared SecretService proxy with an open session (a new reference).
+  /// The shared SecretService proxy (a new reference). libsecret opens the
+  /// encrypted session itself when a call first needs one, as secret-tool does.
   private func connect() throws -> UnsafeMutablePointer<SecretService> {
     var error: UnsafeMutablePointer<GError>?
-    guard let service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable.pointer, &error) else {
+    guard let service = secret_service_get_sync(SECRET_SERVICE_NONE, cancellable.pointer, &error) else {
       defer { g_clear_error(&error) }
       throw classify(error, connecting: true)
     }

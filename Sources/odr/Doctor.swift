@@ -37,7 +37,7 @@ extension ODR {
     }
 
     func run() async throws {
-      let probe = await SecretServiceStore.probe(deadline: .milliseconds(Int(timeout * 1000)))
+      let probe = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: timeout))
       let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
       if json {
         try Output.json(Report(

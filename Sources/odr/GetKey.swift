@@ -22,7 +22,11 @@ extension ODR {
     var name: String
 
     func run() async throws {
-      let value = try await options.makeStore().value(for: name)
+      try await Self.print(options.makeStore().value(for: name))
+    }
+
+    /// Prints a value exactly, with a newline only for a terminal.
+    static func print(_ value: String) {
       Output.write(Output.stdoutIsTerminal ? value + "\n" : value)
     }
   }

@@ -24,6 +24,9 @@ struct ODR: AsyncParsableCommand {
   /// the exit code of DESIGN §8.
   static func main() async {
     do {
+      if let quick = QuickGet(arguments: Array(CommandLine.arguments.dropFirst())) {
+        return try await quick.run()
+      }
       var command = try parseAsRoot()
       if var command = command as? any AsyncParsableCommand {
         try await command.run()

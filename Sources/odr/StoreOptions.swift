@@ -20,10 +20,13 @@ struct StoreOptions: ParsableArguments {
   var store: StoreKind = .secretService
 
   @Option(name: .long, help: ArgumentHelp("Seconds one keyring call may take before odr gives up (exit 9).", valueName: "seconds"))
-  var timeout: Double = 5
+  var timeout: Double = Self.defaultTimeout
+
+  static let defaultTimeout = 5.0
+  static let validTimeouts = 0.001...600.0
 
   func validate() throws {
-    guard timeout > 0, timeout <= 600 else {
+    guard Self.validTimeouts.contains(timeout) else {
       throw ValidationError("--timeout must be between 0 and 600 seconds.")
     }
     if resolvedService == nil {
@@ -31,18 +34,22 @@ struct StoreOptions: ParsableArguments {
     }
   }
 
-  var resolvedService: String? {
-    if let service { return service }
-    if let env = getenv("ODR_SERVICE"), env.pointee != 0 { return String(cString: env) }
-    return nil
+  var resolvedService: String? { service ?? Self.environmentService }
+
+  /// `$ODR_SERVICE`, when set and not empty.
+  static var environmentService: String? {
+    guard let env = getenv("ODR_SERVICE"), env.pointee != 0 else { return nil }
+    return String(cString: env)
   }
+
+  static func deadline(seconds: Double) -> Duration { .milliseconds(Int((seconds * 1000).rounded())) }
 
   /// The store these options select.
   func makeStore() throws -> any SecretStore {
     let service = resolvedService ?? ""
     switch store {
     case .secretService:
-      return try SecretServiceStore(service: service, deadline: .milliseconds(Int(timeout * 1000)))
+      return try SecretServiceStore(service: service, deadline: Self.deadline(seconds: timeout))
     case .memory:
       try KeyringInput.validate(service: service)
       return MemoryStore(service: service)

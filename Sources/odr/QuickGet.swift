@@ -1,0 +1,53 @@
+import ODRKeyring
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The hot path of scripts, `odr get NAME [--service ID] [--timeout S]`,
+/// recognised without ArgumentParser.
+///
+/// ArgumentParser's reflection costs about 11 M instructions per process, a
+/// quarter of a cold `odr get` (see docs/performance.md). Only the plain form
+/// is taken here, with every value already valid; anything else (help, other
+/// options, bad input) returns nil and goes through ArgumentParser, which
+/// gives the usual messages. Behaviour is that of ``ODR/GetKey``.
+struct QuickGet {
+  let name: String
+  let service: String
+  let timeout: Double
+
+  init?(arguments: [String]) {
+    guard arguments.count >= 2, arguments[0] == "get" else { return nil }
+    var name: String?
+    var service: String?
+    var timeout = StoreOptions.defaultTimeout
+    var rest = arguments.dropFirst()[...]
+    while let argument = rest.popFirst() {
+      switch argument {
+      case "--service":
+        guard let value = rest.popFirst(), service == nil else { return nil }
+        service = value
+      case "--timeout":
+        guard let value = rest.popFirst().flatMap(Double.init), StoreOptions.validTimeouts.contains(value) else { return nil }
+        timeout = value
+      case _ where argument.hasPrefix("-"):
+        return nil
+      default:
+        guard name == nil else { return nil }
+        name = argument
+      }
+    }
+    guard let name, (try? KeyringInput.validate(name: name)) != nil,
+          let service = service ?? StoreOptions.environmentService,
+          (try? KeyringInput.validate(service: service)) != nil
+    else { return nil }
+    self.name = name
+    self.service = service
+    self.timeout = timeout
+  }
+
+  func run() async throws {
+    let store = try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout))
+    try await ODR.GetKey.print(store.value(for: name))
+  }
+}

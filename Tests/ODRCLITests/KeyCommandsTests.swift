@@ -96,3 +96,40 @@ import Testing
     #expect(result.stdout.contains("Example:"))
   }
 }
+
+/// `odr get` has a quick path that skips ArgumentParser for the plain form;
+/// it must behave exactly like the full parser.
+@Suite struct QuickGetParityTests {
+  let service = "com.odr.quick.\(UUID().uuidString.prefix(8).lowercased())"
+
+  /// The same request through the quick path and, made ineligible by an
+  /// explicit `--store secret-service`, through ArgumentParser.
+  func bothPaths(_ arguments: [String]) throws -> (quick: Command.Result, full: Command.Result) {
+    let env = KeyringSession.shared.environment
+    return (try Command.odr(arguments, environment: env),
+            try Command.odr(arguments + ["--store", "secret-service"], environment: env))
+  }
+
+  @Test(arguments: [
+    ["get", "Weather"],
+    ["get", "Absent"],
+    ["get", "Weather", "--timeout", "2"],
+    ["get", "Weather", "--timeout", "-1"],
+    ["get", "bad name"],
+  ])
+  func quickAndFullPathsAgree(arguments: [String]) throws {
+    _ = try Command.odr(["set", "Weather", "--service", service], input: "k-quick", environment: KeyringSession.shared.environment)
+    let (quick, full) = try bothPaths(arguments + ["--service", service])
+    #expect(quick.status == full.status)
+    #expect(quick.stdout == full.stdout)
+    #expect(quick.stderr == full.stderr)
+  }
+
+  @Test func serviceFromTheEnvironmentWorksOnBothPaths() throws {
+    _ = try Command.odr(["set", "Weather", "--service", service], input: "k-env", environment: KeyringSession.shared.environment)
+    var env = KeyringSession.shared.environment
+    env["ODR_SERVICE"] = service
+    #expect(try Command.odr(["get", "Weather"], environment: env).stdout == "k-env")
+    #expect(try Command.odr(["get", "Weather", "--store", "secret-service"], environment: env).stdout == "k-env")
+  }
+}

@@ -9,22 +9,28 @@ extension ODR {
       abstract: "Delete keys from the keyring.",
       discussion: """
         Exit code 3 when a named key does not exist (the others are still deleted).
+        --all deletes every key of the service, including items stored by other tools
+        with the same `service` attribute.
 
         Example:
           odr delete Weather Maps --service com.example.demo
+          odr delete --all --service com.example.demo
         """
     )
 
     @OptionGroup var options: StoreOptions
 
     @Argument(help: "The key names.")
-    var names: [String]
+    var names: [String] = []
+
+    @Flag(help: "Delete every key of the service.")
+    var all = false
 
     @Flag(name: .shortAndLong, help: "Print nothing on success.")
     var quiet = false
 
     func validate() throws {
-      if names.isEmpty { throw ValidationError("Name at least one key to delete.") }
+      if names.isEmpty == !all { throw ValidationError("Name the keys to delete, or pass --all (not both).") }
       for name in names {
         do { try KeyringInput.validate(name: name) } catch { throw ValidationError(error.message) }
       }
@@ -32,6 +38,11 @@ extension ODR {
 
     func run() async throws {
       let store = try options.makeStore()
+      if all {
+        let count = try await store.deleteAll()
+        if !quiet { Output.error("deleted \(count) key\(count == 1 ? "" : "s") from \(store.service)") }
+        return
+      }
       var missing: [String] = []
       for name in names {
         if try await store.deleteValue(for: name) {

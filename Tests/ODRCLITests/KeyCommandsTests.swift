@@ -133,3 +133,19 @@ import Testing
     #expect(try Command.odr(["get", "Weather", "--store", "secret-service"], environment: env).stdout == "k-env")
   }
 }
+
+extension KeyCommandsTests {
+  @Test func deleteAllEmptiesTheService() throws {
+    _ = try odr(["set", "Weather"], input: "w")
+    _ = try odr(["set", "Maps"], input: "m")
+    let result = try odr(["delete", "--all"])
+    #expect(result.status == 0)
+    #expect(result.stderr.contains("deleted 2 keys"))
+    #expect(try odr(["list"]).stdout == "")
+  }
+
+  @Test(arguments: [["delete"], ["delete", "--all", "Weather"]])
+  func deleteNeedsNamesOrAllButNotBoth(arguments: [String]) throws {
+    #expect(try odr(arguments).status == 2)
+  }
+}

@@ -82,7 +82,12 @@ struct Session {
     let ok = withAttributeTable(attributes) {
       secret_service_store_sync(service, nil, $0, nil, label, value, cancellable.pointer, &error)
     }
-    try check(error)
+    do {
+      try check(error)
+    } catch let failure as KeyringError where failure.code == .failed {
+      // The default alias may point at a collection that no longer exists.
+      throw try defaultCollection(of: service) == nil ? .noDefaultCollection(failure.underlying) : failure
+    }
     if ok == 0 { throw lockedOr(KeyringError(.failed, "The Secret Service refused to store the key.")) }
   }
 
@@ -177,21 +182,28 @@ struct Session {
     }
     defer { g_object_unref(service) }
     probe.provider = true
-    let collection = secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, cancellable.pointer, &error)
-    if error != nil {
-      probe.failure = classify(error, connecting: false) as? KeyringError
-      g_clear_error(&error)
-      return probe
+    do {
+      guard let collection = try defaultCollection(of: service) else {
+        probe.failure = .noDefaultCollection()
+        return probe
+      }
+      probe.defaultCollection = collection.label
+      probe.locked = collection.locked
+      if collection.locked { probe.failure = .locked(collection.label) }
+    } catch {
+      probe.failure = error as? KeyringError
     }
-    guard let collection else {
-      probe.failure = .noDefaultCollection()
-      return probe
-    }
-    defer { g_object_unref(collection) }
-    probe.defaultCollection = label(of: collection)
-    probe.locked = secret_collection_get_locked(collection) != 0
-    if probe.locked == true { probe.failure = .locked(probe.defaultCollection ?? "default") }
     return probe
+  }
+
+  /// The collection the `default` alias names, or nil when there is none.
+  private func defaultCollection(of service: UnsafeMutablePointer<SecretService>) throws -> (label: String, locked: Bool)? {
+    var error: UnsafeMutablePointer<GError>?
+    let collection = secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, cancellable.pointer, &error)
+    try check(error)
+    guard let collection else { return nil }
+    defer { g_object_unref(collection) }
+    return (label(of: collection), secret_collection_get_locked(collection) != 0)
   }
 
   // MARK: Helpers

@@ -62,10 +62,19 @@ public final class KeyringSession: @unchecked Sendable {
 
   /// Locks the login collection through the Secret Service API.
   public func lock() throws {
-    let result = try Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets",
-      "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
-      "array:objpath:/org/freedesktop/secrets/collection/login"], environment: environment)
-    guard result.status == 0 else { throw TestFailure("dbus-send Lock failed: \(result.stderr)") }
+    try send(to: "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+             "array:objpath:/org/freedesktop/secrets/collection/login")
+  }
+
+  /// Deletes the login collection, leaving the `default` alias dangling.
+  public func deleteDefaultCollection() throws {
+    try send(to: "/org/freedesktop/secrets/collection/login", "org.freedesktop.Secret.Collection.Delete")
+  }
+
+  private func send(to path: String, _ method: String, _ arguments: String...) throws {
+    let result = try Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets", path, method] + arguments,
+                                 environment: environment)
+    guard result.status == 0 else { throw TestFailure("dbus-send \(method) failed: \(result.stderr)") }
   }
 
   /// The session the test process itself uses: the one `scripts/with-keyring`

@@ -31,6 +31,17 @@ import Testing
     #expect(set.status == 6)
   }
 
+  @Test func missingDefaultCollectionExitsFiveAndSaysSo() throws {
+    let session = try KeyringSession()
+    try session.deleteDefaultCollection()
+    let set = try odr(["set", "Weather"], in: session, input: "v")
+    #expect(set.status == 5)
+    #expect(set.stderr.contains("no default collection"))
+    let doctor = try Command.odr(["doctor"], environment: session.environment)
+    #expect(doctor.status == 5)
+    #expect(doctor.stdout.contains("FAIL default collection"))
+  }
+
   @Test(arguments: ["unix:path=/nonexistent/bus", nil])
   func noSessionBusExitsFiveFast(bus: String?) throws {
     let result = try Command.odr(["get", "Weather", "--service", service], environment: environment(bus: bus))

@@ -12,9 +12,11 @@ let package = Package(
   products: [
     .executable(name: "odr", targets: ["odr"]),
     .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
+    .library(name: "ODRResources", targets: ["ODRResources"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
   ],
   targets: [
     .systemLibrary(
@@ -27,10 +29,16 @@ let package = Package(
       dependencies: ["CLibsecret"],
       swiftSettings: strictSettings
     ),
+    .target(
+      name: "ODRResources",
+      dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: strictSettings
+    ),
     .executableTarget(
       name: "odr",
       dependencies: [
         "ODRKeyring",
+        "ODRResources",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: strictSettings
@@ -49,6 +57,11 @@ let package = Package(
     .testTarget(
       name: "ODRKeyringTests",
       dependencies: ["ODRKeyring", "ODRTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ODRResourcesTests",
+      dependencies: ["ODRResources", "ODRTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ODRKeyring
+import ODRResources
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,8 +20,20 @@ enum Failure {
     }
   }
 
+  static func exitCode(for error: ResourceError) -> Int32 {
+    switch error.code {
+    case .notFound: 3
+    case .integrity: 4
+    case .outOfSpace: 8
+    default: 1
+    }
+  }
+
   static func exit(with error: any Error) -> Never {
     switch error {
+    case let error as ResourceError:
+      Output.error(error.description)
+      Glibc.exit(exitCode(for: error))
     case let error as KeyringError:
       Output.error(error.description)
       Glibc.exit(exitCode(for: error))

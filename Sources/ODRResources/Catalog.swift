@@ -1,0 +1,131 @@
+public import FoundationEssentials
+
+/// A published catalog (`catalog.json`, DESIGN §3.2): which tags exist and
+/// which content-addressed blobs make up each tag's files.
+///
+/// Blob URLs are `blobs/<sha256>` relative to the catalog's URL, so a
+/// catalog folder can be served by any static host.
+public struct Catalog: Codable, Sendable, Equatable {
+  /// The catalog format this code reads and writes.
+  public static let currentFormatVersion = 1
+
+  /// One file of a tag.
+  public struct File: Codable, Sendable, Equatable {
+    /// Relative path inside the tag, with `/` separators.
+    public var path: String
+    /// Size in bytes.
+    public var size: Int64
+    /// Lowercase hex SHA-256 of the bytes; also the blob's name.
+    public var sha256: String
+
+    public init(path: String, size: Int64, sha256: String) {
+      self.path = path
+      self.size = size
+      self.sha256 = sha256
+    }
+  }
+
+  /// One tag: its category, ordering, purge priority and files.
+  public struct Tag: Codable, Sendable, Equatable {
+    public var category: TagCategory
+    /// Order among `prefetch` tags (lower first).
+    public var order: Int
+    /// 0…1; lower is purged first (Apple's preservation priority).
+    public var preservationPriority: Double
+    /// Whether the tag's files are API keys documents (`odr fetch` imports them).
+    public var secrets: Bool
+    public var files: [File]
+
+    public init(category: TagCategory, order: Int = 0, preservationPriority: Double = 0.5, secrets: Bool = false, files: [File]) {
+      self.category = category
+      self.order = order
+      self.preservationPriority = preservationPriority
+      self.secrets = secrets
+      self.files = files
+    }
+
+    /// Total bytes of the tag's files.
+    public var size: Int64 { files.reduce(0) { $0 + $1.size } }
+  }
+
+  public var formatVersion: Int
+  /// The bundle id the catalog belongs to (the keyring's `service`).
+  public var bundle: String
+  /// Set by the publisher, increasing; clients refuse older catalogs.
+  public var version: Int
+  public var tags: [String: Tag]
+
+  public init(bundle: String, version: Int, tags: [String: Tag]) {
+    self.formatVersion = Self.currentFormatVersion
+    self.bundle = bundle
+    self.version = version
+    self.tags = tags
+  }
+
+  /// Decodes and validates a catalog; nothing unsafe survives this.
+  public static func decode(_ data: Data) throws -> Catalog {
+    let catalog: Catalog
+    do {
+      catalog = try JSONDecoder().decode(Catalog.self, from: data)
+    } catch {
+      throw ResourceError(.invalidSource, "The catalog is not a valid catalog.json: \(DecodingErrorDescription(error)).")
+    }
+    try catalog.validate()
+    return catalog
+  }
+
+  /// The catalog as stable JSON: sorted keys, so the same input gives the
+  /// same bytes.
+  public func encoded() -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    // Encoding plain value types cannot fail.
+    return (try? encoder.encode(self)) ?? Data()
+  }
+
+  /// Checks every rule a client relies on before it writes anything:
+  /// known format, valid names, safe relative paths, well-formed hashes.
+  public func validate() throws {
+    guard formatVersion == Self.currentFormatVersion else {
+      throw ResourceError(.invalidSource, "The catalog has format version \(formatVersion); this odr reads version \(Self.currentFormatVersion). Update odr.")
+    }
+    guard Naming.isValidBundle(bundle) else {
+      throw ResourceError(.invalidSource, "The catalog's bundle '\(bundle)' is not a bundle id (letters, digits, '.', '_', '-').")
+    }
+    guard version >= 1 else { throw ResourceError(.invalidSource, "The catalog's version must be 1 or more, not \(version).") }
+    for (name, tag) in tags {
+      try Naming.validate(tag: name)
+      guard (0...1).contains(tag.preservationPriority) else {
+        throw ResourceError(.invalidSource, "Tag '\(name)' has preservationPriority \(tag.preservationPriority); it must be between 0 and 1.")
+      }
+      var seen = Set<String>()
+      for file in tag.files {
+        try Naming.validate(path: file.path, in: name)
+        guard seen.insert(file.path).inserted else {
+          throw ResourceError(.invalidSource, "Tag '\(name)' lists '\(file.path)' twice.")
+        }
+        guard Naming.isSHA256Hex(file.sha256) else {
+          throw ResourceError(.invalidSource, "File '\(file.path)' of tag '\(name)' has a malformed sha256 (64 lowercase hex digits expected).")
+        }
+        guard file.size >= 0 else {
+          throw ResourceError(.invalidSource, "File '\(file.path)' of tag '\(name)' has a negative size.")
+        }
+      }
+    }
+  }
+}
+
+/// A short, value-free description of a decoding error.
+func DecodingErrorDescription(_ error: any Error) -> String {
+  guard let error = error as? DecodingError else { return "not JSON" }
+  func path(_ context: DecodingError.Context) -> String {
+    let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+    return keys.isEmpty ? "top level" : keys.joined(separator: ".")
+  }
+  switch error {
+  case .keyNotFound(let key, let context): return "missing '\(key.stringValue)' at \(path(context))"
+  case .typeMismatch(_, let context), .valueNotFound(_, let context): return "wrong type at \(path(context))"
+  case .dataCorrupted(let context): return context.codingPath.isEmpty ? "not JSON" : "bad value at \(path(context))"
+  @unknown default: return "invalid"
+  }
+}

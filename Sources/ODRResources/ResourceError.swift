@@ -1,0 +1,35 @@
+/// The one error type of ODRResources: a code, a message that says what
+/// happened and what to do, and the path or tag it is about.
+public struct ResourceError: Error, Sendable, CustomStringConvertible {
+  /// What kind of failure this is. New codes may be added.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// A stable identifier, used in `--json` output.
+    public let rawValue: String
+    init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// A publisher folder or catalog that breaks the format's rules.
+    public static let invalidSource = Code("invalid-source")
+    /// A file, folder or tag that does not exist (Apple's 4994 for tags).
+    public static let notFound = Code("not-found")
+    /// Bytes whose SHA-256 or size do not match the catalog.
+    public static let integrity = Code("integrity")
+    /// Reading or writing the file system failed.
+    public static let io = Code("io")
+    /// The disk is full (Apple's 4992).
+    public static let outOfSpace = Code("out-of-space")
+  }
+
+  /// What kind of failure this is.
+  public let code: Code
+  /// What happened and what to do, for a person to read.
+  public let message: String
+
+  /// Creates an error.
+  public init(_ code: Code, _ message: String) {
+    self.code = code
+    self.message = message
+  }
+
+  public var description: String { message }
+}

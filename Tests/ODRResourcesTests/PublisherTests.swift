@@ -1,0 +1,128 @@
+import Foundation
+import ODRResources
+import Testing
+
+@Suite struct PublisherTests {
+  /// A publisher folder in a fresh temporary directory.
+  struct Folder {
+    let root: URL
+    init() throws {
+      root = FileManager.default.temporaryDirectory.appending(path: "odr-pack-\(UUID().uuidString)")
+      try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    }
+    func write(_ path: String, _ text: String) throws {
+      let url = root.appending(path: path)
+      try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try Data(text.utf8).write(to: url)
+    }
+    func tags(_ json: String) throws { try write("tags.json", json) }
+    var output: URL { root.deletingLastPathComponent().appending(path: root.lastPathComponent + "-out") }
+    func remove() { try? FileManager.default.removeItem(at: root); try? FileManager.default.removeItem(at: output) }
+  }
+
+  func makeSUT() throws -> Folder {
+    let folder = try Folder()
+    try folder.write("APIKeys.json", #"{"Weather": "k-123"}"#)
+    try folder.write("Onboarding/welcome.txt", "hello")
+    try folder.write("Onboarding/deep/more.txt", "more")
+    try folder.write("levels/2/map.json", "{}")
+    try folder.write("shared.txt", "shared")
+    try folder.tags("""
+      { "bundle": "com.example.demo", "version": 3, "tags": {
+        "APIKeys": { "category": "prefetch", "order": 0, "secrets": true, "files": ["APIKeys.json"] },
+        "Onboarding": { "category": "initial", "files": ["Onboarding/", "shared.txt"] },
+        "Level2": { "category": "onDemand", "preservationPriority": 0.2, "files": ["levels/2/", "shared.txt"] } } }
+      """)
+    return folder
+  }
+
+  @Test func packWritesCatalogAndContentAddressedBlobs() throws {
+    let folder = try makeSUT()
+    defer { folder.remove() }
+    let catalog = try Publisher(source: folder.root).pack(to: folder.output)
+    #expect(catalog.version == 3)
+    #expect(catalog.tags["Onboarding"]?.files.map(\.path) == ["Onboarding/deep/more.txt", "Onboarding/welcome.txt", "shared.txt"])
+    #expect(catalog.tags["Level2"]?.preservationPriority == 0.2)
+    #expect(catalog.tags["APIKeys"]?.secrets == true)
+    let welcome = try #require(catalog.tags["Onboarding"]?.files.first { $0.path == "Onboarding/welcome.txt" })
+    // sha256("hello")
+    #expect(welcome.sha256 == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824")
+    #expect(welcome.size == 5)
+    let blob = try Data(contentsOf: folder.output.appending(path: "blobs/\(welcome.sha256)"))
+    #expect(String(decoding: blob, as: UTF8.self) == "hello")
+    // A file in two tags is stored once.
+    let blobs = try FileManager.default.contentsOfDirectory(atPath: folder.output.appending(path: "blobs").path)
+    #expect(blobs.count == 5)
+    let decoded = try Catalog.decode(Data(contentsOf: folder.output.appending(path: "catalog.json")))
+    #expect(decoded == catalog)
+  }
+
+  @Test func packingTwiceIsByteIdentical() throws {
+    let folder = try makeSUT()
+    defer { folder.remove() }
+    try Publisher(source: folder.root).pack(to: folder.output)
+    let first = try Data(contentsOf: folder.output.appending(path: "catalog.json"))
+    try FileManager.default.removeItem(at: folder.output)
+    try Publisher(source: folder.root).pack(to: folder.output)
+    #expect(try Data(contentsOf: folder.output.appending(path: "catalog.json")) == first)
+  }
+
+  @Test func versionFlagOverridesTagsJSON() throws {
+    let folder = try makeSUT()
+    defer { folder.remove() }
+    #expect(try Publisher(source: folder.root).pack(to: folder.output, version: 9).version == 9)
+  }
+
+  @Test(arguments: [
+    (#"{"bundle":"b","tags":{"T":{"category":"sometimes","files":["shared.txt"]}}}"#, "unknown category 'sometimes'"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["nope.txt"]}}}"#, "'nope.txt', which is not in"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["../etc/passwd"]}}}"#, "unsafe path"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["/etc/passwd"]}}}"#, "unsafe path"),
+    (#"{"bundle":"b","tags":{"bad tag":{"category":"initial","files":["shared.txt"]}}}"#, "Invalid tag name"),
+    (#"{"bundle":"b","tags":{"Tag":{"category":"initial","files":["shared.txt"]},"tag":{"category":"initial","files":["shared.txt"]}}}"#, "differ only in case"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["shared.txt"],"preservationPriorty":1}}}"#, "unknown field 'preservationPriorty'"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","preservationPriority":2,"files":["shared.txt"]}}}"#, "between 0 and 1"),
+    (#"{"bundle":"b c","tags":{}}"#, "not a bundle id"),
+    (#"not json"#, "tags.json is not valid"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["shared.txt"]},"T":{"category":"initial","files":["shared.txt"]}}}"#, "'T' appears twice in tags"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["shared.txt"]},"\u0054":{"category":"initial","files":["shared.txt"]}}}"#, "'T' appears twice"),
+  ])
+  func badSourceIsRefusedBeforeAnythingIsWritten(tagsJSON: String, expected: String) throws {
+    let folder = try makeSUT()
+    defer { folder.remove() }
+    try folder.tags(tagsJSON)
+    do {
+      try Publisher(source: folder.root).pack(to: folder.output)
+      Issue.record("packed a bad folder")
+    } catch let error as ResourceError {
+      #expect(error.message.contains(expected), "\(error.message)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.output.path))
+  }
+
+  @Test func symlinksAreRefused() throws {
+    let folder = try makeSUT()
+    defer { folder.remove() }
+    try FileManager.default.createSymbolicLink(atPath: folder.root.appending(path: "Onboarding/link.txt").path, withDestinationPath: "/etc/hostname")
+    do {
+      try Publisher(source: folder.root).pack(to: folder.output)
+      Issue.record("packed a symlink")
+    } catch let error as ResourceError {
+      #expect(error.message.contains("symlink"))
+    }
+  }
+
+  @Test(arguments: ["../x", "/abs", "a/../b", "a//b", "./a", ""])
+  func catalogsWithUnsafePathsAreRefused(path: String) throws {
+    let catalog = Catalog(bundle: "b", version: 1, tags: ["T": .init(category: .initial, files: [
+      .init(path: path, size: 1, sha256: String(repeating: "a", count: 64))])])
+    #expect(throws: ResourceError.self) { try Catalog.decode(catalog.encoded()) }
+  }
+
+  @Test(arguments: ["", "ABCDEF", String(repeating: "A", count: 64), String(repeating: "g", count: 64)])
+  func catalogsWithMalformedHashesAreRefused(hash: String) throws {
+    let catalog = Catalog(bundle: "b", version: 1, tags: ["T": .init(category: .initial, files: [
+      .init(path: "a", size: 1, sha256: hash)])])
+    #expect(throws: ResourceError.self) { try Catalog.decode(catalog.encoded()) }
+  }
+}

@@ -13,6 +13,7 @@ let package = Package(
     .executable(name: "odr", targets: ["odr"]),
     .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
     .library(name: "ODRResources", targets: ["ODRResources"]),
+    .library(name: "ODRKeys", targets: ["ODRKeys"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -32,6 +33,11 @@ let package = Package(
     .target(
       name: "ODRResources",
       dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRKeys",
+      dependencies: ["ODRKeyring", "ODRResources"],
       swiftSettings: strictSettings
     ),
     .executableTarget(
@@ -62,6 +68,11 @@ let package = Package(
     .testTarget(
       name: "ODRResourcesTests",
       dependencies: ["ODRResources", "ODRTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ODRKeysTests",
+      dependencies: ["ODRKeys"],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -1,0 +1,162 @@
+public import FoundationEssentials
+import ODRKeyring
+import ODRResources
+
+/// An APIKeys JSON document (DESIGN §3.3), parsed and validated strictly.
+///
+/// Two forms are accepted. Flat:
+/// ```json
+/// { "Weather": "k-123", "Maps": "k-456" }
+/// ```
+/// Extended, with optional metadata per key:
+/// ```json
+/// { "keys": { "Weather": { "value": "k-123", "env": "WEATHER_API_KEY",
+///                          "header": "X-Api-Key", "hosts": ["api.weather.example"] } } }
+/// ```
+/// Anything else is a ``KeysError`` that names the key and the problem and
+/// never contains a value from the document; nothing is partially accepted.
+public struct APIKeysDocument: Sendable, Equatable {
+  /// The keys, sorted by name.
+  public let keys: [APIKey]
+
+  /// Creates a document from keys already validated elsewhere.
+  public init(keys: [APIKey]) {
+    self.keys = keys.sorted { $0.name < $1.name }
+  }
+
+  /// The key named `name`, if the document has it.
+  public subscript(name: String) -> APIKey? { keys.first { $0.name == name } }
+
+  /// Parses `data`, refusing anything that breaks the rules.
+  public static func parse(_ data: Data) throws(KeysError) -> APIKeysDocument {
+    if let duplicate = StrictJSON.firstDuplicateKey(in: data) {
+      let place = duplicate.path.last.map { $0 == "keys" ? "" : " of key '\($0)'" } ?? ""
+      throw invalid("'\(shown(duplicate.key))' appears twice\(place); each name may appear once.")
+    }
+    guard let root = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+      throw invalid("The document is not JSON.")
+    }
+    guard case .object(let top) = root else {
+      throw invalid("The document must be a JSON object, {\"Name\": \"value\", …} or {\"keys\": {…}}, not \(root.kind).")
+    }
+    let keys: [APIKey]
+    if case .object(let extended)? = top["keys"] {
+      if let stray = top.keys.sorted().first(where: { $0 != "keys" }) {
+        throw invalid("Unknown top-level field '\(shown(stray))' beside \"keys\" in the extended form.")
+      }
+      keys = try extended.map { name, entry throws(KeysError) in try parseExtended(name: name, entry) }
+    } else {
+      keys = try top.map { name, value throws(KeysError) in
+        try validate(name: name)
+        return APIKey(name: name, value: try validate(value: value, of: name))
+      }
+    }
+    if keys.isEmpty { throw invalid("The document holds no keys.") }
+    return APIKeysDocument(keys: keys)
+  }
+
+  // MARK: Validation
+
+  static let metadataFields = ["value", "env", "header", "scheme", "query", "hosts"]
+
+  private static func parseExtended(name: String, _ entry: JSONValue) throws(KeysError) -> APIKey {
+    try validate(name: name)
+    guard case .object(let fields) = entry else {
+      throw invalid("Key '\(name)': in the extended form each key is an object with a \"value\", not \(entry.kind).")
+    }
+    if let unknown = fields.keys.sorted().first(where: { !metadataFields.contains($0) }) {
+      throw invalid("Key '\(name)': unknown field '\(shown(unknown))' (known: \(metadataFields.joined(separator: ", "))).")
+    }
+    guard let value = fields["value"] else { throw invalid("Key '\(name)': the \"value\" field is missing.") }
+    let metadata = KeyMetadata(
+      env: try string(fields["env"], "env", of: name, rule: isEnvironmentName,
+                      help: "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"),
+      header: try string(fields["header"], "header", of: name, rule: isToken, help: "an HTTP header name"),
+      scheme: try string(fields["scheme"], "scheme", of: name, rule: isToken, help: "an auth scheme such as Bearer"),
+      query: try string(fields["query"], "query", of: name, rule: isQueryName,
+                        help: "a query parameter name (letters, digits, '_', '.', '-', '~')"),
+      hosts: try hosts(fields["hosts"], of: name))
+    if metadata.header != nil && metadata.query != nil {
+      throw invalid("Key '\(name)': set \"header\" or \"query\", not both; a key is sent one way.")
+    }
+    if metadata.scheme != nil && metadata.header == nil {
+      throw invalid("Key '\(name)': \"scheme\" needs a \"header\" to go in.")
+    }
+    return APIKey(name: name, value: try validate(value: value, of: name), metadata: metadata)
+  }
+
+  private static func validate(name: String) throws(KeysError) {
+    do { try KeyringInput.validate(name: name) } catch { throw invalid(error.message) }
+  }
+
+  private static func validate(value: JSONValue, of name: String) throws(KeysError) -> String {
+    guard case .string(let text) = value else {
+      throw invalid("Key '\(name)': the value must be a string, not \(value.kind).")
+    }
+    do { try KeyringInput.validate(value: text, for: name) } catch { throw invalid(error.message) }
+    return text
+  }
+
+  /// An optional metadata string, checked by `rule`. Its content is never
+  /// echoed: a secret pasted into the wrong field must not reach a log.
+  private static func string(_ value: JSONValue?, _ field: String, of name: String,
+                             rule: (String) -> Bool, help: String) throws(KeysError) -> String? {
+    guard let value else { return nil }
+    guard case .string(let text) = value, rule(text) else {
+      throw invalid("Key '\(name)': \"\(field)\" must be \(help).")
+    }
+    return text
+  }
+
+  private static func hosts(_ value: JSONValue?, of name: String) throws(KeysError) -> [String]? {
+    guard let value else { return nil }
+    guard case .array(let items) = value, !items.isEmpty else {
+      throw invalid("Key '\(name)': \"hosts\" must be a non-empty array of host names.")
+    }
+    var hosts: [String] = []
+    for item in items {
+      guard case .string(let host) = item, isHostName(host) else {
+        throw invalid("Key '\(name)': every entry of \"hosts\" must be a host name such as api.example.com (lowercase, no scheme, port or path).")
+      }
+      hosts.append(host)
+    }
+    return hosts
+  }
+
+  private static func isEnvironmentName(_ s: String) -> Bool {
+    guard let first = s.utf8.first, !(0x30...0x39).contains(first), s.utf8.count <= 255 else { return false }
+    return s.utf8.allSatisfy { isASCIILetterOrDigit($0) || $0 == UInt8(ascii: "_") }
+  }
+
+  /// An HTTP token (RFC 9110 §5.6.2).
+  private static func isToken(_ s: String) -> Bool {
+    !s.isEmpty && s.utf8.count <= 256 && s.utf8.allSatisfy { isASCIILetterOrDigit($0) || "!#$%&'*+-.^_`|~".utf8.contains($0) }
+  }
+
+  private static func isQueryName(_ s: String) -> Bool {
+    !s.isEmpty && s.utf8.count <= 256 && s.utf8.allSatisfy { isASCIILetterOrDigit($0) || "_.-~".utf8.contains($0) }
+  }
+
+  /// Lowercase DNS names (labels of letters, digits, '-') or IPv4 literals.
+  private static func isHostName(_ s: String) -> Bool {
+    guard !s.isEmpty, s.utf8.count <= 253 else { return false }
+    return s.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
+      !label.isEmpty && label.utf8.count <= 63 && label.first != "-" && label.last != "-"
+        && label.utf8.allSatisfy { (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-") }
+    }
+  }
+
+  private static func isASCIILetterOrDigit(_ b: UInt8) -> Bool {
+    (0x30...0x39).contains(b) || (0x41...0x5a).contains(b) || (0x61...0x7a).contains(b)
+  }
+
+  private static func invalid(_ message: String) -> KeysError {
+    KeysError(.invalidDocument, "Invalid APIKeys document: \(message) Nothing was imported.")
+  }
+
+  /// A name from the document, shortened for a message.
+  private static func shown(_ s: String) -> String {
+    let printable = String(s.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f })
+    return printable.count > 40 ? String(printable.prefix(40)) + "…" : printable
+  }
+}

@@ -1,0 +1,28 @@
+import FoundationEssentials
+
+/// A JSON tree, for documents whose shape is checked by hand.
+enum JSONValue: Decodable, Sendable {
+  case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+
+  init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    if container.decodeNil() { self = .null }
+    else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+    else if let value = try? container.decode(Double.self) { self = .number(value) }
+    else if let value = try? container.decode(String.self) { self = .string(value) }
+    else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+    else { self = .object(try container.decode([String: JSONValue].self)) }
+  }
+
+  /// "a number", "an array", … for messages.
+  var kind: String {
+    switch self {
+    case .null: "null"
+    case .bool: "a boolean"
+    case .number: "a number"
+    case .string: "a string"
+    case .array: "an array"
+    case .object: "an object"
+    }
+  }
+}

@@ -1,0 +1,25 @@
+/// How and where a key may be used (the extended APIKeys form, DESIGN §3.3).
+/// Every field is optional; an empty metadata means "a plain value".
+public struct KeyMetadata: Sendable, Equatable, Codable {
+  /// The environment variable name `odr exec` and `odr env` use.
+  public var env: String?
+  /// The HTTP header the key is sent in, e.g. `X-Api-Key` or `Authorization`.
+  public var header: String?
+  /// A scheme put before the value in `header`, e.g. `Bearer`.
+  public var scheme: String?
+  /// The query parameter the key is sent in, e.g. `key`.
+  public var query: String?
+  /// The hosts the key may be sent to; nil means none is bound.
+  public var hosts: [String]?
+
+  public init(env: String? = nil, header: String? = nil, scheme: String? = nil, query: String? = nil, hosts: [String]? = nil) {
+    self.env = env
+    self.header = header
+    self.scheme = scheme
+    self.query = query
+    self.hosts = hosts
+  }
+
+  /// True when no field is set.
+  public var isEmpty: Bool { self == KeyMetadata() }
+}

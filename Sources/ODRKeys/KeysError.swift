@@ -1,0 +1,26 @@
+/// The one error type of ODRKeys. Messages name keys, never their values.
+public struct KeysError: Error, Sendable, CustomStringConvertible {
+  /// What kind of failure this is. New codes may be added.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// A stable identifier, used in `--json` output.
+    public let rawValue: String
+    init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// An APIKeys document that breaks the rules of DESIGN §3.3.
+    public static let invalidDocument = Code("invalid-document")
+  }
+
+  /// What kind of failure this is.
+  public let code: Code
+  /// What happened and what to do, for a person to read.
+  public let message: String
+
+  /// Creates an error.
+  public init(_ code: Code, _ message: String) {
+    self.code = code
+    self.message = message
+  }
+
+  public var description: String { message }
+}

@@ -58,23 +58,60 @@ enum FileIO {
     return files
   }
 
-  /// SHA-256 and size of a file, read in 64 KiB chunks (constant memory).
+  /// SHA-256 and size of a file, read in chunks (constant memory).
   static func sha256(of url: URL) throws -> (size: Int64, sha256: String) {
+    var hasher = SHA256()
+    var size: Int64 = 0
+    try readChunks(of: url) { chunk in
+      hasher.update(bufferPointer: chunk)
+      size += Int64(chunk.count)
+    }
+    return (size, hex(hasher.finalize()))
+  }
+
+  /// Calls `body` with successive 1 MiB chunks of the file at `url`.
+  static func readChunks(of url: URL, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
     let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
     guard fd >= 0 else { throw error("Cannot read '\(url.path)'") }
     defer { close(fd) }
-    var hasher = SHA256()
-    var size: Int64 = 0
-    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+    defer { buffer.deallocate() }
     while true {
-      let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      let n = read(fd, buffer.baseAddress, buffer.count)
       if n < 0 && errno == EINTR { continue }
       if n < 0 { throw error("Cannot read '\(url.path)'") }
-      if n == 0 { break }
-      buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-      size += Int64(n)
+      if n == 0 { return }
+      try body(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
     }
-    return (size, hasher.finalize().map { hex($0) }.joined())
+  }
+
+  /// Lowercase hex of a digest.
+  static func hex(_ digest: some Sequence<UInt8>) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var bytes: [UInt8] = []
+    for byte in digest { bytes += [digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]] }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Runs `body` holding an exclusive `flock` on `url` (created 0600). The
+  /// kernel releases it if the process dies, so a crash never leaves it held.
+  static func withLock<T>(_ url: URL, _ body: () async throws -> T) async throws -> T {
+    let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw error("Cannot open the lock '\(url.path)'") }
+    defer { close(fd) }
+    // Poll rather than block: a blocked flock would hold one of the few
+    // cooperative threads, and the holder may need it to finish.
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      guard errno == EWOULDBLOCK || errno == EINTR else { throw error("Cannot lock '\(url.path)'") }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    return try await body()
+  }
+
+  /// Creates `url` and its parents with mode 0700, and tightens an existing one.
+  static func makePrivateDirectory(_ url: URL) throws {
+    try makeDirectory(url)
+    guard chmod(url.path, 0o700) == 0 else { throw error("Cannot set the mode of '\(url.path)'") }
   }
 
   static func makeDirectory(_ url: URL) throws {
@@ -85,33 +122,23 @@ enum FileIO {
 
   /// Writes `data` to a temporary name beside `url`, flushes it, then
   /// renames it over `url`: readers see the old file or the new one.
-  static func atomicWrite(_ data: Data, to url: URL) throws {
-    try atomically(to: url) { fd throws in
+  static func atomicWrite(_ data: Data, to url: URL, mode: mode_t = 0o644) throws {
+    try atomically(to: url, mode: mode) { fd throws in
       try data.withUnsafeBytes { bytes throws in try writeAll(fd, bytes, path: url.path) }
     }
   }
 
   /// Copies `source` to `url` atomically, as ``atomicWrite(_:to:)``.
   static func atomicCopy(from source: URL, to url: URL) throws {
-    let input = open(source.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard input >= 0 else { throw error("Cannot read '\(source.path)'") }
-    defer { close(input) }
     try atomically(to: url) { fd throws in
-      var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-      while true {
-        let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n < 0 { throw error("Cannot read '\(source.path)'") }
-        if n == 0 { return }
-        try buffer.withUnsafeBytes { bytes throws in try writeAll(fd, UnsafeRawBufferPointer(rebasing: bytes[0..<n]), path: url.path) }
-      }
+      try readChunks(of: source) { chunk throws in try writeAll(fd, chunk, path: url.path) }
     }
   }
 
-  private static func atomically(to url: URL, _ body: (Int32) throws -> Void) throws {
+  private static func atomically(to url: URL, mode: mode_t = 0o644, _ body: (Int32) throws -> Void) throws {
     let folder = url.deletingLastPathComponent()
     let temp = folder.appending(path: ".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-    let fd = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    let fd = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
     guard fd >= 0 else { throw error("Cannot create '\(temp.path)'") }
     var installed = false
     defer { if !installed { unlink(temp.path) } }
@@ -125,12 +152,16 @@ enum FileIO {
     close(fd)
     guard rename(temp.path, url.path) == 0 else { throw error("Cannot replace '\(url.path)'") }
     installed = true
-    // Make the rename itself durable.
+    syncDirectory(folder)
+  }
+
+  /// Makes renames in `folder` durable.
+  static func syncDirectory(_ folder: URL) {
     let dir = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if dir >= 0 { fsync(dir); close(dir) }
   }
 
-  private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+  static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
     var offset = 0
     while offset < bytes.count {
       let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
@@ -151,8 +182,4 @@ enum FileIO {
     }
   }
 
-  private static func hex(_ byte: UInt8) -> String {
-    let digits = Array("0123456789abcdef")
-    return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
-  }
 }

@@ -1,0 +1,151 @@
+public import FoundationEssentials
+import Crypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The on-disk store of one bundle (DESIGN §4):
+/// `${XDG_CACHE_HOME:-~/.cache}/odr/<bundle>/`, folders 0700, files 0600.
+///
+/// ```
+/// catalog.json        the newest catalog seen (rollback protection, offline use)
+/// blobs/<sha256>      verified file contents, content-addressed
+/// partial/<sha256>    a download in progress (only while its lock is held)
+/// locks/              flock files: one per blob, one for the catalog, one for pins
+/// pins.json           pins made by `odr begin`, per tag
+/// ```
+///
+/// Installs are atomic: bytes go to `partial/`, are hashed while they
+/// stream, flushed, and renamed into `blobs/` only when the SHA-256 and size
+/// match. Processes coordinate with `flock`, so concurrent installs of a
+/// blob download it once, and a killed process leaves at most a partial file
+/// that the next install of that blob overwrites.
+public struct LocalStore: Sendable {
+  /// The bundle this store belongs to.
+  public let bundle: String
+  /// The store's folder.
+  public let root: URL
+
+  /// Opens (creating if needed) the store for `bundle` under `cacheHome`
+  /// (default `$XDG_CACHE_HOME`, else `~/.cache`).
+  public init(bundle: String, cacheHome: URL? = nil) throws {
+    guard Naming.isValidBundle(bundle) else {
+      throw ResourceError(.invalidSource, "'\(bundle)' is not a bundle id.")
+    }
+    self.bundle = bundle
+    self.root = (cacheHome ?? Self.defaultCacheHome()).appending(path: "odr").appending(path: bundle)
+    try FileIO.makePrivateDirectory(root)
+    for folder in ["blobs", "partial", "locks"] {
+      try FileIO.makePrivateDirectory(root.appending(path: folder))
+    }
+  }
+
+  static func defaultCacheHome() -> URL {
+    if let xdg = getenv("XDG_CACHE_HOME"), xdg.pointee == UInt8(ascii: "/") { return URL(filePath: String(cString: xdg)) }
+    let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
+    return URL(filePath: home).appending(path: ".cache")
+  }
+
+  // MARK: Catalog
+
+  /// The newest catalog this store has accepted, if any.
+  public func cachedCatalog() -> Catalog? {
+    guard let data = try? Data(contentsOf: root.appending(path: "catalog.json")) else { return nil }
+    return try? Catalog.decode(data)
+  }
+
+  /// Accepts `catalog` as the current one unless it is older than the one
+  /// already seen (rollback protection) or for another bundle.
+  public func accept(_ catalog: Catalog) async throws {
+    guard catalog.bundle == bundle else {
+      throw ResourceError(.invalidSource, "The catalog is for '\(catalog.bundle)', not '\(bundle)'.")
+    }
+    try await FileIO.withLock(root.appending(path: "locks/catalog")) {
+      if let current = cachedCatalog() {
+        guard catalog.version >= current.version else {
+          throw ResourceError(.integrity, "The catalog's version \(catalog.version) is older than version \(current.version) already seen for \(bundle); refusing a rollback. If the publisher really went back, delete '\(root.path)'.")
+        }
+        if catalog == current { return }
+      }
+      try FileIO.atomicWrite(catalog.encoded(), to: root.appending(path: "catalog.json"), mode: 0o600)
+    }
+  }
+
+  // MARK: Blobs
+
+  /// Where a verified blob lives.
+  public func blobURL(_ sha256: String) -> URL { root.appending(path: "blobs").appending(path: sha256) }
+
+  /// True when the blob is installed with the right size: the cheap check
+  /// done on every read (the full hash is checked when it is installed).
+  public func contains(_ file: Catalog.File) -> Bool {
+    FileIO.size(of: blobURL(file.sha256)) == file.size
+  }
+
+  /// Installs `file` from `source` unless it is already there. Hashes the
+  /// bytes as they arrive; a mismatch installs nothing.
+  public func install(_ file: Catalog.File, from source: URL, transport: any BlobTransport) async throws {
+    if contains(file) { return }
+    try await FileIO.withLock(root.appending(path: "locks/\(file.sha256)")) {
+      if contains(file) { return }  // another process installed it while we waited
+      let partial = root.appending(path: "partial").appending(path: file.sha256)
+      let fd = open(partial.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+      guard fd >= 0 else { throw FileIO.error("Cannot create '\(partial.path)'") }
+      var closed = false
+      defer {
+        if !closed { close(fd) }
+        unlink(partial.path)
+      }
+      var hasher = SHA256()
+      var size: Int64 = 0
+      try await transport.stream(source) { chunk in
+        size += Int64(chunk.count)
+        guard size <= file.size else {
+          throw ResourceError(.integrity, "'\(file.path)' is larger than the catalog says (\(file.size) bytes); nothing was installed. The catalog or the server is wrong.")
+        }
+        hasher.update(bufferPointer: chunk)
+        try FileIO.writeAll(fd, chunk, path: partial.path)
+      }
+      let digest = FileIO.hex(hasher.finalize())
+      guard size == file.size, digest == file.sha256 else {
+        throw ResourceError(.integrity, "'\(file.path)' does not match the catalog (\(size == file.size ? "SHA-256 differs" : "\(size) of \(file.size) bytes")); nothing was installed. Try again; if it persists the publisher's blob is damaged.")
+      }
+      guard fsync(fd) == 0 else { throw FileIO.error("Cannot write '\(partial.path)'") }
+      close(fd)
+      closed = true
+      guard rename(partial.path, blobURL(file.sha256).path) == 0 else { throw FileIO.error("Cannot install '\(file.path)'") }
+      FileIO.syncDirectory(root.appending(path: "blobs"))
+    }
+  }
+
+  /// Deletes blobs (for example the plaintext of a secrets tag). Blobs still
+  /// used by another tag of `catalog` are kept.
+  public func remove(_ files: [Catalog.File], keepingThoseUsedBy otherTags: [Catalog.Tag] = []) {
+    let kept = Set(otherTags.flatMap { $0.files.map(\.sha256) })
+    for file in files where !kept.contains(file.sha256) {
+      unlink(blobURL(file.sha256).path)
+    }
+  }
+
+  // MARK: Pins made by `odr begin`
+
+  /// How many `odr begin` pins each tag holds.
+  public func commandPins() -> [String: Int] {
+    guard let data = try? Data(contentsOf: root.appending(path: "pins.json")),
+          let pins = try? JSONDecoder().decode([String: Int].self, from: data) else { return [:] }
+    return pins
+  }
+
+  /// Adds `delta` to the pin count of each tag (never below zero), in one
+  /// critical section shared by all processes.
+  public func adjustCommandPins(_ tags: [String], by delta: Int) async throws {
+    try await FileIO.withLock(root.appending(path: "locks/pins")) {
+      var pins = commandPins()
+      for tag in tags { pins[tag] = max(0, (pins[tag] ?? 0) + delta) }
+      pins = pins.filter { $0.value > 0 }
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = [.sortedKeys]
+      try FileIO.atomicWrite((try? encoder.encode(pins)) ?? Data("{}".utf8), to: root.appending(path: "pins.json"), mode: 0o600)
+    }
+  }
+}

@@ -1,0 +1,64 @@
+public import FoundationEssentials
+
+/// A catalog fetched from its location, validated, and accepted by the
+/// bundle's local store: what ``ResourceRequest`` works against.
+public struct ResourceCatalog: Sendable {
+  /// The catalog's `catalog.json` URL; blobs resolve relative to it.
+  public let location: URL
+  public let catalog: Catalog
+  public let store: LocalStore
+  let transport: any BlobTransport
+
+  /// The largest catalog.json accepted.
+  public static let maxCatalogBytes = 16 << 20
+
+  /// Loads the catalog at `location` (a folder made by `odr pack`, its
+  /// `catalog.json`, or a `file://` URL to either), checks it, refuses a
+  /// rollback, and opens the bundle's store.
+  public static func load(from location: URL, cacheHome: URL? = nil,
+                          transport: any BlobTransport = FileTransport()) async throws -> ResourceCatalog {
+    let catalogURL = location.pathExtension == "json" ? location : location.appending(path: "catalog.json")
+    let catalog = try Catalog.decode(try await transport.data(at: catalogURL, limit: maxCatalogBytes))
+    let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
+    try await store.accept(catalog)
+    return ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
+  }
+
+  /// Works from what is on disk only (`--offline`): the catalog the store
+  /// last accepted for `bundle`.
+  public static func offline(bundle: String, cacheHome: URL? = nil) throws -> ResourceCatalog {
+    let store = try LocalStore(bundle: bundle, cacheHome: cacheHome)
+    guard let catalog = store.cachedCatalog() else {
+      throw ResourceError(.notFound, "No catalog of \(bundle) is on disk; run once without --offline to fetch it.")
+    }
+    return ResourceCatalog(location: store.root.appending(path: "catalog.json"), catalog: catalog, store: store, transport: FileTransport())
+  }
+
+  /// The tag named `name`, or the not-found error (Apple's 4994).
+  public func tag(_ name: String) throws -> Catalog.Tag {
+    guard let tag = catalog.tags[name] else {
+      let known = catalog.tags.keys.sorted().joined(separator: ", ")
+      throw ResourceError(.notFound, "No tag '\(name)' in the catalog of \(catalog.bundle) (tags: \(known)).")
+    }
+    return tag
+  }
+
+  /// Where a blob is published: `blobs/<sha256>` beside `catalog.json`.
+  func blobLocation(_ sha256: String) -> URL {
+    location.deletingLastPathComponent().appending(path: "blobs").appending(path: sha256)
+  }
+
+  /// Installs every missing file of `tags`, each blob once.
+  func install(_ tags: [Catalog.Tag]) async throws {
+    var seen = Set<String>()
+    for file in tags.flatMap(\.files) where seen.insert(file.sha256).inserted {
+      try Task.checkCancellation()
+      try await store.install(file, from: blobLocation(file.sha256), transport: transport)
+    }
+  }
+
+  /// True when every file of `tags` is on disk with the right size.
+  func isInstalled(_ tags: [Catalog.Tag]) -> Bool {
+    tags.allSatisfy { $0.files.allSatisfy(store.contains) }
+  }
+}

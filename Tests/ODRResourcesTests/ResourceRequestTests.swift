@@ -1,0 +1,223 @@
+import Foundation
+import ODRResources
+import Synchronization
+import Testing
+
+/// Requests against `file://` catalogs packed by the test, into a store in
+/// a temporary cache home.
+@Suite struct ResourceRequestTests {
+  struct Fixture {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-req-\(UUID().uuidString)")
+    var source: URL { root.appending(path: "src") }
+    var published: URL { root.appending(path: "pub") }
+    var cache: URL { root.appending(path: "cache") }
+    var storeRoot: URL { cache.appending(path: "odr/com.example.test") }
+
+    func write(_ path: String, _ data: Data) throws {
+      let url = source.appending(path: path)
+      try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try data.write(to: url)
+    }
+
+    @discardableResult
+    func publish(version: Int = 1) throws -> Catalog {
+      try Publisher(source: source).pack(to: published, version: version)
+    }
+
+    func load(transport: any BlobTransport = FileTransport()) async throws -> ResourceCatalog {
+      try await ResourceCatalog.load(from: published, cacheHome: cache, transport: transport)
+    }
+
+    func files(in folder: String) -> [String] {
+      (try? FileManager.default.contentsOfDirectory(atPath: storeRoot.appending(path: folder).path)) ?? []
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: root) }
+  }
+
+  func makeSUT() throws -> Fixture {
+    let fixture = Fixture()
+    try fixture.write("tags.json", Data("""
+      { "bundle": "com.example.test", "tags": {
+        "A": { "category": "initial", "files": ["a.txt", "shared.txt"] },
+        "B": { "category": "onDemand", "files": ["big.bin", "shared.txt"] } } }
+      """.utf8))
+    try fixture.write("a.txt", Data("alpha".utf8))
+    try fixture.write("shared.txt", Data("shared".utf8))
+    try fixture.write("big.bin", Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+    try fixture.publish()
+    return fixture
+  }
+
+  @Test func beginInstallsVerifiedPrivateFiles() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let request = try ResourceRequest(tags: ["A"], catalog: try await fixture.load())
+    try await request.beginAccessing()
+    let url = try request.url(forResource: "a.txt")
+    #expect(try String(contentsOf: url, encoding: .utf8) == "alpha")
+    let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+    #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    let store = try FileManager.default.attributesOfItem(atPath: fixture.storeRoot.path)
+    #expect((store[.posixPermissions] as? Int) == 0o700)
+    #expect(fixture.files(in: "blobs").count == 2)
+    #expect(fixture.files(in: "partial").isEmpty)
+  }
+
+  @Test func aBlobSharedByTwoTagsIsFetchedOnce() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let counting = CountingTransport()
+    let catalog = try await fixture.load(transport: counting)
+    try await ResourceRequest(tags: ["A"], catalog: catalog).beginAccessing()
+    try await ResourceRequest(tags: ["B"], catalog: catalog).beginAccessing()
+    #expect(counting.streams == 3)  // a.txt, shared.txt, big.bin
+    #expect(fixture.files(in: "blobs").count == 3)
+  }
+
+  @Test func concurrentRequestsDownloadEachBlobOnce() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let counting = CountingTransport()
+    let catalog = try await fixture.load(transport: counting)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<8 {
+        group.addTask { try await ResourceRequest(tags: ["A", "B"], catalog: catalog).beginAccessing() }
+      }
+      try await group.waitForAll()
+    }
+    #expect(counting.streams == 3)
+  }
+
+  @Test func conditionalBeginNeverDownloads() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let catalog = try await fixture.load()
+    let request = try ResourceRequest(tags: ["A"], catalog: catalog)
+    #expect(request.conditionallyBeginAccessing() == false)
+    #expect(fixture.files(in: "blobs").isEmpty)
+    try await request.beginAccessing()
+    request.endAccessing()
+    #expect(request.conditionallyBeginAccessing() == true)
+  }
+
+  @Test func unknownTagIsNotFound() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let catalog = try await fixture.load()
+    #expect(throws: ResourceError.self) { try ResourceRequest(tags: ["A", "Nope"], catalog: catalog) }
+  }
+
+  @Test func endedRequestsHandOutNoURLs() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let catalog = try await fixture.load()
+    try await withResources(tags: ["A"], catalog: catalog) { request in
+      #expect(throws: Never.self) { try request.url(forResource: "a.txt") }
+    }
+    let request = try ResourceRequest(tags: ["A"], catalog: catalog)
+    #expect(throws: ResourceError.self) { try request.url(forResource: "a.txt") }
+  }
+
+  @Test(arguments: ["flip", "truncate", "extend"])
+  func aTamperedBlobInstallsNothingAndARetrySucceeds(fault: String) async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let catalog = try await fixture.load()
+    let big = try #require(catalog.catalog.tags["B"]?.files.first { $0.path == "big.bin" })
+    let blob = fixture.published.appending(path: "blobs/\(big.sha256)")
+    let original = try Data(contentsOf: blob)
+    var damaged = original
+    switch fault {
+    case "flip": damaged[1_234_567] ^= 0x01
+    case "truncate": damaged = damaged.prefix(1_000_000)
+    default: damaged.append(0)
+    }
+    try damaged.write(to: blob)
+    do {
+      try await ResourceRequest(tags: ["B"], catalog: catalog).beginAccessing()
+      Issue.record("installed a tampered blob")
+    } catch let error as ResourceError {
+      #expect(error.code == .integrity)
+      #expect(error.message.contains("big.bin"))
+    }
+    #expect(!fixture.files(in: "blobs").contains(big.sha256))
+    #expect(fixture.files(in: "partial").isEmpty)
+    try original.write(to: blob)
+    try await ResourceRequest(tags: ["B"], catalog: catalog).beginAccessing()
+    #expect(fixture.files(in: "blobs").contains(big.sha256))
+  }
+
+  @Test func aDamagedInstalledFileIsNoticedOnRead() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let request = try ResourceRequest(tags: ["A"], catalog: try await fixture.load())
+    try await request.beginAccessing()
+    let url = try request.url(forResource: "a.txt")
+    try Data("alph".utf8).write(to: url)
+    #expect(throws: ResourceError.self) { try request.url(forResource: "a.txt") }
+  }
+
+  @Test func olderCatalogsAreRefused() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    try fixture.publish(version: 3)
+    _ = try await fixture.load()
+    try fixture.publish(version: 2)
+    do {
+      _ = try await fixture.load()
+      Issue.record("accepted a rollback")
+    } catch let error as ResourceError {
+      #expect(error.code == .integrity)
+      #expect(error.message.contains("rollback"))
+    }
+    try fixture.publish(version: 4)
+    #expect(try await fixture.load().catalog.version == 4)
+  }
+
+  @Test func unsafeCatalogsAreRefusedBeforeAnythingIsWritten() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    var catalog = try Catalog.decode(Data(contentsOf: fixture.published.appending(path: "catalog.json")))
+    catalog.tags["A"]?.files[0].path = "../../escape.txt"
+    try catalog.encoded().write(to: fixture.published.appending(path: "catalog.json"))
+    await #expect(throws: ResourceError.self) { try await fixture.load() }
+    #expect(!FileManager.default.fileExists(atPath: fixture.cache.path))
+  }
+
+  @Test func cancellationInstallsNothing() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let catalog = try await fixture.load(transport: SlowTransport())
+    let task = Task { try await ResourceRequest(tags: ["B"], catalog: catalog).beginAccessing() }
+    try await Task.sleep(for: .milliseconds(100))
+    task.cancel()
+    await #expect(throws: CancellationError.self) { try await task.value }
+    #expect(fixture.files(in: "blobs").isEmpty)
+    #expect(fixture.files(in: "partial").isEmpty)
+  }
+}
+
+/// Counts how many blobs were streamed.
+final class CountingTransport: BlobTransport {
+  private let count = Atomic(0)
+  var streams: Int { count.load(ordering: .relaxed) }
+  func data(at url: URL, limit: Int) async throws -> Data { try await FileTransport().data(at: url, limit: limit) }
+  func stream(_ url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
+    count.add(1, ordering: .relaxed)
+    try await Task.sleep(for: .milliseconds(20))  // widen the window for races
+    try await FileTransport().stream(url, into: sink)
+  }
+}
+
+/// Delivers 64 KiB every 10 ms until cancelled.
+struct SlowTransport: BlobTransport {
+  func data(at url: URL, limit: Int) async throws -> Data { try await FileTransport().data(at: url, limit: limit) }
+  func stream(_ url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
+    let bytes = try Data(contentsOf: url)
+    for start in stride(from: 0, to: bytes.count, by: 65_536) {
+      try await Task.sleep(for: .milliseconds(10))
+      try bytes[start..<min(start + 65_536, bytes.count)].withUnsafeBytes { try sink($0) }
+    }
+  }
+}

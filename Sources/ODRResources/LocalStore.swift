@@ -118,6 +118,18 @@ public struct LocalStore: Sendable {
     }
   }
 
+  /// Removes partial downloads left by processes that died: a partial file
+  /// whose blob lock nobody holds is stale.
+  public func removeStalePartials() {
+    let partial = root.appending(path: "partial")
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: partial.path)) ?? [] {
+      let fd = open(root.appending(path: "locks/\(name)").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+      guard fd >= 0 else { continue }
+      if flock(fd, LOCK_EX | LOCK_NB) == 0 { unlink(partial.appending(path: name).path) }
+      close(fd)
+    }
+  }
+
   /// Deletes blobs (for example the plaintext of a secrets tag). Blobs still
   /// used by another tag of `catalog` are kept.
   public func remove(_ files: [Catalog.File], keepingThoseUsedBy otherTags: [Catalog.Tag] = []) {

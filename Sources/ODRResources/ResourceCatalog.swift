@@ -21,6 +21,7 @@ public struct ResourceCatalog: Sendable {
     let catalog = try Catalog.decode(try await transport.data(at: catalogURL, limit: maxCatalogBytes))
     let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
     try await store.accept(catalog)
+    store.removeStalePartials()
     return ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
   }
 

@@ -1,0 +1,78 @@
+import ArgumentParser
+import ODRResources
+
+extension ODR {
+  /// `odr begin TAG…`: download, verify and pin tags.
+  struct Begin: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Make tags available: download what is missing, verify it, and pin it.",
+      discussion: """
+        Like NSBundleResourceRequest.beginAccessingResources. Each `odr begin` adds one pin per
+        tag; `odr end` removes one. With --if-present nothing is downloaded: the tags are
+        pinned only if they are already on disk (exit 3 otherwise).
+
+        Example:
+          odr begin Onboarding Level2 --catalog /srv/odr
+          ODR_CATALOG=file:///srv/odr odr begin Level2 --if-present
+        """
+    )
+
+    @OptionGroup var catalog: CatalogOptions
+
+    @Argument(help: "The tags to access.")
+    var tags: [String]
+
+    @Flag(help: "Only pin tags already on disk; never download.")
+    var ifPresent = false
+
+    @Flag(name: .shortAndLong, help: "Print nothing on success.")
+    var quiet = false
+
+    func validate() throws {
+      if tags.isEmpty { throw ValidationError("Name at least one tag.") }
+    }
+
+    func run() async throws {
+      let resources = try await catalog.load()
+      let request = try ResourceRequest(tags: Set(tags), catalog: resources)
+      if ifPresent {
+        guard request.conditionallyBeginAccessing() else {
+          throw ResourceError(.notFound, "Not all of \(tags.joined(separator: ", ")) is on disk; `odr begin \(tags.joined(separator: " "))` downloads it.")
+        }
+      } else {
+        try await request.beginAccessing()
+      }
+      try await resources.store.adjustCommandPins(tags, by: 1)
+      if !quiet {
+        let bytes = try tags.reduce(Int64(0)) { try $0 + resources.tag($1).size }
+        Output.error("\(tags.joined(separator: ", ")): available and pinned (\(bytes) bytes in \(resources.store.root.path))")
+      }
+    }
+  }
+
+  /// `odr end TAG…`: unpin tags.
+  struct End: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "End access to tags: remove one pin each; unpinned tags may be purged later.",
+      discussion: """
+        Example:
+          odr end Onboarding --catalog /srv/odr
+        """
+    )
+
+    @OptionGroup var catalog: CatalogOptions
+
+    @Argument(help: "The tags to end access to.")
+    var tags: [String]
+
+    func validate() throws {
+      if tags.isEmpty { throw ValidationError("Name at least one tag.") }
+    }
+
+    func run() async throws {
+      let resources = try await catalog.load()
+      for tag in tags { _ = try resources.tag(tag) }
+      try await resources.store.adjustCommandPins(tags, by: -1)
+    }
+  }
+}

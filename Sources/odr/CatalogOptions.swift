@@ -1,0 +1,55 @@
+import ArgumentParser
+import FoundationEssentials
+import ODRResources
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the catalog is: `--catalog`, else `$ODR_CATALOG`, else the
+/// `catalog` field of `odr.json` in the current directory.
+struct CatalogOptions: ParsableArguments {
+  @Option(help: ArgumentHelp("The catalog: a folder made by `odr pack`, its catalog.json, or a file:// URL (default: $ODR_CATALOG, then odr.json).", valueName: "url"))
+  var catalog: String?
+
+  /// The project file read when neither the flag nor the variable is set.
+  struct ProjectConfig: Decodable { let catalog: String? }
+
+  func validate() throws {
+    _ = try location()
+  }
+
+  /// The catalog location, resolved and checked.
+  func location() throws -> URL {
+    var resolved = catalog ?? Self.environmentCatalog
+    if resolved == nil { resolved = try Self.projectCatalog() }
+    guard let text = resolved else {
+      throw ValidationError("No catalog: pass --catalog URL, set ODR_CATALOG, or add {\"catalog\": \"…\"} to odr.json here.")
+    }
+    if text.hasPrefix("http://") || text.hasPrefix("https://") {
+      throw ValidationError("HTTP(S) catalogs are not supported yet; use a catalog folder or a file:// URL.")
+    }
+    if text.hasPrefix("file://") {
+      guard let url = URL(string: text), url.isFileURL else { throw ValidationError("'\(text)' is not a valid file:// URL.") }
+      return url
+    }
+    guard !text.contains("://") else { throw ValidationError("Unsupported catalog URL '\(text)'; use a folder or a file:// URL.") }
+    return URL(filePath: text)
+  }
+
+  /// Loads the catalog and opens its store.
+  func load() async throws -> ResourceCatalog {
+    try await ResourceCatalog.load(from: location())
+  }
+
+  private static var environmentCatalog: String? {
+    guard let value = getenv("ODR_CATALOG"), value.pointee != 0 else { return nil }
+    return String(cString: value)
+  }
+
+  private static func projectCatalog() throws -> String? {
+    guard let data = try? Data(contentsOf: URL(filePath: "odr.json")) else { return nil }
+    do { return try JSONDecoder().decode(ProjectConfig.self, from: data).catalog } catch {
+      throw ValidationError("odr.json in this directory is not valid JSON of the form {\"catalog\": \"…\"}.")
+    }
+  }
+}

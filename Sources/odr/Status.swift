@@ -1,0 +1,48 @@
+import ArgumentParser
+import ODRResources
+
+extension ODR {
+  /// `odr status`: each tag's category, presence, size and pins.
+  struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Explain each tag: category, on disk or not, size, pins.",
+      discussion: """
+        Example:
+          odr status --catalog /srv/odr
+          odr status --json
+        """
+    )
+
+    @OptionGroup var catalog: CatalogOptions
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    struct Report: Encodable {
+      struct Tag: Encodable {
+        let name: String, category: String, order: Int, preservationPriority: Double, secrets: Bool
+        let files: Int, bytes: Int64, onDisk: Bool, pins: Int
+      }
+      let bundle: String, version: Int, store: String, tags: [Tag]
+    }
+
+    func run() async throws {
+      let resources = try await catalog.load()
+      let pins = resources.store.commandPins()
+      let tags = resources.catalog.tags.sorted { ($0.value.category, $0.value.order, $0.key) < ($1.value.category, $1.value.order, $1.key) }.map { name, tag in
+        Report.Tag(name: name, category: tag.category.rawValue, order: tag.order, preservationPriority: tag.preservationPriority,
+                   secrets: tag.secrets, files: tag.files.count, bytes: tag.size,
+                   onDisk: tag.files.allSatisfy(resources.store.contains), pins: pins[name] ?? 0)
+      }
+      let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path, tags: tags)
+      if json { return try Output.json(report) }
+      var lines = ["\(report.bundle) version \(report.version), store \(report.store)"]
+      for tag in tags {
+        let state = tag.onDisk ? "on disk" : "not on disk"
+        let pinned = tag.pins > 0 ? ", pinned ×\(tag.pins)" : ""
+        lines.append("  \(tag.name)  \(tag.category)\(tag.secrets ? ", secrets" : "")  \(tag.files) files, \(tag.bytes) bytes  \(state)\(pinned)")
+      }
+      Output.write(lines.joined(separator: "\n") + "\n")
+    }
+  }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// `odr begin | end | path | status` run as a user would, on `file://`
+/// catalogs, each test with its own cache home.
+@Suite struct ResourceCommandsTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-res-cli-\(UUID().uuidString)")
+  var published: URL { root.appending(path: "pub") }
+  var store: URL { root.appending(path: "cache/odr/com.example.demo") }
+  var environment: [String: String] {
+    var env = ProcessInfo.processInfo.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["ODR_CATALOG"] = "file://" + published.path
+    return env
+  }
+
+  func odr(_ arguments: [String]) throws -> Command.Result {
+    try Command.odr(arguments, environment: environment)
+  }
+
+  /// The Demo sample plus a 48 MiB tag, published.
+  func makeSUT() throws {
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
+    var big = Data(count: 48 << 20)
+    big.withUnsafeMutableBytes { buffer in
+      for i in stride(from: 0, to: buffer.count, by: 4096) { buffer[i] = UInt8(truncatingIfNeeded: i / 4096) }
+    }
+    try FileManager.default.createDirectory(at: source.appending(path: "movies"), withIntermediateDirectories: true)
+    try big.write(to: source.appending(path: "movies/intro.bin"))
+    var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
+    tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
+    try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
+    let pack = try odr(["pack", source.path, "--output", published.path, "--quiet"])
+    try #require(pack.status == 0, "\(pack.stderr)")
+  }
+
+  var bigBlob: String {
+    get throws {
+      let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: published.appending(path: "catalog.json"))) as? [String: Any]
+      let movie = (catalog?["tags"] as? [String: Any])?["Movie"] as? [String: Any]
+      return try #require(((movie?["files"] as? [[String: Any]])?.first?["sha256"]) as? String)
+    }
+  }
+
+  func storeFiles(_ folder: String) -> [String] {
+    (try? FileManager.default.contentsOfDirectory(atPath: store.appending(path: folder).path)) ?? []
+  }
+
+  /// Every installed blob hashes to its name.
+  func storeIsConsistent() throws -> Bool {
+    for name in storeFiles("blobs") {
+      let result = try Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(name)").path])
+      if !result.stdout.hasPrefix(name) { return false }
+    }
+    return storeFiles("partial").isEmpty
+  }
+
+  @Test func beginPinsAndEndInAnotherProcessUnpins() throws {
+    try makeSUT()
+    defer { try? FileManager.default.removeItem(at: root) }
+    #expect(try odr(["begin", "Onboarding"]).status == 0)
+    #expect(try odr(["begin", "Onboarding", "--if-present"]).status == 0)
+    var status = try odr(["status", "--json"])
+    var tags = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+    var onboarding = (tags?["tags"] as? [[String: Any]])?.first { $0["name"] as? String == "Onboarding" }
+    #expect(onboarding?["onDisk"] as? Bool == true)
+    #expect(onboarding?["pins"] as? Int == 2)
+    #expect(try odr(["end", "Onboarding"]).status == 0)
+    status = try odr(["status", "--json"])
+    tags = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+    onboarding = (tags?["tags"] as? [[String: Any]])?.first { $0["name"] as? String == "Onboarding" }
+    #expect(onboarding?["pins"] as? Int == 1)
+  }
+
+  @Test func pathPrintsTheVerifiedLocalFile() throws {
+    try makeSUT()
+    defer { try? FileManager.default.removeItem(at: root) }
+    #expect(try odr(["path", "Onboarding", "Onboarding/welcome.png"]).status == 3)
+    #expect(try odr(["begin", "Onboarding"]).status == 0)
+    let path = try odr(["path", "Onboarding", "Onboarding/welcome.png"]).stdout.trimmingCharacters(in: .newlines)
+    let original = try Data(contentsOf: Paths.packageRoot.appending(path: "resources/Demo/Onboarding/welcome.png"))
+    #expect(try Data(contentsOf: URL(filePath: path)) == original)
+  }
+
+  @Test func unknownTagExitsThreeAndIfPresentNeverDownloads() throws {
+    try makeSUT()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let unknown = try odr(["begin", "Nope"])
+    #expect(unknown.status == 3)
+    #expect(unknown.stderr.contains("No tag 'Nope'"))
+    #expect(try odr(["begin", "Level2", "--if-present"]).status == 3)
+    #expect(storeFiles("blobs").isEmpty)
+  }
+
+  @Test func aTamperedBlobExitsFourAndInstallsNothing() throws {
+    try makeSUT()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let blob = published.appending(path: "blobs/\(try bigBlob)")
+    let handle = try FileHandle(forUpdating: blob)
+    try handle.seek(toOffset: 20 << 20)
+    try handle.write(contentsOf: Data([0xff]))
+    try handle.close()
+    let result = try odr(["begin", "Movie"])
+    #expect(result.status == 4)
+    #expect(result.stderr.contains("does not match the catalog"))
+    #expect(!storeFiles("blobs").contains(try bigBlob))
+    #expect(try storeIsConsistent())
+  }
+
+  @Test func eightConcurrentBeginsAllSucceedAndLeaveOneCopy() throws {
+    try makeSUT()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let results = LockedResults()
+    DispatchQueue.concurrentPerform(iterations: 8) { _ in
+      results.append((try? odr(["begin", "Movie", "Onboarding"]))?.status ?? -1)
+    }
+    #expect(results.all == Array(repeating: 0, count: 8))
+    #expect(storeFiles("blobs").filter { $0 == (try? bigBlob) }.count == 1)
+    #expect(try storeIsConsistent())
+    let status = try JSONSerialization.jsonObject(with: Data(odr(["status", "--json"]).stdout.utf8)) as? [String: Any]
+    let movie = (status?["tags"] as? [[String: Any]])?.first { $0["name"] as? String == "Movie" }
+    #expect(movie?["pins"] as? Int == 8)
+  }
+
+  @Test func aKilledBeginLeavesNothingBrokenAndTheRetryCompletes() throws {
+    try makeSUT()
+    defer { try? FileManager.default.removeItem(at: root) }
+    // Publish the big blob through a FIFO so the install stops mid-stream,
+    // deterministically, until the test kills it.
+    let blob = published.appending(path: "blobs/\(try bigBlob)")
+    let real = root.appending(path: "real.bin")
+    try FileManager.default.moveItem(at: blob, to: real)
+    #expect(mkfifo(blob.path, 0o600) == 0)
+    let process = Process()
+    process.executableURL = Paths.odr
+    process.arguments = ["begin", "Movie"]
+    process.environment = environment
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let writer = try FileHandle(forWritingTo: blob)
+    try writer.write(contentsOf: try Data(contentsOf: real).prefix(16 << 20))
+    // Wait until odr has written part of the blob, then kill it.
+    let partial = store.appending(path: "partial/\(try bigBlob)")
+    for _ in 0..<400 where ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0) < 1 << 20 {
+      usleep(10_000)
+    }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    try? writer.close()
+    #expect(process.terminationReason == .uncaughtSignal)
+    #expect(!storeFiles("blobs").contains(try bigBlob))
+    #expect(storeFiles("partial") == [try bigBlob])
+    // Any later run clears what the killed one left.
+    #expect(try odr(["status"]).status == 0)
+    #expect(storeFiles("partial").isEmpty)
+    try FileManager.default.removeItem(at: blob)
+    try FileManager.default.moveItem(at: real, to: blob)
+    #expect(try odr(["begin", "Movie"]).status == 0)
+    #expect(storeFiles("blobs").contains(try bigBlob))
+    #expect(try storeIsConsistent())
+  }
+}
+
+final class LockedResults: @unchecked Sendable {
+  private let lock = NSLock()
+  private var values: [Int32] = []
+  func append(_ value: Int32) { lock.withLock { values.append(value) } }
+  var all: [Int32] { lock.withLock { values } }
+}

@@ -72,7 +72,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRKeysTests",
-      dependencies: ["ODRKeys"],
+      dependencies: ["ODRKeys", "ODRKeyring", "ODRResources"],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -4,8 +4,17 @@ public enum KeyringInput {
   /// The largest value accepted, in UTF-8 bytes.
   public static let maxValueBytes = 64 * 1024
 
-  /// Throws unless `name` matches `[A-Za-z][A-Za-z0-9_.-]{0,127}`.
+  /// The item where odr keeps the keys' metadata (env, header, hosts…). It
+  /// starts with '_', which no key name may, so it never collides with a
+  /// key; `names()` and `values(for: nil)` leave it out.
+  public static let metadataName = "_odr.metadata"
+  /// The largest metadata record accepted, in UTF-8 bytes.
+  public static let maxMetadataBytes = 1024 * 1024
+
+  /// Throws unless `name` matches `[A-Za-z][A-Za-z0-9_.-]{0,127}` (or is
+  /// ``metadataName``).
   public static func validate(name: String) throws(KeyringError) {
+    if name == metadataName { return }
     let bytes = Array(name.utf8)
     guard let first = bytes.first, isLetter(first), bytes.count <= 128,
           bytes.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") })
@@ -31,8 +40,9 @@ public enum KeyringInput {
     if value.isEmpty {
       throw KeyringError(.invalidInput, "The value for key '\(name)' is empty; a key needs a non-empty value.")
     }
-    if value.utf8.count > maxValueBytes {
-      throw KeyringError(.invalidInput, "The value for key '\(name)' is \(value.utf8.count) bytes; the limit is \(maxValueBytes) bytes (64 KiB).")
+    let limit = name == metadataName ? maxMetadataBytes : maxValueBytes
+    if value.utf8.count > limit {
+      throw KeyringError(.invalidInput, "The value for key '\(name)' is \(value.utf8.count) bytes; the limit is \(limit) bytes.")
     }
   }
 

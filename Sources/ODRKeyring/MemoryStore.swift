@@ -23,7 +23,7 @@ public actor MemoryStore: SecretStore {
   }
 
   public func values(for names: Set<String>?) throws -> [String: String] {
-    guard let names else { return items }
+    guard let names else { return items.filter { $0.key != KeyringInput.metadataName } }
     for name in names { try KeyringInput.validate(name: name) }
     return items.filter { names.contains($0.key) }
   }
@@ -34,11 +34,11 @@ public actor MemoryStore: SecretStore {
     return items.removeValue(forKey: name) != nil
   }
 
-  public func names() -> [String] { items.keys.sorted() }
+  public func names() -> [String] { items.keys.filter { $0 != KeyringInput.metadataName }.sorted() }
 
   @discardableResult
   public func deleteAll() -> Int {
     defer { items.removeAll() }
-    return items.count
+    return names().count
   }
 }

@@ -57,7 +57,7 @@ public struct SecretServiceStore: SecretStore {
     var result: [String: String] = [:]
     for item in items {
       guard let name = item.attributes["key"], let secret = item.secret else { continue }
-      if names?.contains(name) ?? true { result[name] = secret }
+      if names?.contains(name) ?? (name != KeyringInput.metadataName) { result[name] = secret }
     }
     return result
   }
@@ -79,16 +79,16 @@ public struct SecretServiceStore: SecretStore {
     let items = try await Libsecret.shared.perform(deadline: deadline) { session in
       try session.search(attributes, loadSecrets: false)
     }
-    return Set(items.compactMap { $0.attributes["key"] }).sorted()
+    return Set(items.compactMap { $0.attributes["key"] }).subtracting([KeyringInput.metadataName]).sorted()
   }
 
   @discardableResult
   public func deleteAll() async throws -> Int {
     let attributes = ["service": service]
     return try await Libsecret.shared.perform(deadline: deadline) { session in
-      let count = try session.search(attributes, loadSecrets: false).count
-      if count > 0 { _ = try session.clear(attributes) }
-      return count
+      let items = try session.search(attributes, loadSecrets: false)
+      if !items.isEmpty { _ = try session.clear(attributes) }
+      return items.filter { $0.attributes["key"] != KeyringInput.metadataName }.count
     }
   }
 

@@ -1,0 +1,121 @@
+import FoundationEssentials
+public import ODRKeyring
+public import ODRResources
+
+/// The `odr fetch` pipeline (DESIGN §6): begin access to the tags, parse
+/// every file of their secrets tags, write the keys to the store, end access
+/// and delete the plaintext from disk.
+///
+/// All or nothing: every document is parsed and validated before the first
+/// write, only keys whose value or metadata changed are written, and if a
+/// write fails the keys written so far are put back as they were. The
+/// plaintext blobs of secrets tags are deleted whatever happens.
+public struct KeyImporter: Sendable {
+  public let catalog: ResourceCatalog
+  public let store: any SecretStore
+
+  public init(catalog: ResourceCatalog, store: any SecretStore) {
+    self.catalog = catalog
+    self.store = store
+  }
+
+  /// Fetches `tags`; with `prune`, keys of the service that no document
+  /// holds any more are deleted.
+  public func fetch(tags: [String], prune: Bool = false) async throws -> ImportReport {
+    let request = try ResourceRequest(tags: Set(tags), catalog: catalog)
+    let secretTags = try tags.map { try catalog.tag($0) }.filter(\.secrets)
+    defer {
+      request.endAccessing()
+      let others = catalog.catalog.tags.values.filter { !$0.secrets }
+      catalog.store.remove(secretTags.flatMap(\.files), keepingThoseUsedBy: Array(others))
+    }
+    try await request.beginAccessing()
+    guard !secretTags.isEmpty else { return ImportReport(service: store.service, tags: tags, keys: []) }
+    let incoming = try documentKeys(secretTags.flatMap(\.files), request: request)
+    return try await write(incoming, prune: prune, tags: tags)
+  }
+
+  /// Every key of every document, refusing a name defined twice.
+  private func documentKeys(_ files: [Catalog.File], request: ResourceRequest) throws -> [String: APIKey] {
+    var keys: [String: APIKey] = [:]
+    var origin: [String: String] = [:]
+    for file in files {
+      let data: Data
+      do { data = try Data(contentsOf: request.url(forResource: file.path)) } catch let error as ResourceError { throw error } catch {
+        throw ResourceError(.io, "Cannot read '\(file.path)' from the store.")
+      }
+      let document: APIKeysDocument
+      do { document = try APIKeysDocument.parse(data) } catch {
+        throw KeysError(.invalidDocument, "\(file.path): \(error.message)")
+      }
+      for key in document.keys {
+        if let first = origin.updateValue(file.path, forKey: key.name) {
+          throw KeysError(.invalidDocument, "Key '\(key.name)' is defined in both \(first) and \(file.path). Nothing was imported.")
+        }
+        keys[key.name] = key
+      }
+    }
+    return keys
+  }
+
+  private func write(_ incoming: [String: APIKey], prune: Bool, tags: [String]) async throws -> ImportReport {
+    var before = try await store.values(for: nil)
+    let oldRecord = try await store.values(for: [KeyringInput.metadataName])[KeyringInput.metadataName]
+    let oldMetadata = KeyMetadataRecord(json: oldRecord)
+    var entries: [ImportReport.Entry] = []
+    var changes: [(name: String, value: String?)] = []  // nil: delete
+    for key in incoming.values.sorted(by: { $0.name < $1.name }) {
+      let old = before[key.name]
+      let outcome: ImportReport.Outcome = old == nil ? .added
+        : old == key.value && oldMetadata[key.name] == key.metadata ? .unchanged : .changed
+      entries.append(.init(name: key.name, outcome: outcome))
+      if old != key.value { changes.append((key.name, key.value)) }
+    }
+    let pruned = prune ? before.keys.filter { incoming[$0] == nil }.sorted() : []
+    entries += pruned.map { .init(name: $0, outcome: .pruned) }
+    changes += pruned.map { ($0, nil) }
+
+    var newMetadata = oldMetadata
+    for key in incoming.values { newMetadata[key.name] = key.metadata }
+    for name in pruned { newMetadata[name] = nil }
+    if newMetadata.json != oldRecord { changes.append((KeyringInput.metadataName, newMetadata.json)) }
+    before[KeyringInput.metadataName] = oldRecord
+
+    var done: [String] = []
+    do {
+      for change in changes {
+        if let value = change.value {
+          try await store.setValue(value, for: change.name)
+        } else {
+          try await store.deleteValue(for: change.name)
+        }
+        done.append(change.name)
+      }
+    } catch {
+      let unrestored = await restore(done, to: before)
+      guard unrestored.isEmpty else {
+        throw KeysError(.incompleteRestore, "\(error) Putting the previous values back failed too, so these keys may hold new values: \(unrestored.joined(separator: ", ")). Run `odr fetch` again once the keyring works.")
+      }
+      throw error
+    }
+    return ImportReport(service: store.service, tags: tags, keys: entries.sorted { $0.name < $1.name })
+  }
+
+  /// Puts `names` back to `previous` (deleting those that did not exist).
+  /// Returns the names that could not be put back.
+  private func restore(_ names: [String], to previous: [String: String]) async -> [String] {
+    var failed: [String] = []
+    for name in names.reversed() {
+      do {
+        if let value = previous[name] {
+          try await store.setValue(value, for: name)
+        } else {
+          try await store.deleteValue(for: name)
+        }
+      } catch {
+        failed.append(name)
+      }
+    }
+    return failed.sorted()
+  }
+}

@@ -1,0 +1,28 @@
+import FoundationEssentials
+import ODRKeyring
+
+/// The metadata of a service's keys, kept as JSON in the keyring item
+/// ``KeyringInput/metadataName`` so every consumer (exec, provider, HTTP
+/// client) can read it without the pack. Holds no values.
+struct KeyMetadataRecord: Equatable {
+  private var entries: [String: KeyMetadata]
+
+  /// Reads a record; nil or unreadable JSON gives an empty one.
+  init(json: String?) {
+    entries = json.flatMap { try? JSONDecoder().decode([String: KeyMetadata].self, from: Data($0.utf8)) } ?? [:]
+  }
+
+  /// A key's metadata; keys without any read as empty metadata.
+  subscript(name: String) -> KeyMetadata? {
+    get { entries[name] ?? KeyMetadata() }
+    set { entries[name] = newValue?.isEmpty == false ? newValue : nil }
+  }
+
+  /// The record as stable JSON, or nil when it holds nothing.
+  var json: String? {
+    guard !entries.isEmpty else { return nil }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return (try? encoder.encode(entries)).map { String(decoding: $0, as: UTF8.self) }
+  }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import ODRKeyring
+import ODRKeys
+import ODRResources
+import Synchronization
+import Testing
+
+/// The fetch pipeline against `file://` catalogs and an in-memory store
+/// that counts writes and can fail on demand.
+@Suite struct KeyImporterTests {
+  struct Fixture {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-import-\(UUID().uuidString)")
+    var source: URL { root.appending(path: "src") }
+    var published: URL { root.appending(path: "pub") }
+    var cache: URL { root.appending(path: "cache") }
+    var version = 1
+
+    func write(_ path: String, _ text: String) throws {
+      let url = source.appending(path: path)
+      try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try Data(text.utf8).write(to: url)
+    }
+
+    /// Publishes `keys` as the APIKeys document, with a new version.
+    mutating func publish(_ keys: String) async throws -> ResourceCatalog {
+      try write("APIKeys.json", keys)
+      version += 1
+      try Publisher(source: source).pack(to: published, version: version)
+      return try await ResourceCatalog.load(from: published, cacheHome: cache)
+    }
+
+    func blobs() -> [String] {
+      (try? FileManager.default.contentsOfDirectory(atPath: cache.appending(path: "odr/com.example.test/blobs").path)) ?? []
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: root) }
+  }
+
+  func makeSUT() throws -> (Fixture, RecordingStore) {
+    let fixture = Fixture()
+    try fixture.write("tags.json", """
+      { "bundle": "com.example.test", "tags": {
+        "APIKeys": { "category": "prefetch", "secrets": true, "files": ["APIKeys.json"] },
+        "Art": { "category": "onDemand", "files": ["art.txt"] } } }
+      """)
+    try fixture.write("art.txt", "art")
+    return (fixture, RecordingStore(service: "com.example.test"))
+  }
+
+  static let v1 = #"{"keys": {"Weather": {"value": "w-1", "env": "WEATHER_KEY"}, "Maps": {"value": "m-1", "query": "key", "hosts": ["maps.example"]}}}"#
+
+  @Test func firstImportAddsEveryKeyAndDeletesThePlaintext() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    #expect(report.keys.map(\.outcome) == [.added, .added])
+    #expect(try await store.value(for: "Weather") == "w-1")
+    #expect(try await store.names() == ["Maps", "Weather"])
+    #expect(fixture.blobs().isEmpty)
+    let record = try await store.value(for: KeyringInput.metadataName)
+    #expect(record.contains("WEATHER_KEY") && record.contains("maps.example"))
+    #expect(!record.contains("w-1"))
+  }
+
+  @Test func reimportingTheSameDocumentWritesNothing() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    let writes = store.writes
+    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    #expect(report.keys.map(\.outcome) == [.unchanged, .unchanged])
+    #expect(store.writes == writes)
+  }
+
+  @Test func aChangedDocumentWritesOnlyTheChangedKeys() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    let writes = store.writes
+    let v2 = Self.v1.replacingOccurrences(of: "w-1", with: "w-2")
+    let report = try await KeyImporter(catalog: fixture.publish(v2), store: store).fetch(tags: ["APIKeys"])
+    #expect(report.keys == [.init(name: "Maps", outcome: .unchanged), .init(name: "Weather", outcome: .changed)])
+    #expect(store.writes == writes + 1)
+    #expect(try await store.value(for: "Weather") == "w-2")
+  }
+
+  @Test func pruneDeletesKeysNoLongerPublished() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    try await store.setValue("old", for: "Legacy")
+    let catalog = try await fixture.publish(Self.v1)
+    let kept = try await KeyImporter(catalog: catalog, store: store).fetch(tags: ["APIKeys"])
+    #expect(!kept.keys.contains { $0.outcome == .pruned })
+    let pruned = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"], prune: true)
+    #expect(pruned.keys.first { $0.name == "Legacy" }?.outcome == .pruned)
+    #expect(try await store.names() == ["Maps", "Weather"])
+  }
+
+  @Test func anInvalidDocumentChangesNothingAndLeavesNoPlaintext() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    let writes = store.writes
+    let bad = #"{"Weather": "w-secret-2", "Maps": ""}"#
+    await #expect(throws: KeysError.self) {
+      try await KeyImporter(catalog: fixture.publish(bad), store: store).fetch(tags: ["APIKeys"])
+    }
+    #expect(store.writes == writes)
+    #expect(try await store.value(for: "Weather") == "w-1")
+    #expect(fixture.blobs().isEmpty)
+  }
+
+  @Test func aFailureHalfwayRestoresThePreviousValues() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    let before = try await store.values(for: nil)
+    let v2 = #"{"Alpha": "a-new", "Maps": "m-2", "Weather": "w-2", "Zulu": "z-new"}"#
+    store.failWrite(after: 2)
+    await #expect(throws: KeyringError.self) {
+      try await KeyImporter(catalog: fixture.publish(v2), store: store).fetch(tags: ["APIKeys"])
+    }
+    #expect(try await store.values(for: nil) == before)
+  }
+
+  @Test func aFailureThatAlsoBlocksTheRestoreSaysWhichKeysMayHaveChanged() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    store.failWrite(after: 1, persistently: true)
+    do {
+      _ = try await KeyImporter(catalog: fixture.publish(#"{"Maps": "m-2", "Weather": "w-2"}"#), store: store).fetch(tags: ["APIKeys"])
+      Issue.record("the import succeeded")
+    } catch let error as KeysError {
+      #expect(error.code == .incompleteRestore)
+      #expect(error.message.contains("Maps"))
+      #expect(!error.message.contains("m-2"))
+    }
+  }
+
+  @Test func tagsWithoutSecretsAreJustMadeAvailable() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["Art"])
+    #expect(report.keys.isEmpty)
+    #expect(store.writes == 0)
+    #expect(fixture.blobs().count == 1)
+  }
+}
+
+/// A memory store that counts writes and can be told to fail.
+final class RecordingStore: SecretStore {
+  let service: String
+  private let inner: MemoryStore
+  private let state = Mutex((writes: 0, failAt: Int?.none, persistently: false))
+
+  init(service: String) {
+    self.service = service
+    inner = MemoryStore(service: service)
+  }
+
+  var writes: Int { state.withLock { $0.writes } }
+  /// Lets `more` writes through, then fails the next one (and, if
+  /// `persistently`, every one after it).
+  func failWrite(after more: Int, persistently: Bool = false) {
+    state.withLock { state in
+      state.failAt = state.writes + more
+      state.persistently = persistently
+    }
+  }
+
+  private func countWrite() throws {
+    try state.withLock { state in
+      if let failAt = state.failAt, state.writes >= failAt {
+        if !state.persistently { state.failAt = nil }
+        throw KeyringError(.locked, "The keyring collection 'Login' is locked.")
+      }
+      state.writes += 1
+    }
+  }
+
+  func setValue(_ value: String, for name: String) async throws {
+    try countWrite()
+    try await inner.setValue(value, for: name)
+  }
+  func value(for name: String) async throws -> String { try await inner.value(for: name) }
+  func values(for names: Set<String>?) async throws -> [String: String] { try await inner.values(for: names) }
+  func deleteValue(for name: String) async throws -> Bool {
+    try countWrite()
+    return try await inner.deleteValue(for: name)
+  }
+  func names() async throws -> [String] { await inner.names() }
+  func deleteAll() async throws -> Int { await inner.deleteAll() }
+}

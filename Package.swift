@@ -44,6 +44,7 @@ let package = Package(
       name: "odr",
       dependencies: [
         "ODRKeyring",
+        "ODRKeys",
         "ODRResources",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],

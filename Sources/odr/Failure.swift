@@ -1,5 +1,6 @@
 import ArgumentParser
 import ODRKeyring
+import ODRKeys
 import ODRResources
 #if canImport(Glibc)
 import Glibc
@@ -37,6 +38,9 @@ enum Failure {
     case let error as KeyringError:
       Output.error(error.description)
       Glibc.exit(exitCode(for: error))
+    case let error as KeysError:
+      Output.error(error.description)
+      Glibc.exit(1)
     case is CancellationError:
       Output.error("Cancelled.")
       Glibc.exit(130)

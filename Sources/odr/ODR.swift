@@ -17,7 +17,7 @@ struct ODR: AsyncParsableCommand {
         secret-tool lookup service com.example.demo key Weather
       """,
     version: "0.1.0",
-    subcommands: [Pack.self, Begin.self, End.self, ResourcePath.self, Status.self, SetKey.self, GetKey.self, ListKeys.self, DeleteKey.self, Doctor.self]
+    subcommands: [Fetch.self, Pack.self, Begin.self, End.self, ResourcePath.self, Status.self, SetKey.self, GetKey.self, ListKeys.self, DeleteKey.self, Doctor.self]
   )
 
   /// Runs the command and turns every failure into a message on stderr and

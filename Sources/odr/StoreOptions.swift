@@ -13,7 +13,7 @@ enum StoreKind: String, ExpressibleByArgument, CaseIterable {
 /// The options every key command shares: which service, which store, and
 /// how long a keyring call may take.
 struct StoreOptions: ParsableArguments {
-  @Option(name: .long, help: ArgumentHelp("The bundle id the keys belong to (default: $ODR_SERVICE).", valueName: "bundle-id"))
+  @Option(name: .long, help: ArgumentHelp("The bundle id the keys belong to (default: $ODR_SERVICE, or the catalog's bundle for fetch).", valueName: "bundle-id"))
   var service: String?
 
   @Option(name: .long, help: "Where keys are kept: secret-service (the desktop keyring) or memory (this process only).")
@@ -29,12 +29,7 @@ struct StoreOptions: ParsableArguments {
     guard Self.validTimeouts.contains(timeout) else {
       throw ValidationError("--timeout must be between 0 and 600 seconds.")
     }
-    if resolvedService == nil {
-      throw ValidationError("No service: pass --service BUNDLE_ID (for example --service com.example.demo) or set ODR_SERVICE.")
-    }
   }
-
-  var resolvedService: String? { service ?? Self.environmentService }
 
   /// `$ODR_SERVICE`, when set and not empty.
   static var environmentService: String? {
@@ -44,9 +39,12 @@ struct StoreOptions: ParsableArguments {
 
   static func deadline(seconds: Double) -> Duration { .milliseconds(Int((seconds * 1000).rounded())) }
 
-  /// The store these options select.
-  func makeStore() throws -> any SecretStore {
-    let service = resolvedService ?? ""
+  /// The store these options select, for `--service`, else `$ODR_SERVICE`,
+  /// else `defaultService` (a catalog's bundle).
+  func makeStore(defaultService: String? = nil) throws -> any SecretStore {
+    guard let service = service ?? Self.environmentService ?? defaultService else {
+      throw ValidationError("No service: pass --service BUNDLE_ID (for example --service com.example.demo) or set ODR_SERVICE.")
+    }
     switch store {
     case .secretService:
       return try SecretServiceStore(service: service, deadline: Self.deadline(seconds: timeout))

@@ -1,0 +1,98 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// `odr fetch` end to end: the built binary, a `file://` catalog and the
+/// real keyring; every test uses its own bundle id and cache home.
+@Suite struct FetchCommandTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-fetch-\(UUID().uuidString)")
+  let bundle = "com.odr.fetch.\(UUID().uuidString.prefix(8).lowercased())"
+  let weather = "w-\(UUID().uuidString)"
+  let maps = "m-\(UUID().uuidString)"
+  var source: URL { root.appending(path: "src") }
+  var published: URL { root.appending(path: "pub") }
+  var environment: [String: String] {
+    var env = KeyringSession.shared.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["ODR_CATALOG"] = "file://" + published.path
+    env["ODR_SERVICE"] = nil
+    return env
+  }
+
+  func odr(_ arguments: [String]) throws -> Command.Result {
+    try Command.odr(arguments, environment: environment)
+  }
+
+  /// Publishes an APIKeys document (as a new catalog version).
+  func publish(_ document: String, version: Int) throws {
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data("""
+      { "bundle": "\(bundle)", "tags": {
+        "APIKeys": { "category": "prefetch", "secrets": true, "files": ["APIKeys.json"] } } }
+      """.utf8).write(to: source.appending(path: "tags.json"))
+    try Data(document.utf8).write(to: source.appending(path: "APIKeys.json"))
+    let pack = try odr(["pack", source.path, "--output", published.path, "--version", "\(version)", "--quiet"])
+    try #require(pack.status == 0, "\(pack.stderr)")
+  }
+
+  func lookup(_ key: String) throws -> String? {
+    let result = try Command.secretTool(["lookup", "service", bundle, "key", key], environment: environment)
+    return result.status == 0 ? result.stdout : nil
+  }
+
+  var document: String { #"{"keys": {"Weather": {"value": "\#(weather)", "env": "WEATHER_KEY"}, "Maps": {"value": "\#(maps)"}}}"# }
+
+  @Test func fetchImportsReFetchKeepsAndChangesOnlyWhatChanged() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try publish(document, version: 1)
+    let first = try odr(["fetch", "APIKeys"])
+    #expect(first.status == 0, "\(first.stderr)")
+    #expect(first.stdout == "added     Maps\nadded     Weather\n")
+    #expect(try lookup("Weather") == weather)
+    #expect(try odr(["fetch", "APIKeys"]).stdout == "unchanged Maps\nunchanged Weather\n")
+    try publish(document.replacingOccurrences(of: maps, with: maps + "-2"), version: 2)
+    #expect(try odr(["fetch", "APIKeys"]).stdout == "changed   Maps\nunchanged Weather\n")
+    #expect(try lookup("Maps") == maps + "-2")
+  }
+
+  @Test func pruneDeletesKeysNoLongerPublished() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try publish(document, version: 1)
+    #expect(try odr(["fetch", "APIKeys"]).status == 0)
+    try publish(#"{"Weather": "\#(weather)"}"#, version: 2)
+    #expect(try odr(["fetch", "APIKeys"]).stdout == "changed   Weather\n")  // its metadata went away
+    #expect(try lookup("Maps") == maps)
+    #expect(try odr(["fetch", "APIKeys", "--prune"]).stdout == "pruned    Maps\nunchanged Weather\n")
+    #expect(try lookup("Maps") == nil)
+  }
+
+  @Test func anInvalidDocumentChangesNothing() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try publish(document, version: 1)
+    #expect(try odr(["fetch", "APIKeys"]).status == 0)
+    try publish(#"{"Weather": "\#(weather)-new", "Maps": 42}"#, version: 2)
+    let result = try odr(["fetch", "APIKeys"])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("Key 'Maps': the value must be a string"))
+    #expect(try lookup("Weather") == weather)
+  }
+
+  @Test func noSecretIsLeftOnDiskOrPrinted() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try publish(document, version: 1)
+    try FileManager.default.removeItem(at: source)  // the publisher's copy is not the client's business
+    let outputs = [try odr(["fetch", "APIKeys"]), try odr(["fetch", "APIKeys", "--json"]), try odr(["status"]),
+                   try odr(["list", "--service", bundle])]
+    for result in outputs {
+      #expect(!result.output.contains(weather) && !result.output.contains(maps))
+    }
+    // The client's store and the temporary directory hold no plaintext.
+    for folder in [root.appending(path: "cache"), FileManager.default.temporaryDirectory] {
+      let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
+      while let url = enumerator?.nextObject() as? URL {
+        guard !url.path.hasPrefix(published.path), let data = try? Data(contentsOf: url, options: .mappedIfSafe) else { continue }
+        #expect(data.range(of: Data(weather.utf8)) == nil, "\(url.path)")
+      }
+    }
+  }
+}

@@ -40,7 +40,7 @@ extension ODR {
       for tag in tags {
         let state = tag.onDisk ? "on disk" : "not on disk"
         let pinned = tag.pins > 0 ? ", pinned ×\(tag.pins)" : ""
-        lines.append("  \(tag.name)  \(tag.category)\(tag.secrets ? ", secrets" : "")  \(tag.files) files, \(tag.bytes) bytes  \(state)\(pinned)")
+        lines.append("  \(tag.name)  \(tag.category)\(tag.secrets ? ", secrets" : "")  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes  \(state)\(pinned)")
       }
       Output.write(lines.joined(separator: "\n") + "\n")
     }

@@ -152,7 +152,7 @@ import Testing
 final class RecordingStore: SecretStore {
   let service: String
   private let inner: MemoryStore
-  private let state = Mutex((writes: 0, failAt: Int?.none, persistently: false))
+  private let state = Mutex((writes: 0, reads: 0, failAt: Int?.none, persistently: false))
 
   init(service: String) {
     self.service = service
@@ -160,6 +160,7 @@ final class RecordingStore: SecretStore {
   }
 
   var writes: Int { state.withLock { $0.writes } }
+  var reads: Int { state.withLock { $0.reads } }
   /// Lets `more` writes through, then fails the next one (and, if
   /// `persistently`, every one after it).
   func failWrite(after more: Int, persistently: Bool = false) {
@@ -184,7 +185,10 @@ final class RecordingStore: SecretStore {
     try await inner.setValue(value, for: name)
   }
   func value(for name: String) async throws -> String { try await inner.value(for: name) }
-  func values(for names: Set<String>?) async throws -> [String: String] { try await inner.values(for: names) }
+  func values(for names: Set<String>?) async throws -> [String: String] {
+    state.withLock { $0.reads += 1 }
+    return try await inner.values(for: names)
+  }
   func deleteValue(for name: String) async throws -> Bool {
     try countWrite()
     return try await inner.deleteValue(for: name)

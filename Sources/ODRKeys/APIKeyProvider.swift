@@ -1,0 +1,161 @@
+public import FoundationEssentials
+public import ODRKeyring
+import ODRResources
+
+/// Serves API keys to an app: `try await provider.key("Weather")`.
+///
+/// Reads the store; when a key is missing it runs the fetch of the
+/// configured tag once, however many callers are waiting (single flight),
+/// then answers them all. Values are cached in memory until
+/// ``invalidate()``. A failed fetch is not sticky: the next call tries again.
+/// The fetch runs at most once per lifetime while it succeeds (seeds 000
+/// and 003); `invalidate()` starts a new lifetime.
+///
+/// ```swift
+/// let provider = APIKeyProvider(store: try SecretServiceStore(service: "com.example.demo"),
+///                               catalog: URL(filePath: "/srv/odr"))
+/// let key = try await provider.key("Weather")
+/// for await names in provider.changes() { print("changed:", names) }
+/// ```
+public actor APIKeyProvider {
+  /// Where the provider is in its load (seeds 000/003).
+  public enum State: Sendable, Equatable {
+    case notRequested, loading, ready
+    /// The last load failed; the message says why (never a value).
+    case failed(String)
+  }
+
+  /// The current state.
+  public private(set) var state: State = .notRequested {
+    didSet { if state != oldValue { for continuation in stateObservers.values { continuation.yield(state) } } }
+  }
+
+  private let store: any SecretStore
+  private let fetch: @Sendable () async throws -> Void
+  private var cache: [String: String]?
+  private var published: [String: String] = [:]
+  private var loading: Task<[String: String], any Error>?
+  private var fetching: Task<[String: String], any Error>?
+  private var fetched = false
+  private var changeObservers: [UUID: AsyncStream<Set<String>>.Continuation] = [:]
+  private var stateObservers: [UUID: AsyncStream<State>.Continuation] = [:]
+
+  /// A provider over `store` whose misses run `fetch` (which should put the
+  /// keys into `store`, as ``KeyImporter`` does).
+  public init(store: any SecretStore, fetch: @escaping @Sendable () async throws -> Void) {
+    self.store = store
+    self.fetch = fetch
+  }
+
+  /// A provider whose misses run `odr fetch TAG` against `catalog`.
+  public init(store: any SecretStore, catalog: URL, tag: String = "APIKeys", cacheHome: URL? = nil) {
+    self.init(store: store) {
+      let resources = try await ResourceCatalog.load(from: catalog, cacheHome: cacheHome)
+      _ = try await KeyImporter(catalog: resources, store: store).fetch(tags: [tag])
+    }
+  }
+
+  /// The value of `name`: from memory, else the store, else after one fetch.
+  public func key(_ name: String) async throws -> String {
+    if let value = cache?[name] { return value }
+    if let value = try await load()[name] { return value }
+    if !fetched, let value = try await fetchOnce()[name] { return value }
+    throw KeyringError(.notFound, "No key '\(name)' for \(store.service), even after fetching the keys.")
+  }
+
+  /// Drops the cached values and starts a new lifetime: the next miss
+  /// fetches again.
+  public func invalidate() {
+    cache = nil
+    fetched = false
+    state = .notRequested
+  }
+
+  /// Re-reads the store (after an `odr fetch` elsewhere, say) and tells
+  /// observers which keys changed.
+  public func refresh() async throws {
+    _ = try await load(reload: true)
+  }
+
+  /// The names of keys whose value changed (added, changed or removed), each
+  /// time the provider reads the store.
+  /// The sequence ends when the consuming task is cancelled or the
+  /// observation is cancelled with ``KeyObservation/cancel()``.
+  public func changes() -> KeyObservation<Set<String>> {
+    KeyObservation { id, continuation in
+      changeObservers[id] = continuation
+    } onCancel: { [weak self] id in
+      Task { await self?.unregister(id: id) }
+    }
+  }
+
+  /// Every state the provider moves through, starting with the current one.
+  public func states() -> KeyObservation<State> {
+    KeyObservation { id, continuation in
+      stateObservers[id] = continuation
+      continuation.yield(state)
+    } onCancel: { [weak self] id in
+      Task { await self?.unregister(id: id) }
+    }
+  }
+
+  // MARK: Single flights
+
+  /// All values of the store, read once for all concurrent callers.
+  private func load(reload: Bool = false) async throws -> [String: String] {
+    if !reload, let cache { return cache }
+    if let loading { return try await loading.value }
+    let task = Task { try await store.values(for: nil) }
+    loading = task
+    if state != .ready { state = .loading }
+    defer { loading = nil }
+    do {
+      let values = try await task.value
+      publish(values)
+      state = .ready
+      return values
+    } catch {
+      state = .failed(String(describing: error))
+      throw error
+    }
+  }
+
+  /// Runs the fetch, then reads the store, once for all concurrent
+  /// callers; a failure clears the flight so the next call retries.
+  private func fetchOnce() async throws -> [String: String] {
+    if let fetching { return try await fetching.value }
+    let (store, fetch) = (store, fetch)
+    let task = Task {
+      try await fetch()
+      return try await store.values(for: nil)
+    }
+    fetching = task
+    state = .loading
+    defer { fetching = nil }
+    do {
+      let values = try await task.value
+      fetched = true
+      publish(values)
+      state = .ready
+      return values
+    } catch {
+      state = .failed(String(describing: error))
+      throw error
+    }
+  }
+
+  private func publish(_ values: [String: String]) {
+    let old = published
+    cache = values
+    published = values
+    let changed = Set(values.keys.filter { old[$0] != values[$0] }).union(old.keys.filter { values[$0] == nil })
+    if !changed.isEmpty {
+      for continuation in changeObservers.values { continuation.yield(changed) }
+    }
+  }
+
+  private func unregister(id: UUID) {
+    changeObservers.removeValue(forKey: id)?.finish()
+    stateObservers.removeValue(forKey: id)?.finish()
+  }
+}

@@ -1,0 +1,142 @@
+import ODRKeyring
+import ODRKeys
+import Synchronization
+import Testing
+
+@Suite struct APIKeyProviderTests {
+  /// A fetch that counts its runs, can fail its first `failures` runs, and
+  /// writes `keys` into the store.
+  final class FakeFetch: Sendable {
+    let store: any SecretStore
+    let keys: [String: String]
+    private let state: Mutex<(runs: Int, failures: Int)>
+
+    init(store: any SecretStore, keys: [String: String], failures: Int = 0) {
+      self.store = store
+      self.keys = keys
+      state = Mutex((0, failures))
+    }
+
+    var runs: Int { state.withLock { $0.runs } }
+
+    func run() async throws {
+      let fail = state.withLock { state -> Bool in
+        state.runs += 1
+        guard state.failures > 0 else { return false }
+        state.failures -= 1
+        return true
+      }
+      try await Task.sleep(for: .milliseconds(50))  // keep the flight open while callers pile up
+      if fail { throw KeyringError(.timeout, "The Secret Service did not answer within 5 s.") }
+      for (name, value) in keys { try await store.setValue(value, for: name) }
+    }
+  }
+
+  func makeSUT(failures: Int = 0) -> (APIKeyProvider, FakeFetch, MemoryStore) {
+    let store = MemoryStore(service: "com.example.test")
+    let fetch = FakeFetch(store: store, keys: ["Weather": "w-1", "Maps": "m-1"], failures: failures)
+    return (APIKeyProvider(store: store, fetch: fetch.run), fetch, store)
+  }
+
+  @Test func aThousandConcurrentCallersOnAColdCacheCauseOneFetch() async throws {
+    let (provider, fetch, _) = makeSUT()
+    let values = try await withThrowingTaskGroup(of: String.self) { group in
+      for i in 0..<1000 { group.addTask { try await provider.key(i.isMultiple(of: 2) ? "Weather" : "Maps") } }
+      return try await group.reduce(into: [String]()) { $0.append($1) }
+    }
+    #expect(fetch.runs == 1)
+    #expect(values.filter { $0 == "w-1" }.count == 500)
+    #expect(values.filter { $0 == "m-1" }.count == 500)
+  }
+
+  @Test func concurrentCallersShareOneStoreReadBeforeAndOneAfterTheFetch() async throws {
+    let store = RecordingStore(service: "com.example.test")
+    let fetch = FakeFetch(store: store, keys: ["Weather": "w-1"])
+    let provider = APIKeyProvider(store: store, fetch: fetch.run)
+    try await withThrowingTaskGroup(of: String.self) { group in
+      for _ in 0..<1000 { group.addTask { try await provider.key("Weather") } }
+      try await group.waitForAll()
+    }
+    #expect(store.reads == 2)
+    #expect(fetch.runs == 1)
+  }
+
+  @Test func theProviderIsReadyAfterServingAKey() async throws {
+    let (provider, fetch, _) = makeSUT()
+    _ = try await provider.key("Maps")
+    #expect(fetch.runs == 1)
+    #expect(await provider.state == .ready)
+  }
+
+  @Test func aFailedFetchIsRetriedByTheNextCall() async throws {
+    let (provider, fetch, _) = makeSUT(failures: 1)
+    await #expect(throws: KeyringError.self) { try await provider.key("Weather") }
+    guard case .failed = await provider.state else { Issue.record("state is not failed"); return }
+    #expect(try await provider.key("Weather") == "w-1")
+    #expect(fetch.runs == 2)
+    #expect(await provider.state == .ready)
+  }
+
+  @Test func keysInTheStoreNeedNoFetch() async throws {
+    let (provider, fetch, store) = makeSUT()
+    try await store.setValue("w-stored", for: "Weather")
+    #expect(try await provider.key("Weather") == "w-stored")
+    #expect(fetch.runs == 0)
+  }
+
+  @Test func aKeyMissingAfterTheFetchIsNotFoundWithoutFetchingAgain() async throws {
+    let (provider, fetch, _) = makeSUT()
+    _ = try await provider.key("Weather")
+    await #expect(throws: KeyringError.self) { try await provider.key("Absent") }
+    await #expect(throws: KeyringError.self) { try await provider.key("Absent") }
+    #expect(fetch.runs == 1)
+  }
+
+  @Test func valuesAreCachedUntilInvalidated() async throws {
+    let (provider, fetch, store) = makeSUT()
+    #expect(try await provider.key("Weather") == "w-1")
+    try await store.setValue("w-2", for: "Weather")
+    #expect(try await provider.key("Weather") == "w-1")
+    await provider.invalidate()
+    #expect(try await provider.key("Weather") == "w-2")
+    #expect(fetch.runs == 1)
+  }
+
+  @Test func theObservationDeliversAChangeAndStopsWhenCancelled() async throws {
+    let (provider, _, store) = makeSUT()
+    _ = try await provider.key("Weather")
+    let observation = await provider.changes()
+    try await store.setValue("w-2", for: "Weather")
+    try await provider.refresh()
+    var iterator = observation.makeAsyncIterator()
+    #expect(await iterator.next() == ["Weather"])
+    observation.cancel()
+    try await store.setValue("w-3", for: "Weather")
+    try await provider.refresh()
+    #expect(await iterator.next() == nil)
+  }
+
+  @Test func theObservationEndsWithItsTask() async throws {
+    let (provider, _, _) = makeSUT()
+    let observation = await provider.changes()
+    let task = Task {
+      var count = 0
+      for await _ in observation { count += 1 }
+      return count
+    }
+    task.cancel()
+    #expect(await task.value == 0)
+  }
+
+  @Test func statesGoFromNotRequestedThroughLoadingToReady() async throws {
+    let (provider, _, _) = makeSUT()
+    let states = await provider.states()
+    _ = try await provider.key("Weather")
+    states.cancel()
+    var seen: [APIKeyProvider.State] = []
+    for await state in states { seen.append(state) }
+    #expect(seen.first == .notRequested)
+    #expect(seen.last == .ready)
+    #expect(seen.contains(.loading))
+  }
+}

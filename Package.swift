@@ -56,6 +56,12 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .executableTarget(
+      name: "WeatherClient",
+      dependencies: ["ODRKeys", "ODRKeyring"],
+      path: "Examples/WeatherClient",
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
       name: "odr-bench",
       dependencies: ["ODRKeyring", "CLibsecret"],
       path: "Benchmarks/odr-bench",
@@ -78,7 +84,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["odr", "ODRTesting"],
+      dependencies: ["odr", "WeatherClient", "ODRTesting"],
       swiftSettings: strictSettings
     ),
   ],

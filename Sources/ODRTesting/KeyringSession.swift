@@ -98,7 +98,7 @@ public final class KeyringSession: @unchecked Sendable {
 
 extension FileHandle {
   /// One line read byte by byte (nothing past the newline is consumed).
-  func readLine() -> String? {
+  public func readLine() -> String? {
     var bytes: [UInt8] = []
     while let byte = try? read(upToCount: 1), let b = byte.first {
       if b == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }

@@ -1,0 +1,45 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// The Examples/WeatherClient app: gets its key through APIKeyProvider
+/// (fetching the Demo catalog into a memory store) and calls a loopback
+/// endpoint that accepts only that key.
+@Suite struct WeatherClientExampleTests {
+  @Test func theExampleSendsTheFetchedKey() throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-example-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    var env = ProcessInfo.processInfo.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    let pack = try Command.odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path,
+                                "--output", root.appending(path: "catalog").path, "--quiet"], environment: env)
+    try #require(pack.status == 0)
+
+    // A one-request server on 127.0.0.1: 200 for the demo key, 401 otherwise.
+    let server = Process()
+    server.executableURL = URL(filePath: "/usr/bin/env")
+    server.arguments = ["python3", "-c", """
+      import http.server, sys
+      class H(http.server.BaseHTTPRequestHandler):
+          def do_GET(self):
+              ok = self.headers.get('X-Api-Key') == 'demo-weather-0000-not-a-real-key'
+              self.send_response(200 if ok else 401); self.end_headers(); self.wfile.write(b'sunny' if ok else b'no')
+          def log_message(self, *a): pass
+      s = http.server.HTTPServer(('127.0.0.1', 0), H)
+      print(s.server_address[1], flush=True)
+      s.handle_request()
+      """]
+    let output = Pipe()
+    server.standardOutput = output
+    try server.run()
+    defer { server.terminate() }
+    let port = try #require(output.fileHandleForReading.readLine().flatMap(Int.init))
+
+    let client = Paths.odr.deletingLastPathComponent().appending(path: "WeatherClient").path
+    let result = try Command.run(client, ["--catalog", root.appending(path: "catalog").path,
+                                          "--url", "http://127.0.0.1:\(port)/forecast", "--memory"], environment: env)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("→ 200, 5 bytes"))
+    #expect(!result.output.contains("demo-weather-0000-not-a-real-key"))
+  }
+}

@@ -17,10 +17,11 @@ func ms(_ d: Duration) -> String { String(format: "%.2f ms", Double(d.components
 func ratio(_ a: Duration, _ b: Duration) -> String { String(format: "%.2f×", a / b) }
 
 @discardableResult
-func time(_ executable: String, _ arguments: [String], input: String? = nil) throws -> Duration {
+func time(_ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> Duration {
   let process = Process()
   process.executableURL = URL(filePath: executable)
   process.arguments = arguments
+  if let environment { process.environment = environment }
   process.standardOutput = FileHandle.nullDevice
   let stdin = Pipe()
   process.standardInput = stdin
@@ -99,3 +100,35 @@ for _ in 0..<runs {
 }
 report("(c) lookup:     SecretServiceStore \(ms(median(odrLookups)))   bare libsecret \(ms(median(bareLookups)))   ratio \(ratio(median(odrLookups), median(bareLookups)))   (target ≤ 1.20×)")
 try await store.deleteAll()
+
+// (d) `odr fetch` of a 500-key document into an empty keyring vs a bash loop
+// of 500 `secret-tool store`, and a re-fetch of the same document.
+let fetchRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_FETCH_RUNS"] ?? "") ?? 5
+if fetchRuns > 0 {
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  let source = work.appending(path: "src")
+  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+  let fetchService = "com.odr.bench.fetch"
+  try Data(#"{"bundle": "\#(fetchService)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+    .write(to: source.appending(path: "tags.json"))
+  let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
+  try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
+  var env = ProcessInfo.processInfo.environment
+  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "catalog").path, "--quiet"], environment: env)
+  let fetchArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "catalog").path, "--quiet"]
+  let fetchStore = try SecretServiceStore(service: fetchService)
+  let loop500 = "for i in $(seq 1 500); do printf 'value-%s' \"$i\" | secret-tool store --label=bench service \(fetchService).tool key K$i || exit 1; done"
+  let loopStore = try SecretServiceStore(service: fetchService + ".tool")
+  var first: [Duration] = [], again: [Duration] = [], loops: [Duration] = []
+  for _ in 0..<fetchRuns {
+    try await fetchStore.deleteAll()
+    first.append(try time(odrPath, fetchArgs, environment: env))
+    again.append(try time(odrPath, fetchArgs, environment: env))
+    try await fetchStore.deleteAll()
+    loops.append(try time("/bin/bash", ["-c", loop500]))
+    try await loopStore.deleteAll()
+  }
+  report("(d) fetch 500:  odr fetch \(ms(median(first)))   secret-tool loop \(ms(median(loops)))   speed-up \(ratio(median(loops), median(first)))   (target ≥ 2.00×); re-fetch \(ms(median(again))) = \(ratio(median(again), median(first))) of the first import   (target ≤ 0.10×)   [median of \(fetchRuns)]")
+}

@@ -103,38 +103,125 @@ struct Session {
 
   /// Items matching `attributes`: each item's attributes, and its secret
   /// when `loadSecrets`. Throws `.locked` if a matching item is locked.
+  ///
+  /// Works on D-Bus paths: one SearchItems, one Properties.Get per item and
+  /// one GetSecrets for all, instead of libsecret's item proxies (a GetAll
+  /// and a match rule each), which made 500 items take seconds.
   func search(_ attributes: [String: String], loadSecrets: Bool) throws -> [(attributes: [String: String], secret: String?)] {
     let service = try connect()
     defer { g_object_unref(service) }
     var error: UnsafeMutablePointer<GError>?
-    var flags = SECRET_SEARCH_ALL.rawValue
-    if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
-    let list = withAttributeTable(attributes) {
-      secret_service_search_sync(service, nil, $0, SecretSearchFlags(rawValue: flags), cancellable.pointer, &error)
+    var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+    var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+    _ = withAttributeTable(attributes) {
+      secret_service_search_for_dbus_paths_sync(service, nil, $0, cancellable.pointer, &unlocked, &locked, &error)
+    }
+    defer {
+      g_strfreev(unlocked)
+      g_strfreev(locked)
     }
     try check(error)
+    if locked?.pointee != nil { throw lockedOr(nil) }
+    let paths = strings(unlocked)
     // Nothing found may mean "all locked": say so rather than "empty".
-    guard list != nil else {
+    guard !paths.isEmpty else {
       if let label = try lockedCollectionLabel() { throw KeyringError.locked(label) }
       return []
     }
-    defer { g_list_free_full(list, g_object_unref) }
-    var results: [(attributes: [String: String], secret: String?)] = []
-    var node = list
-    while let current = node {
-      node = current.pointee.next
-      let item = current.pointee.data.assumingMemoryBound(to: SecretItem.self)
-      if secret_item_get_locked(item) != 0 { throw lockedOr(nil) }
-      let table = secret_item_get_attributes(item)
-      defer { g_hash_table_unref(table) }
-      var secret: String?
-      if loadSecrets, let value = secret_item_get_secret(item) {
-        defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-        secret = try text(of: value)
+    let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
+    var results: [(attributes: [String: String], secret: String?)] = try itemAttributes(paths, proxy: proxy).map { ($0, nil) }
+    guard loadSecrets else { return results }
+    let table = unlocked!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: paths.count + 1) {
+      secret_service_get_secrets_for_dbus_paths_sync(service, $0, cancellable.pointer, &error)
+    }
+    try check(error)
+    defer { g_hash_table_unref(table) }
+    for (index, path) in paths.enumerated() {
+      if let value = g_hash_table_lookup(table, path) {
+        results[index].secret = try text(of: OpaquePointer(value))
       }
-      results.append((dictionary(from: table), secret))
     }
     return results
+  }
+
+  /// The attributes of many items: all Properties.Get calls are sent at
+  /// once and their replies collected on a private main context, so the
+  /// cost is the daemon's work, not one round trip per item.
+  private func itemAttributes(_ paths: [String], proxy: UnsafeMutablePointer<GDBusProxy>) throws -> [[String: String]] {
+    final class Replies {
+      var variants: [OpaquePointer?]
+      var errors: [UnsafeMutablePointer<GError>?]
+      var pending: Int
+      init(_ count: Int) {
+        variants = Array(repeating: nil, count: count)
+        errors = Array(repeating: nil, count: count)
+        pending = count
+      }
+    }
+    final class Call {
+      let replies: Replies
+      let index: Int
+      init(_ replies: Replies, _ index: Int) { self.replies = replies; self.index = index }
+    }
+    let context = g_main_context_new()
+    g_main_context_push_thread_default(context)
+    defer {
+      g_main_context_pop_thread_default(context)
+      g_main_context_unref(context)
+    }
+    let replies = Replies(paths.count)
+    defer {
+      for variant in replies.variants { if let variant { g_variant_unref(variant) } }
+      for error in replies.errors { if let error { g_error_free(error) } }
+    }
+    let connection = g_dbus_proxy_get_connection(proxy)
+    for (index, path) in paths.enumerated() {
+      var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Item"), g_variant_new_string("Attributes")]
+      let call = Unmanaged.passRetained(Call(replies, index)).toOpaque()
+      g_dbus_connection_call(connection, g_dbus_proxy_get_name(proxy), path, "org.freedesktop.DBus.Properties", "Get",
+                             g_variant_new_tuple(&arguments, 2), nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellable.pointer, { source, result, data in
+        let call = Unmanaged<Call>.fromOpaque(data!).takeRetainedValue()
+        var error: UnsafeMutablePointer<GError>?
+        call.replies.variants[call.index] = g_dbus_connection_call_finish(OpaquePointer(source), result, &error)
+        call.replies.errors[call.index] = error
+        call.replies.pending -= 1
+      }, call)
+    }
+    while replies.pending > 0 { g_main_context_iteration(context, 1) }
+    if let index = replies.errors.firstIndex(where: { $0 != nil }) {
+      let error = replies.errors[index]
+      replies.errors[index] = nil
+      try check(error)
+    }
+    return replies.variants.map { reply in
+      guard let reply else { return [:] }
+      let boxed = g_variant_get_child_value(reply, 0)
+      defer { g_variant_unref(boxed) }
+      let dictionary = g_variant_get_variant(boxed)
+      defer { g_variant_unref(dictionary) }
+      var result: [String: String] = [:]
+      for index in 0..<g_variant_n_children(dictionary) {
+        let entry = g_variant_get_child_value(dictionary, index)
+        let key = g_variant_get_child_value(entry, 0)
+        let value = g_variant_get_child_value(entry, 1)
+        result[String(cString: g_variant_get_string(key, nil))] = String(cString: g_variant_get_string(value, nil))
+        g_variant_unref(value)
+        g_variant_unref(key)
+        g_variant_unref(entry)
+      }
+      return result
+    }
+  }
+
+  private func strings(_ array: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
+    guard let array else { return [] }
+    var result: [String] = []
+    var index = 0
+    while let string = array[index] {
+      result.append(String(cString: string))
+      index += 1
+    }
+    return result
   }
 
   /// After a miss or a refusal without an error: `.locked` if a collection
@@ -144,22 +231,43 @@ struct Session {
     return fallback ?? KeyringError(.failed, "The Secret Service reported a locked item but no locked collection.")
   }
 
-  /// The label of a locked collection, nil when none is locked.
+  /// The label of a locked collection, nil when none is locked. Reads the
+  /// service's Collections and each one's Locked property over D-Bus: no
+  /// collection or item proxies, so it stays cheap however many items exist.
   func lockedCollectionLabel() throws -> String? {
     let service = try connect()
     defer { g_object_unref(service) }
-    var error: UnsafeMutablePointer<GError>?
-    _ = secret_service_load_collections_sync(service, cancellable.pointer, &error)
-    try check(error)
-    let list = secret_service_get_collections(service)
-    defer { g_list_free_full(list, g_object_unref) }
-    var node = list
-    while let current = node {
-      node = current.pointee.next
-      let collection = current.pointee.data.assumingMemoryBound(to: SecretCollection.self)
-      if secret_collection_get_locked(collection) != 0 { return label(of: collection) }
+    let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
+    guard let collections = g_dbus_proxy_get_cached_property(proxy, "Collections") else { return nil }
+    defer { g_variant_unref(collections) }
+    for index in 0..<g_variant_n_children(collections) {
+      let child = g_variant_get_child_value(collections, index)
+      let path = String(cString: g_variant_get_string(child, nil))
+      g_variant_unref(child)
+      let locked = try property("Locked", of: path, interface: "org.freedesktop.Secret.Collection", proxy: proxy)
+      defer { g_variant_unref(locked) }
+      guard g_variant_get_boolean(locked) != 0 else { continue }
+      let label = try property("Label", of: path, interface: "org.freedesktop.Secret.Collection", proxy: proxy)
+      defer { g_variant_unref(label) }
+      let text = String(cString: g_variant_get_string(label, nil))
+      return text.isEmpty ? "default" : text
     }
     return nil
+  }
+
+  /// One D-Bus property of an object of the provider (a new reference).
+  private func property(_ name: String, of path: String, interface: String, proxy: UnsafeMutablePointer<GDBusProxy>) throws -> OpaquePointer {
+    var error: UnsafeMutablePointer<GError>?
+    var arguments: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
+    let reply = g_dbus_connection_call_sync(g_dbus_proxy_get_connection(proxy), g_dbus_proxy_get_name(proxy), path,
+                                            "org.freedesktop.DBus.Properties", "Get", g_variant_new_tuple(&arguments, 2),
+                                            nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellable.pointer, &error)
+    try check(error)
+    guard let reply else { throw KeyringError(.failed, "The Secret Service sent no value for \(name).") }
+    defer { g_variant_unref(reply) }
+    let boxed = g_variant_get_child_value(reply, 0)
+    defer { g_variant_unref(boxed) }
+    return g_variant_get_variant(boxed)
   }
 
   // MARK: Probe
@@ -283,19 +391,6 @@ struct Session {
     guard let label = secret_collection_get_label(collection) else { return "default" }
     defer { g_free(label) }
     return String(cString: label)
-  }
-
-  private func dictionary(from table: OpaquePointer?) -> [String: String] {
-    var result: [String: String] = [:]
-    var iterator = GHashTableIter()
-    g_hash_table_iter_init(&iterator, table)
-    var key: gpointer?
-    var value: gpointer?
-    while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
-      guard let key, let value else { continue }
-      result[String(cString: key.assumingMemoryBound(to: CChar.self))] = String(cString: value.assumingMemoryBound(to: CChar.self))
-    }
-    return result
   }
 
   private func withAttributeTable<R>(_ attributes: [String: String], _ body: (OpaquePointer) -> R) -> R {

@@ -50,6 +50,15 @@ public struct SecretServiceStore: SecretStore {
 
   public func values(for names: Set<String>?) async throws -> [String: String] {
     for name in names ?? [] { try KeyringInput.validate(name: name) }
+    // A few names: one lookup each is far cheaper than a search, which
+    // builds a D-Bus proxy for every item of the service.
+    if let names, names.count <= 8 {
+      var result: [String: String] = [:]
+      for name in names {
+        do { result[name] = try await value(for: name) } catch let error as KeyringError where error.code == .notFound {}
+      }
+      return result
+    }
     let attributes = ["service": service]
     let items = try await Libsecret.shared.perform(deadline: deadline) { session in
       try session.search(attributes, loadSecrets: true)
@@ -82,14 +91,17 @@ public struct SecretServiceStore: SecretStore {
     return Set(items.compactMap { $0.attributes["key"] }).subtracting([KeyringInput.metadataName]).sorted()
   }
 
+  /// Deletes every key of the service (and odr's metadata record), one
+  /// item per call so that each call has its own deadline: libsecret's bulk
+  /// clear of hundreds of items can outlast any single deadline.
   @discardableResult
   public func deleteAll() async throws -> Int {
     let attributes = ["service": service]
-    return try await Libsecret.shared.perform(deadline: deadline) { session in
-      let items = try session.search(attributes, loadSecrets: false)
-      if !items.isEmpty { _ = try session.clear(attributes) }
-      return items.filter { $0.attributes["key"] != KeyringInput.metadataName }.count
+    let names = try await Libsecret.shared.perform(deadline: deadline) { session in
+      Set(try session.search(attributes, loadSecrets: false).compactMap { $0.attributes["key"] })
     }
+    for name in names { try await deleteValue(for: name) }
+    return names.subtracting([KeyringInput.metadataName]).count
   }
 
   /// Probes bus, provider, default collection and its lock state, without

@@ -76,6 +76,17 @@ import Testing
   }
 
   @Test(arguments: Backend.allCases)
+  func valuesForManyNamesReadsThemAll(backend: Backend) async throws {
+    let store = try makeSUT(backend)
+    for i in 0..<30 { try await store.setValue("value-\(i)", for: "K\(i)") }
+    let wanted = Set((0..<20).map { "K\($0)" } + ["Absent"])
+    let values = try await store.values(for: wanted)
+    #expect(values.count == 20)
+    #expect(values["K7"] == "value-7")
+    #expect(try await store.names().count == 30)
+  }
+
+  @Test(arguments: Backend.allCases)
   func deleteRemovesOneKeyAndReportsMisses(backend: Backend) async throws {
     let store = try makeSUT(backend)
     try await store.setValue("a", for: "A")

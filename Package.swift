@@ -14,6 +14,7 @@ let package = Package(
     .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
     .library(name: "ODRResources", targets: ["ODRResources"]),
     .library(name: "ODRKeys", targets: ["ODRKeys"]),
+    .library(name: "ODRHTTP", targets: ["ODRHTTP"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -33,6 +34,11 @@ let package = Package(
     .target(
       name: "ODRResources",
       dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRHTTP",
+      dependencies: ["ODRResources"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -75,6 +81,11 @@ let package = Package(
     .testTarget(
       name: "ODRResourcesTests",
       dependencies: ["ODRResources", "ODRTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ODRHTTPTests",
+      dependencies: ["ODRHTTP", "ODRResources", "ODRTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -16,6 +16,8 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
     public static let integrity = Code("integrity")
     /// Reading or writing the file system failed.
     public static let io = Code("io")
+    /// A download failed: connection refused or dropped, HTTP error status.
+    public static let network = Code("network")
     /// The disk is full (Apple's 4992).
     public static let outOfSpace = Code("out-of-space")
   }

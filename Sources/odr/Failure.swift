@@ -25,6 +25,7 @@ enum Failure {
     switch error.code {
     case .notFound: 3
     case .integrity: 4
+    case .network: 7
     case .outOfSpace: 8
     default: 1
     }

@@ -11,6 +11,7 @@ let package = Package(
   platforms: [.macOS(.v15)],
   products: [
     .executable(name: "odr", targets: ["odr"]),
+    .executable(name: "odr-net", targets: ["odr-net"]),
     .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
     .library(name: "ODRResources", targets: ["ODRResources"]),
     .library(name: "ODRKeys", targets: ["ODRKeys"]),
@@ -46,14 +47,24 @@ let package = Package(
       dependencies: ["ODRKeyring", "ODRResources"],
       swiftSettings: strictSettings
     ),
-    .executableTarget(
-      name: "odr",
+    .target(
+      name: "ODRCommandLine",
       dependencies: [
         "ODRKeyring",
         "ODRKeys",
         "ODRResources",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "odr",
+      dependencies: ["ODRCommandLine"],
+      swiftSettings: strictSettings
+    ),
+    .executableTarget(
+      name: "odr-net",
+      dependencies: ["ODRCommandLine", "ODRHTTP"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -95,7 +106,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["odr", "WeatherClient", "ODRTesting"],
+      dependencies: ["odr", "odr-net", "WeatherClient", "ODRTesting"],
       swiftSettings: strictSettings
     ),
   ],

@@ -1,8 +1,8 @@
 import ArgumentParser
+import ODRResources
 
 /// The `odr` command: parsing, output and exit codes only; the work is done
 /// by the ODR* libraries.
-@main
 struct ODR: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "odr",
@@ -20,9 +20,15 @@ struct ODR: AsyncParsableCommand {
     subcommands: [Fetch.self, Pack.self, Begin.self, End.self, ResourcePath.self, Status.self, SetKey.self, GetKey.self, ListKeys.self, DeleteKey.self, Doctor.self]
   )
 
+  /// Makes the transport for http(s) catalogs; nil in the lean `odr`
+  /// executable, which hands such commands to its sibling `odr-net`.
+  nonisolated(unsafe) static var networkTransport: (@Sendable () -> any BlobTransport)?
+
   /// Runs the command and turns every failure into a message on stderr and
-  /// the exit code of DESIGN §8.
-  static func main() async {
+  /// the exit code of DESIGN §8. `network` makes the transport for http(s)
+  /// catalogs, when this executable has one.
+  static func main(network: (@Sendable () -> any BlobTransport)?) async {
+    networkTransport = network
     do {
       if let quick = QuickGet(arguments: Array(CommandLine.arguments.dropFirst())) {
         return try await quick.run()

@@ -26,7 +26,8 @@ struct CatalogOptions: ParsableArguments {
       throw ValidationError("No catalog: pass --catalog URL, set ODR_CATALOG, or add {\"catalog\": \"…\"} to odr.json here.")
     }
     if text.hasPrefix("http://") || text.hasPrefix("https://") {
-      throw ValidationError("HTTP(S) catalogs are not supported yet; use a catalog folder or a file:// URL.")
+      guard let url = URL(string: text), url.host != nil else { throw ValidationError("'\(text)' is not a valid URL.") }
+      return url
     }
     if text.hasPrefix("file://") {
       guard let url = URL(string: text), url.isFileURL else { throw ValidationError("'\(text)' is not a valid file:// URL.") }
@@ -36,9 +37,13 @@ struct CatalogOptions: ParsableArguments {
     return URL(filePath: text)
   }
 
-  /// Loads the catalog and opens its store.
+  /// Loads the catalog and opens its store. An http(s) catalog needs the
+  /// network transport; the lean `odr` re-runs the command as `odr-net`.
   func load() async throws -> ResourceCatalog {
-    try await ResourceCatalog.load(from: location())
+    let url = try location()
+    guard !url.isFileURL else { return try await ResourceCatalog.load(from: url) }
+    guard let transport = ODR.networkTransport else { NetworkHandoff.exec() }
+    return try await ResourceCatalog.load(from: url, transport: transport())
   }
 
   private static var environmentCatalog: String? {

@@ -1,0 +1,116 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// `odr begin` and `odr fetch` against catalogs served over HTTP by a test
+/// server on 127.0.0.1 (the lean `odr` hands these to `odr-net`).
+@Suite struct HTTPCatalogTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-http-cli-\(UUID().uuidString)")
+  var store: URL { root.appending(path: "cache/odr/com.example.demo") }
+
+  /// Publishes the Demo sample plus a 32 MB tag and serves it.
+  func makeSUT() throws -> (FixtureServer, bigSHA: String) {
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
+    var bytes = Data(repeating: 0x5a, count: 32_000_000)
+    for offset in stride(from: 0, to: bytes.count, by: 4096) { bytes[offset] = UInt8(truncatingIfNeeded: offset >> 12) }
+    try FileManager.default.createDirectory(at: source.appending(path: "movies"), withIntermediateDirectories: true)
+    try bytes.write(to: source.appending(path: "movies/intro.bin"))
+    var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
+    tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
+    try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
+    let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet"])
+    try #require(pack.status == 0, "\(pack.stderr)")
+    let sha = try Command.run("/usr/bin/sha256sum", [source.appending(path: "movies/intro.bin").path]).stdout.prefix(64)
+    return (try FixtureServer(root: root.appending(path: "pub")), String(sha))
+  }
+
+  func environment(_ server: FixtureServer) -> [String: String] {
+    var env = KeyringSession.shared.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["ODR_CATALOG"] = server.baseURL.absoluteString
+    env["ODR_SERVICE"] = nil
+    return env
+  }
+
+  func blobs(_ folder: String = "blobs") -> [String] {
+    (try? FileManager.default.contentsOfDirectory(atPath: store.appending(path: folder).path)) ?? []
+  }
+
+  func storeIsConsistent() throws -> Bool {
+    for name in blobs() where try !Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(name)").path]).stdout.hasPrefix(name) {
+      return false
+    }
+    return blobs("partial").isEmpty
+  }
+
+  @Test func eightConcurrentBeginsRequestEachBlobOnce() throws {
+    let (server, sha) = try makeSUT()
+    defer { server.stop(); try? FileManager.default.removeItem(at: root) }
+    let env = environment(server)
+    let results = LockedResults()
+    DispatchQueue.concurrentPerform(iterations: 8) { _ in
+      results.append((try? Command.odr(["begin", "Movie", "Onboarding"], environment: env))?.status ?? -1)
+    }
+    #expect(results.all == Array(repeating: 0, count: 8))
+    #expect(server.requests(forPathEndingWith: sha) == 1)
+    #expect(server.requests(forPathEndingWith: "welcome.png") == 0)  // blobs are fetched by hash only
+    #expect(try storeIsConsistent())
+  }
+
+  @Test(arguments: [
+    (FixtureServer.Fault.status(404), Int32(7)), (.status(500), 7), (.dropAfter(8_000_000), 7),
+    (.truncate(8_000_000), 4), (.flipByte(20_000_000), 4),
+  ])
+  func faultsExitWithTheirCodeAndARetrySucceeds(fault: FixtureServer.Fault, code: Int32) throws {
+    let (server, sha) = try makeSUT()
+    defer { server.stop(); try? FileManager.default.removeItem(at: root) }
+    server.setFault(fault, forPathEndingWith: sha)
+    let failed = try Command.odr(["begin", "Movie"], environment: environment(server))
+    #expect(failed.status == code, "\(failed.stderr)")
+    #expect(!blobs().contains(sha))
+    server.setFault(nil, forPathEndingWith: sha)
+    #expect(try Command.odr(["begin", "Movie"], environment: environment(server)).status == 0)
+    #expect(try storeIsConsistent())
+  }
+
+  @Test func aBeginKilledMidDownloadLeavesNothingBrokenAndTheRetryCompletes() throws {
+    let (server, sha) = try makeSUT()
+    defer { server.stop(); try? FileManager.default.removeItem(at: root) }
+    server.setFault(.slow(chunk: 256 * 1024, pause: .milliseconds(20)), forPathEndingWith: sha)
+    let process = Process()
+    process.executableURL = Paths.odr
+    process.arguments = ["begin", "Movie"]
+    process.environment = environment(server)
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let partial = store.appending(path: "partial/\(sha)")
+    for _ in 0..<500 where ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0) < 2 << 20 {
+      usleep(10_000)
+    }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    #expect(process.terminationReason == .uncaughtSignal)
+    #expect(!blobs().contains(sha))
+    server.setFault(nil, forPathEndingWith: sha)
+    #expect(try Command.odr(["begin", "Movie"], environment: environment(server)).status == 0)
+    #expect(blobs().contains(sha))
+    #expect(try storeIsConsistent())
+  }
+
+  @Test func fetchImportsKeysFromAnHTTPCatalog() throws {
+    let (server, _) = try makeSUT()
+    defer { server.stop(); try? FileManager.default.removeItem(at: root) }
+    let service = "com.odr.httpfetch.\(UUID().uuidString.prefix(8).lowercased())"
+    let result = try Command.odr(["fetch", "APIKeys", "--service", service], environment: environment(server))
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "added     Maps\nadded     Weather\n")
+    let lookup = try Command.secretTool(["lookup", "service", service, "key", "Weather"], environment: environment(server))
+    #expect(lookup.stdout == "demo-weather-0000-not-a-real-key")
+    for name in blobs() {
+      let data = try Data(contentsOf: store.appending(path: "blobs/\(name)"))
+      #expect(data.range(of: Data("demo-weather-0000".utf8)) == nil, "plaintext left in \(name)")
+    }
+  }
+}

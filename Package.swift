@@ -80,7 +80,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-bench",
-      dependencies: ["ODRKeyring", "CLibsecret"],
+      dependencies: ["ODRKeyring", "CLibsecret", "ODRTesting"],
       path: "Benchmarks/odr-bench",
       swiftSettings: strictSettings
     ),

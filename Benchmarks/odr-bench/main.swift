@@ -4,6 +4,7 @@
 import CLibsecret
 import Foundation
 import ODRKeyring
+import ODRTesting
 
 let runs = Int(ProcessInfo.processInfo.environment["ODR_BENCH_RUNS"] ?? "") ?? 21
 let odrPath = CommandLine.arguments.dropFirst().first ?? ".build/release/odr"
@@ -131,4 +132,47 @@ if fetchRuns > 0 {
     try await loopStore.deleteAll()
   }
   report("(d) fetch 500:  odr fetch \(ms(median(first)))   secret-tool loop \(ms(median(loops)))   speed-up \(ratio(median(loops), median(first)))   (target ≥ 2.00×); re-fetch \(ms(median(again))) = \(ratio(median(again), median(first))) of the first import   (target ≤ 0.10×)   [median of \(fetchRuns)]")
+}
+
+// (e) Download (issue 3): `odr begin` of a 256 MiB tag from a loopback server
+// vs `curl -o FILE URL && sha256sum FILE` for the same bytes; odr's peak RSS.
+let downloadRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_DOWNLOAD_RUNS"] ?? "") ?? 5
+if downloadRuns > 0 {
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-dl-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  let source = work.appending(path: "src")
+  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+  try Data(#"{"bundle": "com.odr.bench.dl", "tags": {"Movie": {"category": "onDemand", "files": ["movie.bin"]}}}"#.utf8)
+    .write(to: source.appending(path: "tags.json"))
+  var bytes = Data(count: 256 << 20)
+  bytes.withUnsafeMutableBytes { buffer in
+    var state: UInt64 = 0x9e3779b97f4a7c15
+    for index in stride(from: 0, to: buffer.count, by: 8) {
+      state = state &* 6364136223846793005 &+ 1442695040888963407
+      buffer.storeBytes(of: state, toByteOffset: index, as: UInt64.self)
+    }
+  }
+  try bytes.write(to: source.appending(path: "movie.bin"))
+  bytes = Data()
+  var env = ProcessInfo.processInfo.environment
+  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
+  let server = try FixtureServer(root: work.appending(path: "pub"))
+  defer { server.stop() }
+  let sha = String(try Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
+  let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
+  let begin = ["-f", "%M", netPath, "begin", "Movie", "--catalog", server.baseURL.absoluteString, "--quiet"]
+  let curl = "curl -s -o '\(work.path)/curl.bin' \(server.baseURL.absoluteString)blobs/\(sha) && sha256sum '\(work.path)/curl.bin' >/dev/null"
+  var odrTimes: [Duration] = [], curlTimes: [Duration] = [], rss: [Int] = []
+  for _ in 0..<downloadRuns {
+    try? FileManager.default.removeItem(at: work.appending(path: "cache/odr/com.odr.bench.dl/blobs/\(sha)"))
+    let start = clock.now
+    let result = try Command.run("/usr/bin/time", begin, environment: env)
+    odrTimes.append(clock.now - start)
+    guard result.status == 0 else { fatalError("odr begin failed: \(result.stderr)") }
+    rss.append(Int(result.stderr.split(separator: "\n").last ?? "") ?? 0)
+    curlTimes.append(try time("/bin/bash", ["-c", curl]))
+    try? FileManager.default.removeItem(at: work.appending(path: "curl.bin"))
+  }
+  report("(e) download 256 MiB:  odr begin \(ms(median(odrTimes)))   curl + sha256sum \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.10×); odr peak RSS \(rss.max()! / 1024) MiB (target ≤ 64 MiB)   [median of \(downloadRuns)]")
 }

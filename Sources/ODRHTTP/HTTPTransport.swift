@@ -3,21 +3,20 @@ public import Foundation
 import FoundationNetworking
 #endif
 public import ODRResources
-import Synchronization
 
 /// Fetches catalogs and blobs over HTTP(S) with URLSession.
 ///
 /// Blob bodies are handed to the store chunk by chunk as they arrive and
-/// never touch a temporary file. Memory stays bounded: when more than
-/// ``highWater`` bytes wait to be consumed, the transfer is suspended until
-/// the store has caught up. Every failure becomes a ``ResourceError`` with
-/// code `.network` that names the URL and, for HTTP errors, the status.
+/// never touch a temporary file. There is no backpressure: corelibs
+/// URLSession delivers data asynchronously on its delegate queue, and
+/// suspending a task mid-transfer crashes it (NativeProtocol "no transfer in
+/// progress"), so a consumer slower than the network buffers in memory.
+/// Every failure becomes a ``ResourceError`` with code `.network` that names
+/// the URL and, for HTTP errors, the status.
 ///
 /// Kept out of ODRResources so that programs which never download do not
 /// link FoundationNetworking (and libcurl), which costs ~8 ms at start-up.
 public struct HTTPTransport: BlobTransport {
-  /// Bytes buffered before the transfer is suspended.
-  public static let highWater = 8 << 20
   let timeout: TimeInterval
 
   /// `timeout`: seconds without progress before a request fails.
@@ -50,7 +49,6 @@ public struct HTTPTransport: BlobTransport {
       for try await chunk in receiver.chunks {
         try Task.checkCancellation()
         try chunk.withUnsafeBytes { try sink($0) }
-        receiver.consumed(chunk.count)
       }
       try Task.checkCancellation()
     } onCancel: {
@@ -59,13 +57,11 @@ public struct HTTPTransport: BlobTransport {
   }
 }
 
-/// The session delegate: forwards body chunks into an async stream and
-/// applies backpressure by suspending the task.
+/// The session delegate: forwards body chunks into an async stream.
 private final class Receiver: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   let url: URL
   let chunks: AsyncThrowingStream<Data, any Error>
   private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
-  private let state = Mutex((buffered: 0, suspended: false))
   nonisolated(unsafe) var task: URLSessionDataTask?
 
   init(url: URL) {
@@ -84,14 +80,7 @@ private final class Receiver: NSObject, URLSessionDataDelegate, @unchecked Senda
   }
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    let suspend = state.withLock { state -> Bool in
-      state.buffered += data.count
-      guard state.buffered > HTTPTransport.highWater, !state.suspended else { return false }
-      state.suspended = true
-      return true
-    }
     continuation.yield(data)
-    if suspend { dataTask.suspend() }
   }
 
   func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -100,22 +89,10 @@ private final class Receiver: NSObject, URLSessionDataDelegate, @unchecked Senda
     continuation.finish(throwing: ResourceError(.network, "Downloading \(url.absoluteString) failed: \(error.localizedDescription). Check the connection and try again; nothing was installed."))
   }
 
-  /// Ends the stream at once (a suspended task may not report its own
-  /// cancellation promptly) and cancels the transfer.
+  /// Ends the stream at once, whatever is still buffered, and cancels the
+  /// transfer.
   func cancel() {
     continuation.finish(throwing: CancellationError())
     task?.cancel()
-  }
-
-  /// The store took `count` bytes; resume a suspended transfer once most of
-  /// the buffer is drained.
-  func consumed(_ count: Int) {
-    let resume = state.withLock { state -> Bool in
-      state.buffered -= count
-      guard state.suspended, state.buffered < HTTPTransport.highWater / 4 else { return false }
-      state.suspended = false
-      return true
-    }
-    if resume { task?.resume() }
   }
 }

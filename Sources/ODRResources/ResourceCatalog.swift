@@ -13,8 +13,9 @@ public struct ResourceCatalog: Sendable {
   public static let maxCatalogBytes = 16 << 20
 
   /// Loads the catalog at `location` (a folder made by `odr pack`, its
-  /// `catalog.json`, or a `file://` URL to either), checks it, refuses a
-  /// rollback, and opens the bundle's store.
+  /// `catalog.json`, or a URL to either that `transport` can read — for
+  /// http(s) use ODRHTTP's `HTTPTransport`), checks it, refuses a rollback,
+  /// and opens the bundle's store.
   public static func load(from location: URL, cacheHome: URL? = nil,
                           transport: any BlobTransport = FileTransport()) async throws -> ResourceCatalog {
     let catalogURL = location.pathExtension == "json" ? location : location.appending(path: "catalog.json")

@@ -20,6 +20,7 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
   ],
   targets: [
     .systemLibrary(
@@ -39,7 +40,7 @@ let package = Package(
     ),
     .target(
       name: "ODRHTTP",
-      dependencies: ["ODRResources"],
+      dependencies: ["ODRResources", .product(name: "AsyncHTTPClient", package: "async-http-client")],
       swiftSettings: strictSettings
     ),
     .target(

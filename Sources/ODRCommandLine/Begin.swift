@@ -40,7 +40,9 @@ extension ODR {
           throw ResourceError(.notFound, "Not all of \(tags.joined(separator: ", ")) is on disk; `odr begin \(tags.joined(separator: " "))` downloads it.")
         }
       } else {
-        try await request.beginAccessing()
+        let bar = ProgressBar(quiet: quiet)
+        defer { bar.finish() }
+        try await request.beginAccessing(progress: bar.callback)
       }
       try await resources.store.adjustCommandPins(tags, by: 1)
       if !quiet {

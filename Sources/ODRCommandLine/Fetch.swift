@@ -43,7 +43,9 @@ extension ODR {
     func run() async throws {
       let resources = try await catalog.load()
       let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
-      let report = try await KeyImporter(catalog: resources, store: store).fetch(tags: tags, prune: prune)
+      let bar = ProgressBar(quiet: quiet || json)
+      let report = try await KeyImporter(catalog: resources, store: store).fetch(tags: tags, prune: prune, progress: bar.callback)
+      bar.finish()
       if json { return try Output.json(report) }
       guard !quiet else { return }
       if report.keys.isEmpty {

@@ -20,8 +20,8 @@ public struct KeyImporter: Sendable {
   }
 
   /// Fetches `tags`; with `prune`, keys of the service that no document
-  /// holds any more are deleted.
-  public func fetch(tags: [String], prune: Bool = false) async throws -> ImportReport {
+  /// holds any more are deleted. `progress` hears of the downloads.
+  public func fetch(tags: [String], prune: Bool = false, progress: ResourceRequest.Progress? = nil) async throws -> ImportReport {
     let request = try ResourceRequest(tags: Set(tags), catalog: catalog)
     let secretTags = try tags.map { try catalog.tag($0) }.filter(\.secrets)
     defer {
@@ -29,7 +29,7 @@ public struct KeyImporter: Sendable {
       let others = catalog.catalog.tags.values.filter { !$0.secrets }
       catalog.store.remove(secretTags.flatMap(\.files), keepingThoseUsedBy: Array(others))
     }
-    try await request.beginAccessing()
+    try await request.beginAccessing(progress: progress)
     guard !secretTags.isEmpty else { return ImportReport(service: store.service, tags: tags, keys: []) }
     let incoming = try documentKeys(secretTags.flatMap(\.files), request: request)
     return try await write(incoming, prune: prune, tags: tags)

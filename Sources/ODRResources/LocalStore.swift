@@ -83,8 +83,10 @@ public struct LocalStore: Sendable {
   }
 
   /// Installs `file` from `source` unless it is already there. Hashes the
-  /// bytes as they arrive; a mismatch installs nothing.
-  public func install(_ file: Catalog.File, from source: URL, transport: any BlobTransport) async throws {
+  /// bytes as they arrive; a mismatch installs nothing. `progress` is told
+  /// how many bytes each chunk brought.
+  public func install(_ file: Catalog.File, from source: URL, transport: any BlobTransport,
+                      progress: (Int) -> Void = { _ in }) async throws {
     if contains(file) { return }
     try await FileIO.withLock(root.appending(path: "locks/\(file.sha256)")) {
       if contains(file) { return }  // another process installed it while we waited
@@ -105,6 +107,7 @@ public struct LocalStore: Sendable {
         }
         hasher.update(bufferPointer: chunk)
         try FileIO.writeAll(fd, chunk, path: partial.path)
+        progress(chunk.count)
       }
       let digest = FileIO.hex(hasher.finalize())
       guard size == file.size, digest == file.sha256 else {

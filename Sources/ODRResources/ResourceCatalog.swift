@@ -50,12 +50,19 @@ public struct ResourceCatalog: Sendable {
     location.deletingLastPathComponent().appending(path: "blobs").appending(path: sha256)
   }
 
-  /// Installs every missing file of `tags`, each blob once.
-  func install(_ tags: [Catalog.Tag]) async throws {
+  /// Installs every missing file of `tags`, each blob once, reporting
+  /// (bytes done, bytes to download) as they arrive.
+  func install(_ tags: [Catalog.Tag], progress: ResourceRequest.Progress?) async throws {
     var seen = Set<String>()
-    for file in tags.flatMap(\.files) where seen.insert(file.sha256).inserted {
+    let missing = tags.flatMap(\.files).filter { seen.insert($0.sha256).inserted && !store.contains($0) }
+    let total = missing.reduce(Int64(0)) { $0 + $1.size }
+    var done: Int64 = 0
+    for file in missing {
       try Task.checkCancellation()
-      try await store.install(file, from: blobLocation(file.sha256), transport: transport)
+      try await store.install(file, from: blobLocation(file.sha256), transport: transport) { bytes in
+        done += Int64(bytes)
+        progress?(done, total)
+      }
     }
   }
 

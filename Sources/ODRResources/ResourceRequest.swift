@@ -30,9 +30,13 @@ public final class ResourceRequest: Sendable {
 
   deinit { endAccessing() }
 
-  /// Downloads what is missing, verifies it, and pins the tags.
-  public func beginAccessing() async throws {
-    try await catalog.install(resolved)
+  /// Called with (bytes downloaded, bytes to download) as data arrives.
+  public typealias Progress = @Sendable (Int64, Int64) -> Void
+
+  /// Downloads what is missing, verifies it, and pins the tags. `progress`
+  /// hears of every chunk; cancel the task to cancel the request.
+  public func beginAccessing(progress: Progress? = nil) async throws {
+    try await catalog.install(resolved, progress: progress)
     accessing.withLock { $0 = true }
   }
 

@@ -99,6 +99,25 @@ import Testing
     #expect(try storeIsConsistent())
   }
 
+  @Test func aTerminalGetsAProgressBarAndAPipeDoesNot() throws {
+    let (server, sha) = try makeSUT()
+    defer { server.stop(); try? FileManager.default.removeItem(at: root) }
+    server.setFault(.slow(chunk: 1 << 20, pause: .milliseconds(20)), forPathEndingWith: sha)
+    // `script` runs odr on a pseudo-terminal and copies what it shows.
+    let terminal = try Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie", "/dev/null"], environment: environment(server))
+    #expect(terminal.status == 0, "\(terminal.output)")
+    #expect(terminal.stdout.contains("MB/s") && terminal.stdout.contains("ETA"))
+    #expect(terminal.stdout.contains("30.5 / 30.5 MB"))
+    try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
+    let piped = try Command.odr(["begin", "Movie"], environment: environment(server))
+    #expect(piped.status == 0)
+    #expect(!piped.stderr.contains("MB/s") && !piped.stderr.contains("\r"))
+    try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
+    let quiet = try Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie --quiet", "/dev/null"], environment: environment(server))
+    #expect(quiet.status == 0)
+    #expect(!quiet.stdout.contains("MB/s"))
+  }
+
   @Test func fetchImportsKeysFromAnHTTPCatalog() throws {
     let (server, _) = try makeSUT()
     defer { server.stop(); try? FileManager.default.removeItem(at: root) }

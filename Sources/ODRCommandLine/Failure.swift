@@ -33,18 +33,10 @@ enum Failure {
 
   static func exit(with error: any Error) -> Never {
     switch error {
-    case let error as ResourceError:
-      Output.error(error.description)
-      Glibc.exit(exitCode(for: error))
-    case let error as KeyringError:
-      Output.error(error.description)
-      Glibc.exit(exitCode(for: error))
-    case let error as KeysError:
-      Output.error(error.description)
-      Glibc.exit(1)
-    case is CancellationError:
-      Output.error("Cancelled.")
-      Glibc.exit(130)
+    case let error as ResourceError: fail(error.description, code: exitCode(for: error))
+    case let error as KeyringError: fail(error.description, code: exitCode(for: error))
+    case let error as KeysError: fail(error.description, code: 1)
+    case is CancellationError: fail("Cancelled.", code: 130)
     default:
       let code = ODR.exitCode(for: error)
       let message = ODR.fullMessage(for: error)
@@ -56,5 +48,10 @@ enum Failure {
       // ArgumentParser uses EX_USAGE (64) for usage errors; odr uses 2.
       Glibc.exit(code == .validationFailure ? 2 : code.rawValue)
     }
+  }
+
+  private static func fail(_ message: String, code: Int32) -> Never {
+    Output.error(message)
+    Glibc.exit(code)
   }
 }

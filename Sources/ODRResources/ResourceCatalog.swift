@@ -26,16 +26,6 @@ public struct ResourceCatalog: Sendable {
     return ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
   }
 
-  /// Works from what is on disk only (`--offline`): the catalog the store
-  /// last accepted for `bundle`.
-  public static func offline(bundle: String, cacheHome: URL? = nil) throws -> ResourceCatalog {
-    let store = try LocalStore(bundle: bundle, cacheHome: cacheHome)
-    guard let catalog = store.cachedCatalog() else {
-      throw ResourceError(.notFound, "No catalog of \(bundle) is on disk; run once without --offline to fetch it.")
-    }
-    return ResourceCatalog(location: store.root.appending(path: "catalog.json"), catalog: catalog, store: store, transport: FileTransport())
-  }
-
   /// The tag named `name`, or the not-found error (Apple's 4994).
   public func tag(_ name: String) throws -> Catalog.Tag {
     guard let tag = catalog.tags[name] else {

@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "ODRResources", targets: ["ODRResources"]),
     .library(name: "ODRKeys", targets: ["ODRKeys"]),
     .library(name: "ODRHTTP", targets: ["ODRHTTP"]),
+    .library(name: "ODRCI", targets: ["ODRCI"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -49,8 +50,14 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .target(
+      name: "ODRCI",
+      dependencies: ["ODRKeys"],
+      swiftSettings: strictSettings
+    ),
+    .target(
       name: "ODRCommandLine",
       dependencies: [
+        "ODRCI",
         "ODRKeyring",
         "ODRKeys",
         "ODRResources",
@@ -103,6 +110,11 @@ let package = Package(
     .testTarget(
       name: "ODRKeysTests",
       dependencies: ["ODRKeys", "ODRKeyring", "ODRResources"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ODRCITests",
+      dependencies: ["ODRCI", "ODRKeys", "ODRTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(

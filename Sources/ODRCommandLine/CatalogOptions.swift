@@ -14,8 +14,10 @@ struct CatalogOptions: ParsableArguments {
   /// The project file read when neither the flag nor the variable is set.
   struct ProjectConfig: Decodable { let catalog: String? }
 
+  /// Checks an explicit --catalog early; a missing catalog is reported
+  /// when a command needs one (`odr exec` and `odr env` may not).
   func validate() throws {
-    _ = try location()
+    if catalog != nil { _ = try location() }
   }
 
   /// The catalog location, resolved and checked.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ODRCI
 import ODRKeyring
 import ODRKeys
 import ODRResources
@@ -31,12 +32,24 @@ enum Failure {
     }
   }
 
+  static func exitCode(for error: CIError) -> Int32 {
+    switch error.code {
+    case .notFound: 3
+    case .commandNotFound: 127
+    case .commandNotExecutable: 126
+    default: 1
+    }
+  }
+
   static func exit(with error: any Error) -> Never {
     switch error {
     case let error as ResourceError: fail(error.description, code: exitCode(for: error))
     case let error as KeyringError: fail(error.description, code: exitCode(for: error))
     case let error as KeysError: fail(error.description, code: 1)
+    case let error as CIError: fail(error.description, code: exitCode(for: error))
     case is CancellationError: fail("Cancelled.", code: 130)
+    // Thrown by run() once parsing is over: the message alone says it.
+    case let error as ValidationError: fail(error.message, code: 2)
     default:
       let code = ODR.exitCode(for: error)
       let message = ODR.fullMessage(for: error)

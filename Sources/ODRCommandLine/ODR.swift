@@ -1,4 +1,5 @@
 import ArgumentParser
+import ODRCI
 import ODRResources
 
 /// The `odr` command: parsing, output and exit codes only; the work is done
@@ -17,7 +18,7 @@ struct ODR: AsyncParsableCommand {
         secret-tool lookup service com.example.demo key Weather
       """,
     version: "0.1.0",
-    subcommands: [Fetch.self, Pack.self, Begin.self, End.self, ResourcePath.self, Status.self, SetKey.self, GetKey.self, ListKeys.self, DeleteKey.self, Doctor.self]
+    subcommands: [Fetch.self, Exec.self, Env.self, Pack.self, Begin.self, End.self, ResourcePath.self, Status.self, SetKey.self, GetKey.self, ListKeys.self, DeleteKey.self, Doctor.self]
   )
 
   /// Makes the transport for http(s) catalogs; nil in the lean `odr`
@@ -28,6 +29,7 @@ struct ODR: AsyncParsableCommand {
   /// the exit code of DESIGN §8. `network` makes the transport for http(s)
   /// catalogs, when this executable has one.
   static func main(network: (@Sendable () -> any BlobTransport)?) async {
+    CommandRunner.recordInheritedSignals()
     networkTransport = network
     do {
       if let quick = QuickGet(arguments: Array(CommandLine.arguments.dropFirst())) {

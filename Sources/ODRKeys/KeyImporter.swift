@@ -35,22 +35,43 @@ public struct KeyImporter: Sendable {
     return try await write(incoming, prune: prune, tags: tags)
   }
 
+  /// The keys of the secrets tags among `tags`, read straight from the
+  /// catalog into memory and verified, without the keyring and without
+  /// writing anything to disk (`odr exec --fetch`). Every tag must exist
+  /// and at least one must carry secrets.
+  public func keysInMemory(tags: [String]) async throws -> [APIKey] {
+    let secretTags = try tags.map { try catalog.tag($0) }.filter(\.secrets)
+    guard !secretTags.isEmpty else {
+      throw ResourceError(.notFound, "\(tags.joined(separator: ", ")) carries no secrets: name a tag whose \"secrets\" is true, for example APIKeys.")
+    }
+    var documents: [(path: String, data: Data)] = []
+    for file in secretTags.flatMap(\.files) {
+      documents.append((file.path, try await catalog.verifiedData(of: file)))
+    }
+    return try Self.keys(of: documents).values.sorted { $0.name < $1.name }
+  }
+
   /// Every key of every document, refusing a name defined twice.
   private func documentKeys(_ files: [Catalog.File], request: ResourceRequest) throws -> [String: APIKey] {
-    var keys: [String: APIKey] = [:]
-    var origin: [String: String] = [:]
-    for file in files {
-      let data: Data
-      do { data = try Data(contentsOf: request.url(forResource: file.path)) } catch let error as ResourceError { throw error } catch {
+    let documents = try files.map { file in
+      do { return (file.path, try Data(contentsOf: request.url(forResource: file.path))) } catch let error as ResourceError { throw error } catch {
         throw ResourceError(.io, "Cannot read '\(file.path)' from the store.")
       }
+    }
+    return try Self.keys(of: documents)
+  }
+
+  private static func keys(of documents: [(path: String, data: Data)]) throws -> [String: APIKey] {
+    var keys: [String: APIKey] = [:]
+    var origin: [String: String] = [:]
+    for (path, data) in documents {
       let document: APIKeysDocument
       do { document = try APIKeysDocument.parse(data) } catch {
-        throw KeysError(.invalidDocument, "\(file.path): \(error.message)")
+        throw KeysError(.invalidDocument, "\(path): \(error.message)")
       }
       for key in document.keys {
-        if let first = origin.updateValue(file.path, forKey: key.name) {
-          throw KeysError(.invalidDocument, "Key '\(key.name)' is defined in both \(first) and \(file.path). Nothing was imported.")
+        if let first = origin.updateValue(path, forKey: key.name) {
+          throw KeysError(.invalidDocument, "Key '\(key.name)' is defined in both \(first) and \(path). Nothing was imported.")
         }
         keys[key.name] = key
       }

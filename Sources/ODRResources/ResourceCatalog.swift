@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import Crypto
 
 /// A catalog fetched from its location, validated, and accepted by the
 /// bundle's local store: what ``ResourceRequest`` works against.
@@ -54,6 +55,29 @@ public struct ResourceCatalog: Sendable {
         progress?(done, total)
       }
     }
+  }
+
+  /// The bytes of `file` read straight from the catalog into memory and
+  /// checked against its size and SHA-256, without touching the local
+  /// store: for secrets that must never reach the disk (`odr exec --fetch`).
+  /// Files larger than `limit` bytes are refused.
+  public func verifiedData(of file: Catalog.File, limit: Int64 = 16 << 20) async throws -> Data {
+    guard file.size <= limit else {
+      throw ResourceError(.invalidSource, "'\(file.path)' is \(file.size) bytes; files read into memory may be at most \(limit) bytes.")
+    }
+    var data = Data(capacity: Int(file.size))
+    var hasher = SHA256()
+    try await transport.stream(blobLocation(file.sha256)) { chunk in
+      guard data.count + chunk.count <= Int(file.size) else {
+        throw ResourceError(.integrity, "'\(file.path)' is larger than the catalog says (\(file.size) bytes). The catalog or the server is wrong.")
+      }
+      hasher.update(bufferPointer: chunk)
+      data.append(contentsOf: chunk)
+    }
+    guard data.count == Int(file.size), FileIO.hex(hasher.finalize()) == file.sha256 else {
+      throw ResourceError(.integrity, "'\(file.path)' does not match the catalog (\(data.count == Int(file.size) ? "SHA-256 differs" : "\(data.count) of \(file.size) bytes")). Try again; if it persists the publisher's blob is damaged.")
+    }
+    return data
   }
 
   /// True when every file of `tags` is on disk with the right size.

@@ -4,7 +4,10 @@ import Foundation
 public enum Command {
   /// What a finished program left behind.
   public struct Result: Sendable {
+    /// The exit code, or the signal number when `signaled`.
     public let status: Int32
+    /// True when the program was ended by a signal.
+    public let signaled: Bool
     public let stdout: String
     public let stderr: String
     /// Wall-clock time from launch to exit.
@@ -40,7 +43,7 @@ public enum Command {
     let outData = stdout.fileHandleForReading.readDataToEndOfFile()
     group.wait()
     process.waitUntilExit()
-    return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+    return Result(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal, stdout: String(decoding: outData, as: UTF8.self),
                   stderr: String(decoding: errData.value, as: UTF8.self), duration: clock.now - start)
   }
 

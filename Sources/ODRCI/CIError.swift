@@ -1,0 +1,38 @@
+/// The one error type of ODRCI. Messages name keys and variables, never
+/// values.
+public struct CIError: Error, Sendable, CustomStringConvertible {
+  /// What kind of failure this is. New codes may be added.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// A stable identifier, used in `--json` output.
+    public let rawValue: String
+    init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// A key asked for with `--only` that the service does not hold, or no
+    /// keys at all.
+    public static let notFound = Code("not-found")
+    /// A variable name that is not valid, is reserved, or is used twice.
+    public static let invalidVariable = Code("invalid-variable")
+    /// A value the chosen output format cannot carry (or GitLab cannot mask).
+    public static let unsupportedValue = Code("unsupported-value")
+    /// The command to run does not exist (exit 127, as in a shell).
+    public static let commandNotFound = Code("command-not-found")
+    /// The command exists but cannot be run (exit 126, as in a shell).
+    public static let commandNotExecutable = Code("command-not-executable")
+    /// Writing output or starting the command failed.
+    public static let io = Code("io")
+  }
+
+  /// What kind of failure this is.
+  public let code: Code
+  /// What happened and what to do, for a person to read.
+  public let message: String
+
+  /// Creates an error.
+  public init(_ code: Code, _ message: String) {
+    self.code = code
+    self.message = message
+  }
+
+  public var description: String { message }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import ODRCI
+import ODRKeyring
+import ODRKeys
+
+/// Where `odr exec` and `odr env` take the keys from: the keyring, or with
+/// `--fetch TAG` straight from the pack into memory.
+struct KeySourceOptions: ParsableArguments {
+  @OptionGroup var catalog: CatalogOptions
+
+  @OptionGroup var keyring: StoreOptions
+
+  @Option(name: .long, parsing: .singleValue, help: ArgumentHelp("Only these keys (comma-separated, repeatable).", valueName: "names"))
+  var only: [String] = []
+
+  @Option(name: .long, help: ArgumentHelp("Read the keys of TAG from the catalog into memory instead of the keyring; nothing is written to disk.", valueName: "tag"))
+  var fetch: String?
+
+  /// The names given with --only, or nil for every key.
+  var onlyNames: [String]? {
+    let names = only.flatMap { $0.split(separator: ",").map(String.init) }.filter { !$0.isEmpty }
+    return names.isEmpty ? nil : names
+  }
+
+  /// The variables to inject.
+  func variables() async throws -> SecretVariables {
+    try SecretVariables(keys: try await keys(), only: onlyNames)
+  }
+
+  private func keys() async throws -> [APIKey] {
+    if let tag = fetch {
+      let resources = try await catalog.load()
+      return try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle)).keysInMemory(tags: [tag])
+    }
+    if keyring.service == nil && StoreOptions.environmentService == nil {
+      let bundle: String
+      do { bundle = try await catalog.load().catalog.bundle } catch is ValidationError {
+        throw ValidationError("No service: pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
+      }
+      return try await keyring.makeStore(defaultService: bundle).keys()
+    }
+    return try await keyring.makeStore().keys()
+  }
+}

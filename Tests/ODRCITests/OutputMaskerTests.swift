@@ -1,0 +1,83 @@
+import FoundationEssentials
+@testable import ODRCI
+import Testing
+
+@Suite struct OutputMaskerTests {
+  let secret = "sk-live-8f3Kq9Zx"
+
+  /// Feeds `text` in the given chunk sizes and returns what comes out.
+  func masked(_ text: String, values: [String], chunks: [Int]? = nil) -> String {
+    var masker = OutputMasker(values: values)
+    let bytes = Array(text.utf8)
+    var output: [UInt8] = []
+    var offset = 0
+    for size in chunks ?? [bytes.count] where offset < bytes.count {
+      let end = min(bytes.count, offset + size)
+      output += masker.mask(bytes[offset..<end])
+      offset = end
+    }
+    if offset < bytes.count { output += masker.mask(bytes[offset...]) }
+    output += masker.finish()
+    return String(decoding: output, as: UTF8.self)
+  }
+
+  @Test func masksTheValueAndLeavesOtherTextAlone() {
+    #expect(masked("key=\(secret) done", values: [secret]) == "key=*** done")
+    #expect(masked("nothing secret here sk-live-8f3 ok", values: [secret]) == "nothing secret here sk-live-8f3 ok")
+    #expect(masked("\(secret)\(secret)", values: [secret]) == "******")
+  }
+
+  @Test func masksAValueSplitAtEveryBoundary() {
+    let text = "before \(secret) after\n"
+    for split in 1..<Array(text.utf8).count {
+      #expect(masked(text, values: [secret], chunks: [split]) == "before *** after\n", "split at \(split)")
+    }
+    // One byte at a time.
+    #expect(masked(text, values: [secret], chunks: Array(repeating: 1, count: text.utf8.count)) == "before *** after\n")
+  }
+
+  @Test func aHeldBackPrefixThatIsNoSecretIsWrittenLater() {
+    var masker = OutputMasker(values: [secret])
+    #expect(masker.mask(Array("log sk-live".utf8)) == Array("log ".utf8))
+    #expect(masker.mask(Array("ly\n".utf8)) == Array("sk-lively\n".utf8))
+    #expect(masker.mask(Array("tail sk-".utf8)) == Array("tail ".utf8))
+    #expect(masker.finish() == Array("sk-".utf8))
+  }
+
+  @Test func masksBase64FormsAtAnyOffset() {
+    let plain = Data(secret.utf8)
+    #expect(masked(plain.base64EncodedString(), values: [secret]) == "***")
+    // Inside a Basic auth header, the value sits 0, 1 or 2 bytes into a group.
+    for user in ["", "u:", "us:", "use:"] {
+      let header = "Authorization: Basic " + Data((user + secret + ":x").utf8).base64EncodedString()
+      #expect(!masked(header, values: [secret]).contains(String(Data(secret.utf8).base64EncodedString().prefix(8))))
+      let encoded = Data((user + secret).utf8).base64EncodedString()
+      let out = masked(encoded, values: [secret])
+      #expect(out.contains("***"), "prefix \(user): \(out)")
+      #expect(out.count <= encoded.count - 12, "prefix \(user): \(out)")
+    }
+    let url = Data("\u{fb}\u{ff}\(secret)?>".utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+    #expect(masked(url, values: ["\u{fb}\u{ff}\(secret)?>"]) == "***")
+  }
+
+  @Test func masksPercentAndJSONEncodedForms() {
+    let value = "p@ss word/+&=ü\"x"
+    #expect(masked("q=p%40ss%20word%2F%2B%26%3D%C3%BC%22x&z", values: [value]) == "q=***&z")
+    #expect(masked("q=p%40ss+word%2F%2B%26%3D%C3%BC%22x", values: [value]) == "q=***")
+    #expect(masked("q=p%40ss%20word%2f%2b%26%3d%c3%bc%22x", values: [value]) == "q=***")
+    #expect(masked(#"{"k":"p@ss word\/+&=ü\"x"}"#, values: [value]) == #"{"k":"***"}"#)
+    #expect(masked(#"{"k":"p@ss word/+&=ü\"x"}"#, values: [value]) == #"{"k":"***"}"#)
+  }
+
+  @Test func masksEachLongLineOfAMultiLineValue() {
+    let pem = "-----BEGIN KEY-----\nMIIBVwIBADANBgkqhkiG9w0BAQEFAASCAUEwggE9\n-----END KEY-----"
+    let out = masked("line: MIIBVwIBADANBgkqhkiG9w0BAQEFAASCAUEwggE9\n", values: [pem])
+    #expect(out == "line: ***\n")
+  }
+
+  @Test func theLongestFormWinsSoNoTailLeaks() {
+    #expect(masked("x abcdef y", values: ["abc", "abcdef"]) == "x *** y")
+    #expect(masked("x abcdef y", values: ["abc", "abcdef"], chunks: [5]) == "x *** y")
+    #expect(masked("x abc y", values: ["abc", "abcdef"], chunks: [5]) == "x *** y")
+  }
+}

@@ -1,0 +1,44 @@
+@testable import ODRCI
+import ODRKeys
+import Testing
+
+@Suite struct SecretVariablesTests {
+  @Test(arguments: [
+    ("Weather", "WEATHER"), ("mapsKey", "MAPS_KEY"), ("OpenAIKey", "OPEN_AI_KEY"), ("geo.v2-key", "GEO_V2_KEY"),
+    ("API_KEY", "API_KEY"), ("key2", "KEY2"), ("S3Bucket", "S3_BUCKET"), ("a..b", "A_B"),
+  ])
+  func upperSnakeCase(name: String, variable: String) {
+    #expect(SecretVariables.upperSnakeCase(name) == variable)
+  }
+
+  @Test func envMetadataWinsAndOrderIsByVariable() throws {
+    let variables = try SecretVariables(keys: [
+      APIKey(name: "Weather", value: "w", metadata: KeyMetadata(env: "AAA_WEATHER")),
+      APIKey(name: "maps", value: "m"),
+    ])
+    #expect(variables.variables.map(\.name) == ["AAA_WEATHER", "MAPS"])
+    #expect(variables.variables.map(\.key) == ["Weather", "maps"])
+  }
+
+  @Test func collisionsAreRefusedNamingBothKeysNeverValues() {
+    let error = #expect(throws: CIError.self) {
+      try SecretVariables(keys: [APIKey(name: "maps.key", value: "secret-one"), APIKey(name: "MapsKey", value: "secret-two")])
+    }
+    #expect(error?.code == .invalidVariable)
+    #expect(error?.message.contains("MAPS_KEY") == true)
+    #expect(error?.message.contains("secret-") == false)
+  }
+
+  @Test(arguments: ["PATH", "LD_PRELOAD", "ld_library_path", "BASH_ENV", "BASH_FUNC_x%%", "1ABC", "A-B", ""])
+  func reservedOrInvalidVariablesAreRefused(env: String) {
+    #expect(throws: CIError.self) { try SecretVariables(keys: [APIKey(name: "K", value: "v", metadata: KeyMetadata(env: env))]) }
+  }
+
+  @Test func onlySelectsAndUnknownNamesAreNotFound() throws {
+    let keys = [APIKey(name: "A", value: "1"), APIKey(name: "B", value: "2")]
+    #expect(try SecretVariables(keys: keys, only: ["B", "B"]).variables.map(\.name) == ["B"])
+    let error = #expect(throws: CIError.self) { try SecretVariables(keys: keys, only: ["C"]) }
+    #expect(error?.code == .notFound)
+    #expect((#expect(throws: CIError.self) { try SecretVariables(keys: []) })?.code == .notFound)
+  }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// `odr exec` and `odr env` end to end: the built binary, the real keyring,
+/// real shells.
+@Suite struct ExecCommandTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-exec-\(UUID().uuidString)")
+  let bundle = "com.odr.exec.\(UUID().uuidString.prefix(8).lowercased())"
+  let weather = "w-\(UUID().uuidString)"
+  let maps = "m-\(UUID().uuidString)"
+  var published: URL { root.appending(path: "pub") }
+  var environment: [String: String] {
+    var env = KeyringSession.shared.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["ODR_CATALOG"] = "file://" + published.path
+    env["ODR_SERVICE"] = bundle
+    return env
+  }
+
+  func odr(_ arguments: [String], environment: [String: String]? = nil) throws -> Command.Result {
+    try Command.odr(arguments, environment: environment ?? self.environment)
+  }
+
+  /// Publishes Weather (env WEATHER_KEY) and Maps, without fetching them.
+  func publish() throws {
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data("""
+      { "bundle": "\(bundle)", "tags": {
+        "APIKeys": { "category": "prefetch", "secrets": true, "files": ["APIKeys.json"] },
+        "Plain": { "category": "onDemand", "files": ["tags.json"] } } }
+      """.utf8).write(to: source.appending(path: "tags.json"))
+    try Data(#"{"keys": {"Weather": {"value": "\#(weather)", "env": "WEATHER_KEY"}, "Maps": {"value": "\#(maps)"}}}"#.utf8)
+      .write(to: source.appending(path: "APIKeys.json"))
+    let pack = try odr(["pack", source.path, "--output", published.path, "--quiet"])
+    try #require(pack.status == 0, "\(pack.stderr)")
+  }
+
+  func fetched() throws {
+    try publish()
+    let fetch = try odr(["fetch", "APIKeys", "--quiet"])
+    try #require(fetch.status == 0, "\(fetch.stderr)")
+  }
+
+  @Test func execInjectsByMetadataAndPassesTheExitCode() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try fetched()
+    let run = try odr(["exec", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "$MAPS"; exit 42"#])
+    #expect(run.status == 42)
+    #expect(run.stdout == "\(weather)|\(maps)")
+    let only = try odr(["exec", "--only", "Maps", "--", "sh", "-c", #"printf '%s|%s' "${WEATHER_KEY-unset}" "$MAPS""#])
+    #expect(only.stdout == "unset|\(maps)")
+    #expect(try odr(["exec", "--only", "Nope", "--", "true"]).status == 3)
+    #expect(try odr(["exec", "--", "no-such-command-odr"]).status == 127)
+    let notExecutable = root.appending(path: "data.txt")
+    try Data("x".utf8).write(to: notExecutable)
+    #expect(try odr(["exec", "--", notExecutable.path]).status == 126)
+    #expect(try odr(["exec"]).status == 2)
+  }
+
+  @Test func execEndsByTheSameSignalAsTheCommand() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try fetched()
+    for mask in [[], ["--mask"]] {
+      let run = try odr(["exec"] + mask + ["--", "sh", "-c", "kill -TERM $$"])
+      #expect(run.signaled && run.status == SIGTERM, "\(mask): \(run.status) \(run.stderr)")
+    }
+  }
+
+  @Test func pristineKeepsOnlyTheKeysAndTheBasics() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try fetched()
+    var env = environment
+    env["SOMETHING_ELSE"] = "x"
+    env["LANG"] = "C.UTF-8"
+    let run = try odr(["exec", "--pristine", "--", "/usr/bin/env"], environment: env)
+    let names = Set(run.stdout.split(separator: "\n").map { String($0.prefix { $0 != "=" }) })
+    let basics = ["PATH", "HOME", "USER", "LANG", "TERM"].filter { env[$0] != nil }
+    #expect(names == Set(basics + ["WEATHER_KEY", "MAPS"]))
+  }
+
+  @Test func maskReplacesValuesSplitAcrossWritesAndBase64() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try fetched()
+    let script = #"""
+      printf 'a %s b\n' "$MAPS"
+      printf '%s' "${MAPS%????????????????}"; sleep 0.2; printf '%s\n' "${MAPS#${MAPS%????????????????}}"
+      printf '%s' "$WEATHER_KEY" | base64 -w0; echo
+      printf 'Basic %s\n' "$(printf 'user:%s' "$WEATHER_KEY" | base64 -w0)"
+      printf 'err %s\n' "$WEATHER_KEY" >&2
+      exit 5
+      """#
+    let run = try odr(["exec", "--mask", "--", "sh", "-c", script])
+    #expect(run.status == 5)
+    #expect(run.stdout.hasPrefix("a *** b\n***\n***\nBasic "), "\(run.stdout)")
+    #expect(run.stderr == "err ***\n")
+    for value in [weather, maps] {
+      let base64 = Data(value.utf8).base64EncodedString()
+      #expect(!run.output.contains(value) && !run.output.contains(String(base64.dropFirst(4).prefix(24))))
+    }
+  }
+
+  @Test func maskedExecReturnsWhenABackgroundChildKeepsThePipesOpen() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try fetched()
+    // Through python, which closes every inherited descriptor above 2: Foundation's
+    // Process hands its child a socket whose closing it waits for, and the
+    // background `sleep` would inherit it.
+    let closeAndExec = "import os, sys; os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])"
+    let run = try Command.run("/usr/bin/python3", ["-c", closeAndExec, Paths.odr.path, "exec", "--mask", "--", "sh", "-c", #"sleep 30 & printf '%s\n' "$MAPS""#], environment: environment)
+    #expect(run.status == 0)
+    #expect(run.stdout == "***\n")
+    #expect(run.duration < .seconds(20))  // not a benchmark: it must not wait for the sleep
+  }
+
+  @Test func sigtermToMaskedExecReachesTheCommand() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try fetched()
+    let process = Process()
+    process.executableURL = Paths.odr
+    process.arguments = ["exec", "--mask", "--", "sh", "-c", "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done"]
+    process.environment = environment
+    let stdout = Pipe()
+    process.standardOutput = stdout
+    process.standardError = Pipe()
+    try process.run()
+    #expect(stdout.fileHandleForReading.readLine() == "ready")
+    // No process involved carries a secret in its argv.
+    for pid in [process.processIdentifier] + descendants(of: process.processIdentifier) {
+      let cmdline = (try? Data(contentsOf: URL(filePath: "/proc/\(pid)/cmdline"))) ?? Data()
+      #expect(cmdline.range(of: Data(weather.utf8)) == nil && cmdline.range(of: Data(maps.utf8)) == nil)
+    }
+    #expect(!descendants(of: process.processIdentifier).isEmpty)
+    kill(process.processIdentifier, SIGTERM)
+    #expect(stdout.fileHandleForReading.readLine() == "got-term")
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 7)
+  }
+
+  @Test func fetchInjectsWithoutAKeyringAndWritesNothing() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try publish()
+    var env = environment
+    env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/odr-bus"
+    let run = try odr(["exec", "--fetch", "APIKeys", "--", "sh", "-c", #"printf '%s' "$WEATHER_KEY""#], environment: env)
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stdout == weather)
+    #expect(try odr(["env", "--fetch", "APIKeys", "--format", "json"], environment: env).stdout.contains(maps))
+    #expect(try odr(["exec", "--fetch", "Plain", "--", "true"], environment: env).status == 3)
+    #expect(try odr(["exec", "--", "true"], environment: env).status == 5)  // and without --fetch, it needs the keyring
+    let blobs = root.appending(path: "cache/odr/\(bundle)/blobs")
+    #expect(((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).isEmpty)
+  }
+
+  @Test func envShellAndDotenvReproduceTrickyValuesInRealShells() throws {
+    let service = "com.odr.env.\(UUID().uuidString.prefix(8).lowercased())"
+    var env = KeyringSession.shared.environment
+    env["ODR_SERVICE"] = service
+    for (name, value) in TrickyValues.all {
+      #expect(try Command.odr(["set", name, "--keep-newline"], input: value, environment: env).status == 0)
+    }
+    defer { _ = try? Command.odr(["delete", "--all"], environment: env) }
+    let names = TrickyValues.all.keys.sorted()
+    let variables = names.map { $0.replacingOccurrences(of: "([a-z])([A-Z])", with: "$1_$2", options: .regularExpression).uppercased() }
+    let printAll = "printf '%s\\0' " + variables.map { "\"$\($0)\"" }.joined(separator: " ")
+    let folder = FileManager.default.temporaryDirectory.appending(path: "odr-dotenv-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let scripts = [
+      ("/bin/bash", #"eval "$("$ODR" env --format shell)" && "# + printAll),
+      ("/bin/sh", #""$ODR" env --format dotenv > "$DIR/vars" && set -a && . "$DIR/vars" && set +a && "# + printAll),
+    ]
+    env["ODR"] = Paths.odr.path
+    env["DIR"] = folder.path
+    for (shell, script) in scripts {
+      let result = try Command.run(shell, ["-c", script], environment: env)
+      #expect(result.status == 0, "\(shell): \(result.stderr)")
+      let values = result.stdout.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)
+      #expect(values == names.map { TrickyValues.all[$0]! }, "\(shell)")
+    }
+    let github = folder.appending(path: "github_env")
+    env["GITHUB_ENV"] = github.path
+    let result = try Command.odr(["env", "--format", "github"], environment: env)
+    #expect(result.status == 0)
+    #expect(result.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("::add-mask::") })
+    #expect(try String(contentsOf: github, encoding: .utf8).contains("\nghadelimiter_0\n"))
+    #expect(try Command.odr(["env", "--format", "github"], environment: env.filter { $0.key != "GITHUB_ENV" }).status == 2)
+  }
+
+  /// Every process below `pid`.
+  func descendants(of pid: Int32) -> [Int32] {
+    var result: [Int32] = []
+    var frontier = [pid]
+    while let parent = frontier.popLast() {
+      for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(parent)/task")) ?? [] {
+        let children = (try? String(contentsOfFile: "/proc/\(parent)/task/\(task)/children", encoding: .utf8)) ?? ""
+        for child in children.split(separator: " ").compactMap({ Int32($0) }) {
+          result.append(child)
+          frontier.append(child)
+        }
+      }
+    }
+    return result
+  }
+}

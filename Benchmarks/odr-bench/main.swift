@@ -6,6 +6,15 @@ import Foundation
 import ODRKeyring
 import ODRTesting
 
+// `odr-bench --search-once SERVICE`: a process whose whole job is one keyring
+// search of a service (values and metadata, as `odr exec` does): the cold
+// "one keyring search" that (f) subtracts.
+if CommandLine.arguments.dropFirst().first == "--search-once" {
+  let store = try SecretServiceStore(service: CommandLine.arguments[2])
+  guard try await !store.valuesAndMetadata().values.isEmpty else { fatalError("no keys") }
+  exit(0)
+}
+
 let runs = Int(ProcessInfo.processInfo.environment["ODR_BENCH_RUNS"] ?? "") ?? 21
 let odrPath = CommandLine.arguments.dropFirst().first ?? ".build/release/odr"
 let service = "com.odr.bench"
@@ -175,4 +184,37 @@ if downloadRuns > 0 {
     try? FileManager.default.removeItem(at: work.appending(path: "curl.bin"))
   }
   report("(e) download 256 MiB:  odr begin \(ms(median(odrTimes)))   curl + sha256sum \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.10×); odr peak RSS \(rss.max()! / 1024) MiB (target ≤ 64 MiB)   [median of \(downloadRuns)]")
+}
+
+// (f) CI injection (issue 7): `odr exec -- true` with 50 keys from the keyring
+// vs `env K1=V1 … K50=V50 true`; the difference minus one keyring search —
+// a cold process that only connects and searches (`--search-once`) — is what
+// odr adds. The in-process search (connection already open) is shown too.
+let execRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_EXEC_RUNS"] ?? "") ?? runs
+if execRuns > 0 {
+  let execService = "com.odr.bench.exec"
+  let execStore = try SecretServiceStore(service: execService)
+  try await execStore.deleteAll()
+  var pairs: [String] = []
+  for i in 1...50 {
+    let value = "value-\(i)-\(UUID().uuidString)"
+    try await execStore.setValue(value, for: "K\(i)")
+    pairs.append("K\(i)=\(value)")
+  }
+  let execArgs = ["exec", "--service", execService, "--", "true"]
+  try time(odrPath, execArgs)
+  try time("/usr/bin/env", pairs + ["true"])
+  let benchPath = URL(filePath: CommandLine.arguments[0]).standardizedFileURL.path
+  var execTimes: [Duration] = [], envTimes: [Duration] = [], coldSearches: [Duration] = [], searches: [Duration] = []
+  for _ in 0..<execRuns {
+    execTimes.append(try time(odrPath, execArgs))
+    envTimes.append(try time("/usr/bin/env", pairs + ["true"]))
+    coldSearches.append(try time(benchPath, ["--search-once", execService]))
+    let start = clock.now
+    guard try await execStore.values(for: nil).count == 50 else { fatalError("search lost keys") }
+    searches.append(clock.now - start)
+  }
+  let added = median(execTimes) - median(envTimes) - median(coldSearches)
+  report("(f) exec 50 keys:  odr exec -- true \(ms(median(execTimes))) \(spread(execTimes))   env K=V… true \(ms(median(envTimes)))   one keyring search: cold process \(ms(median(coldSearches))), in-process \(ms(median(searches)))   added beyond env + the cold search \(ms(added))   (target ≤ 5.00 ms)   [median of \(execRuns)]")
+  try await execStore.deleteAll()
 }

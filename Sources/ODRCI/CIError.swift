@@ -1,5 +1,7 @@
 /// The one error type of ODRCI. Messages name keys and variables, never
-/// values.
+/// values. (ODRCI's functions are declared `throws`, not `throws(CIError)`:
+/// Swift 6.3.1's optimizer crashes splitting async callers of typed-throws
+/// code in release builds.)
 public struct CIError: Error, Sendable, CustomStringConvertible {
   /// What kind of failure this is. New codes may be added.
   public struct Code: Hashable, Sendable, CustomStringConvertible {

@@ -43,7 +43,7 @@ public enum CommandRunner {
 
   /// Replaces odr with the command. Returns only by throwing: the command
   /// was not found (exit 127) or cannot be run (126).
-  public static func replaceProcess(with arguments: [String], environment: [String]) throws(CIError) -> Never {
+  public static func replaceProcess(with arguments: [String], environment: [String]) throws -> Never {
     let path = try resolve(arguments[0])
     restoreSignalState()
     withCStrings(arguments) { argv in
@@ -60,7 +60,7 @@ public enum CommandRunner {
   /// Runs the command with its stdout and stderr masked for `values`,
   /// forwarding signals, and returns its wait status when it has ended and
   /// its output is written.
-  public static func runMasked(_ arguments: [String], environment: [String], masking values: [String]) throws(CIError) -> Int32 {
+  public static func runMasked(_ arguments: [String], environment: [String], masking values: [String]) throws -> Int32 {
     let path = try resolve(arguments[0])
     var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
     guard pipe(&out) == 0, pipe(&err) == 0, (out + err).allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 }) else {
@@ -224,7 +224,7 @@ public enum CommandRunner {
 
   /// The path of `command`: as given when it has a '/', else the first
   /// executable file of that name in PATH.
-  static func resolve(_ command: String) throws(CIError) -> String {
+  static func resolve(_ command: String) throws -> String {
     if command.contains("/") {
       guard access(command, X_OK) == 0 else { throw startFailure(command, errno: errno) }
       return command

@@ -26,7 +26,7 @@ public enum EnvFormat: String, Sendable, CaseIterable {
 
   /// Renders `variables`. `allowUnmasked` lets `gitlab` print values GitLab
   /// would not mask in job logs.
-  public func render(_ variables: SecretVariables, allowUnmasked: Bool = false) throws(CIError) -> Rendered {
+  public func render(_ variables: SecretVariables, allowUnmasked: Bool = false) throws -> Rendered {
     let list = variables.variables
     switch self {
     case .shell:

@@ -20,7 +20,7 @@ public struct SecretVariables: Sendable {
   public let variables: [Variable]
 
   /// The variables of `keys`; with `only`, just those keys (each must exist).
-  public init(keys: [APIKey], only: [String]? = nil) throws(CIError) {
+  public init(keys: [APIKey], only: [String]? = nil) throws {
     var selected = keys
     if let only {
       let byName = Dictionary(keys.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -81,7 +81,7 @@ public struct SecretVariables: Sendable {
     "PERL5LIB", "PERL5OPT", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "GIT_SSH_COMMAND", "GIT_EXEC_PATH",
   ]
 
-  static func validate(variable name: String, of key: String) throws(CIError) {
+  static func validate(variable name: String, of key: String) throws {
     let bytes = Array(name.utf8)
     guard let first = bytes.first, !(0x30...0x39).contains(first), bytes.count <= 255,
           bytes.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) || $0 == UInt8(ascii: "_") })

@@ -59,6 +59,17 @@ public struct SecretServiceStore: SecretStore {
       }
       return result
     }
+    return try await everyItem().filter { names?.contains($0.key) ?? ($0.key != KeyringInput.metadataName) }
+  }
+
+  public func valuesAndMetadata() async throws -> (values: [String: String], metadata: String?) {
+    var items = try await everyItem()
+    let metadata = items.removeValue(forKey: KeyringInput.metadataName)
+    return (items, metadata)
+  }
+
+  /// Every item of the service, metadata record included, in one search.
+  private func everyItem() async throws -> [String: String] {
     let attributes = ["service": service]
     let items = try await Libsecret.shared.perform(deadline: deadline) { session in
       try session.search(attributes, loadSecrets: true)
@@ -66,7 +77,7 @@ public struct SecretServiceStore: SecretStore {
     var result: [String: String] = [:]
     for item in items {
       guard let name = item.attributes["key"], let secret = item.secret else { continue }
-      if names?.contains(name) ?? (name != KeyringInput.metadataName) { result[name] = secret }
+      result[name] = secret
     }
     return result
   }

@@ -23,6 +23,10 @@ public protocol SecretStore: Sendable {
   /// key of the service. Missing names are absent from the result.
   func values(for names: Set<String>?) async throws -> [String: String]
 
+  /// Every key's value and odr's metadata record (``KeyringInput/metadataName``,
+  /// nil when there is none), in one round trip where the backend allows.
+  func valuesAndMetadata() async throws -> (values: [String: String], metadata: String?)
+
   /// Deletes the value stored under `name`. Returns false when there was none.
   @discardableResult
   func deleteValue(for name: String) async throws -> Bool
@@ -33,4 +37,10 @@ public protocol SecretStore: Sendable {
   /// Deletes every key of the service. Returns how many were deleted.
   @discardableResult
   func deleteAll() async throws -> Int
+}
+
+extension SecretStore {
+  public func valuesAndMetadata() async throws -> (values: [String: String], metadata: String?) {
+    (try await values(for: nil), try await values(for: [KeyringInput.metadataName])[KeyringInput.metadataName])
+  }
 }

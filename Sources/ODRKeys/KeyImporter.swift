@@ -80,8 +80,7 @@ public struct KeyImporter: Sendable {
   }
 
   private func write(_ incoming: [String: APIKey], prune: Bool, tags: [String]) async throws -> ImportReport {
-    var before = try await store.values(for: nil)
-    let oldRecord = try await store.values(for: [KeyringInput.metadataName])[KeyringInput.metadataName]
+    var (before, oldRecord) = try await store.valuesAndMetadata()
     let oldMetadata = KeyMetadataRecord(json: oldRecord)
     var entries: [ImportReport.Entry] = []
     var changes: [(name: String, value: String?)] = []  // nil: delete

@@ -4,8 +4,8 @@ extension SecretStore {
   /// Every key of the service with its metadata (from odr's metadata
   /// record), sorted by name: what `odr exec` and `odr env` inject.
   public func keys() async throws -> [APIKey] {
-    let values = try await values(for: nil)
-    let record = KeyMetadataRecord(json: try await self.values(for: [KeyringInput.metadataName])[KeyringInput.metadataName])
+    let (values, metadata) = try await valuesAndMetadata()
+    let record = KeyMetadataRecord(json: metadata)
     return values.map { APIKey(name: $0.key, value: $0.value, metadata: record[$0.key] ?? KeyMetadata()) }
       .sorted { $0.name < $1.name }
   }

@@ -92,6 +92,12 @@ let package = Package(
       path: "Benchmarks/odr-bench",
       swiftSettings: strictSettings
     ),
+    .executableTarget(
+      name: "odr-search-once",
+      dependencies: ["ODRKeyring"],
+      path: "Benchmarks/odr-search-once",
+      swiftSettings: strictSettings
+    ),
     .testTarget(
       name: "ODRKeyringTests",
       dependencies: ["ODRKeyring", "ODRTesting"],

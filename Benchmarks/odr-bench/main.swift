@@ -6,15 +6,6 @@ import Foundation
 import ODRKeyring
 import ODRTesting
 
-// `odr-bench --search-once SERVICE`: a process whose whole job is one keyring
-// search of a service (values and metadata, as `odr exec` does): the cold
-// "one keyring search" that (f) subtracts.
-if CommandLine.arguments.dropFirst().first == "--search-once" {
-  let store = try SecretServiceStore(service: CommandLine.arguments[2])
-  guard try await !store.valuesAndMetadata().values.isEmpty else { fatalError("no keys") }
-  exit(0)
-}
-
 let runs = Int(ProcessInfo.processInfo.environment["ODR_BENCH_RUNS"] ?? "") ?? 21
 let odrPath = CommandLine.arguments.dropFirst().first ?? ".build/release/odr"
 let service = "com.odr.bench"
@@ -188,7 +179,7 @@ if downloadRuns > 0 {
 
 // (f) CI injection (issue 7): `odr exec -- true` with 50 keys from the keyring
 // vs `env K1=V1 … K50=V50 true`; the difference minus one keyring search —
-// a cold process that only connects and searches (`--search-once`) — is what
+// a cold process that only connects and searches (odr-search-once) — is what
 // odr adds. The in-process search (connection already open) is shown too.
 let execRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_EXEC_RUNS"] ?? "") ?? runs
 if execRuns > 0 {
@@ -204,12 +195,12 @@ if execRuns > 0 {
   let execArgs = ["exec", "--service", execService, "--", "true"]
   try time(odrPath, execArgs)
   try time("/usr/bin/env", pairs + ["true"])
-  let benchPath = URL(filePath: CommandLine.arguments[0]).standardizedFileURL.path
+  let searchOnce = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-search-once").path
   var execTimes: [Duration] = [], envTimes: [Duration] = [], coldSearches: [Duration] = [], searches: [Duration] = []
   for _ in 0..<execRuns {
     execTimes.append(try time(odrPath, execArgs))
     envTimes.append(try time("/usr/bin/env", pairs + ["true"]))
-    coldSearches.append(try time(benchPath, ["--search-once", execService]))
+    coldSearches.append(try time(searchOnce, [execService]))
     let start = clock.now
     guard try await execStore.values(for: nil).count == 50 else { fatalError("search lost keys") }
     searches.append(clock.now - start)

@@ -32,11 +32,8 @@ extension ODR {
     @Flag(help: "Mask key values in the command's stdout and stderr.")
     var mask = false
 
-    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
-    var command: [String] = []
-
-    /// The command without the `--` that separates it.
-    var commandLine: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
+    @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
+    var commandLine: [String] = []
 
     func validate() throws {
       if commandLine.isEmpty { throw ValidationError("Name the command to run after --, for example: odr exec -- ./deploy.sh") }

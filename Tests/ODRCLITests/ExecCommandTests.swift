@@ -57,6 +57,8 @@ import Testing
     try Data("x".utf8).write(to: notExecutable)
     #expect(try odr(["exec", "--", notExecutable.path]).status == 126)
     #expect(try odr(["exec"]).status == 2)
+    #expect(try odr(["exec", "--mask-typo", "--", "touch", root.appending(path: "ran").path]).status == 2)
+    #expect(!FileManager.default.fileExists(atPath: root.appending(path: "ran").path))
   }
 
   @Test func execEndsByTheSameSignalAsTheCommand() throws {

@@ -46,15 +46,18 @@ public enum CommandRunner {
   public static func replaceProcess(with arguments: [String], environment: [String]) throws -> Never {
     let path = try resolve(arguments[0])
     restoreSignalState()
-    withCStrings(arguments) { argv in
+    let code = withCStrings(arguments) { argv in
       withCStrings(environment) { envp in
         execve(path, argv, envp)
-        if errno == ENOEXEC {  // a script without #!: run it with sh, as execvp does
-          withCStrings(["/bin/sh", path] + arguments.dropFirst()) { shArgv in _ = execve("/bin/sh", shArgv, envp) }
+        guard errno == ENOEXEC else { return errno }
+        // A script without #!: run it with sh, as execvp does.
+        return withCStrings(["/bin/sh", path] + arguments.dropFirst()) { shArgv in
+          execve("/bin/sh", shArgv, envp)
+          return errno
         }
       }
     }
-    throw startFailure(arguments[0], errno: errno)
+    throw startFailure(arguments[0], errno: code)
   }
 
   /// Runs the command with its stdout and stderr masked for `values`,

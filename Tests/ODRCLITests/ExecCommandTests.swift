@@ -155,6 +155,25 @@ import Testing
     #expect(((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).isEmpty)
   }
 
+  @Test func fetchOverHTTPInjectsFromMemory() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try publish()
+    let server = try FixtureServer(root: published)
+    defer { server.stop() }
+    var env = environment
+    env["ODR_CATALOG"] = server.baseURL.absoluteString
+    env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/odr-bus"
+    let run = try odr(["exec", "--fetch", "APIKeys", "--mask", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "${#MAPS}""#], environment: env)
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stdout == "***|\(maps.count)")
+    let blobs = root.appending(path: "cache/odr/\(bundle)/blobs")
+    #expect(((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).isEmpty)
+    for blob in try FileManager.default.contentsOfDirectory(atPath: published.appending(path: "blobs").path) {
+      server.setFault(.flipByte(3), forPathEndingWith: blob)
+    }
+    #expect(try odr(["exec", "--fetch", "APIKeys", "--", "true"], environment: env).status == 4)
+  }
+
   @Test func envShellAndDotenvReproduceTrickyValuesInRealShells() throws {
     let service = "com.odr.env.\(UUID().uuidString.prefix(8).lowercased())"
     var env = KeyringSession.shared.environment

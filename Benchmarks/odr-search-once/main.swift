@@ -5,4 +5,4 @@
 import ODRKeyring
 
 let store = try SecretServiceStore(service: CommandLine.arguments[1])
-guard try await !store.valuesAndMetadata().values.isEmpty else { fatalError("no keys") }
+guard try await !store.valuesAndRecords().isEmpty else { fatalError("no keys") }

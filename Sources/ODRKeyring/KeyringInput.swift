@@ -4,17 +4,24 @@ public enum KeyringInput {
   /// The largest value accepted, in UTF-8 bytes.
   public static let maxValueBytes = 64 * 1024
 
-  /// The item where odr keeps the keys' metadata (env, header, hosts…). It
-  /// starts with '_', which no key name may, so it never collides with a
-  /// key; `names()` and `values(for: nil)` leave it out.
+  /// The item where odr keeps the keys' metadata (env, header, hosts…).
   public static let metadataName = "_odr.metadata"
-  /// The largest metadata record accepted, in UTF-8 bytes.
-  public static let maxMetadataBytes = 1024 * 1024
+  /// The item where `odr fetch` keeps the previous values of the keys it is
+  /// changing, until the import is complete: what a crashed import is
+  /// rolled back from.
+  public static let journalName = "_odr.journal"
+  /// The largest record (metadata or journal) accepted, in UTF-8 bytes.
+  public static let maxRecordBytes = 16 * 1024 * 1024
+
+  /// True for odr's own records. They start with '_', which no key name
+  /// may, so they never collide with a key; `names()` and `values(for: nil)`
+  /// leave them out.
+  public static func isRecord(_ name: String) -> Bool { name.hasPrefix("_") }
 
   /// Throws unless `name` matches `[A-Za-z][A-Za-z0-9_.-]{0,127}` (or is
-  /// ``metadataName``).
+  /// one of odr's records).
   public static func validate(name: String) throws(KeyringError) {
-    if name == metadataName { return }
+    if name == metadataName || name == journalName { return }
     let bytes = Array(name.utf8)
     guard let first = bytes.first, isLetter(first), bytes.count <= 128,
           bytes.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") })
@@ -40,7 +47,7 @@ public enum KeyringInput {
     if value.isEmpty {
       throw KeyringError(.invalidInput, "The value for key '\(name)' is empty; a key needs a non-empty value.")
     }
-    let limit = name == metadataName ? maxMetadataBytes : maxValueBytes
+    let limit = isRecord(name) ? maxRecordBytes : maxValueBytes
     if value.utf8.count > limit {
       throw KeyringError(.invalidInput, "The value for key '\(name)' is \(value.utf8.count) bytes; the limit is \(limit) bytes.")
     }

@@ -23,10 +23,12 @@ public actor MemoryStore: SecretStore {
   }
 
   public func values(for names: Set<String>?) throws -> [String: String] {
-    guard let names else { return items.filter { $0.key != KeyringInput.metadataName } }
+    guard let names else { return items.filter { !KeyringInput.isRecord($0.key) } }
     for name in names { try KeyringInput.validate(name: name) }
     return items.filter { names.contains($0.key) }
   }
+
+  public func valuesAndRecords() -> [String: String] { items }
 
   @discardableResult
   public func deleteValue(for name: String) throws -> Bool {
@@ -34,7 +36,7 @@ public actor MemoryStore: SecretStore {
     return items.removeValue(forKey: name) != nil
   }
 
-  public func names() -> [String] { items.keys.filter { $0 != KeyringInput.metadataName }.sorted() }
+  public func names() -> [String] { items.keys.filter { !KeyringInput.isRecord($0) }.sorted() }
 
   @discardableResult
   public func deleteAll() -> Int {

@@ -59,17 +59,10 @@ public struct SecretServiceStore: SecretStore {
       }
       return result
     }
-    return try await everyItem().filter { names?.contains($0.key) ?? ($0.key != KeyringInput.metadataName) }
+    return try await valuesAndRecords().filter { names?.contains($0.key) ?? !KeyringInput.isRecord($0.key) }
   }
 
-  public func valuesAndMetadata() async throws -> (values: [String: String], metadata: String?) {
-    var items = try await everyItem()
-    let metadata = items.removeValue(forKey: KeyringInput.metadataName)
-    return (items, metadata)
-  }
-
-  /// Every item of the service, metadata record included, in one search.
-  private func everyItem() async throws -> [String: String] {
+  public func valuesAndRecords() async throws -> [String: String] {
     let attributes = ["service": service]
     let items = try await Libsecret.shared.perform(deadline: deadline) { session in
       try session.search(attributes, loadSecrets: true)
@@ -99,10 +92,10 @@ public struct SecretServiceStore: SecretStore {
     let items = try await Libsecret.shared.perform(deadline: deadline) { session in
       try session.search(attributes, loadSecrets: false)
     }
-    return Set(items.compactMap { $0.attributes["key"] }).subtracting([KeyringInput.metadataName]).sorted()
+    return Set(items.compactMap { $0.attributes["key"] }).filter { !KeyringInput.isRecord($0) }.sorted()
   }
 
-  /// Deletes every key of the service (and odr's metadata record), one
+  /// Deletes every key of the service (and odr's records), one
   /// item per call so that each call has its own deadline: libsecret's bulk
   /// clear of hundreds of items can outlast any single deadline.
   @discardableResult
@@ -112,7 +105,7 @@ public struct SecretServiceStore: SecretStore {
       Set(try session.search(attributes, loadSecrets: false).compactMap { $0.attributes["key"] })
     }
     for name in names { try await deleteValue(for: name) }
-    return names.subtracting([KeyringInput.metadataName]).count
+    return names.filter { !KeyringInput.isRecord($0) }.count
   }
 
   /// Probes bus, provider, default collection and its lock state, without

@@ -23,9 +23,9 @@ public protocol SecretStore: Sendable {
   /// key of the service. Missing names are absent from the result.
   func values(for names: Set<String>?) async throws -> [String: String]
 
-  /// Every key's value and odr's metadata record (``KeyringInput/metadataName``,
-  /// nil when there is none), in one round trip where the backend allows.
-  func valuesAndMetadata() async throws -> (values: [String: String], metadata: String?)
+  /// Every key's value and odr's records (``KeyringInput/metadataName``,
+  /// ``KeyringInput/journalName``), in one round trip where the backend allows.
+  func valuesAndRecords() async throws -> [String: String]
 
   /// Deletes the value stored under `name`. Returns false when there was none.
   @discardableResult
@@ -40,7 +40,7 @@ public protocol SecretStore: Sendable {
 }
 
 extension SecretStore {
-  public func valuesAndMetadata() async throws -> (values: [String: String], metadata: String?) {
-    (try await values(for: nil), try await values(for: [KeyringInput.metadataName])[KeyringInput.metadataName])
+  public func valuesAndRecords() async throws -> [String: String] {
+    try await values(for: nil).merging(try await values(for: [KeyringInput.metadataName, KeyringInput.journalName])) { $1 }
   }
 }

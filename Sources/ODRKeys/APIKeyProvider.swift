@@ -105,7 +105,7 @@ public actor APIKeyProvider {
   private func load(reload: Bool = false) async throws -> [String: String] {
     if !reload, let cache { return cache }
     if let loading { return try await loading.value }
-    let task = Task { try await store.values(for: nil) }
+    let task = Task { try await Self.values(of: store) }
     loading = task
     if state != .ready { state = .loading }
     defer { loading = nil }
@@ -127,7 +127,7 @@ public actor APIKeyProvider {
     let (store, fetch) = (store, fetch)
     let task = Task {
       try await fetch()
-      return try await store.values(for: nil)
+      return try await Self.values(of: store)
     }
     fetching = task
     state = .loading
@@ -142,6 +142,11 @@ public actor APIKeyProvider {
       state = .failed(String(describing: error))
       throw error
     }
+  }
+
+  /// The keys of `store`, after rolling back an interrupted import.
+  private static func values(of store: any SecretStore) async throws -> [String: String] {
+    try await ImportJournal.settledItems(of: store).filter { !KeyringInput.isRecord($0.key) }
   }
 
   private func publish(_ values: [String: String]) {

@@ -80,7 +80,9 @@ public struct KeyImporter: Sendable {
   }
 
   private func write(_ incoming: [String: APIKey], prune: Bool, tags: [String]) async throws -> ImportReport {
-    var (before, oldRecord) = try await store.valuesAndMetadata()
+    let items = try await ImportJournal.settledItems(of: store)
+    let oldRecord = items[KeyringInput.metadataName]
+    var before = items.filter { !KeyringInput.isRecord($0.key) }
     let oldMetadata = KeyMetadataRecord(json: oldRecord)
     var entries: [ImportReport.Entry] = []
     var changes: [(name: String, value: String?)] = []  // nil: delete
@@ -100,7 +102,13 @@ public struct KeyImporter: Sendable {
     for name in pruned { newMetadata[name] = nil }
     if newMetadata.json != oldRecord { changes.append((KeyringInput.metadataName, newMetadata.json)) }
     before[KeyringInput.metadataName] = oldRecord
+    let report = ImportReport(service: store.service, tags: tags, keys: entries.sorted { $0.name < $1.name })
+    guard !changes.isEmpty else { return report }
 
+    // Write-ahead: if this process or the keyring dies half-way, the next
+    // reader puts these values back (ImportJournal.settledItems).
+    let journal = ImportJournal(previous: Dictionary(uniqueKeysWithValues: changes.map { ($0.name, before[$0.name]) }))
+    try await store.setValue(journal.json, for: KeyringInput.journalName)
     var done: [String] = []
     do {
       for change in changes {
@@ -114,11 +122,15 @@ public struct KeyImporter: Sendable {
     } catch {
       let unrestored = await restore(done, to: before)
       guard unrestored.isEmpty else {
-        throw KeysError(.incompleteRestore, "\(error) Putting the previous values back failed too, so these keys may hold new values: \(unrestored.joined(separator: ", ")). Run `odr fetch` again once the keyring works.")
+        throw KeysError(.interruptedImport, "\(error) Putting the previous values back failed too, so these keys hold new values for now: \(unrestored.joined(separator: ", ")). odr keeps the previous values in the keyring and puts them back at the next `odr fetch`, `odr exec` or `odr env` once the keyring works.")
       }
+      _ = try? await store.deleteValue(for: KeyringInput.journalName)  // if it stays, the next reader restores the same values
       throw error
     }
-    return ImportReport(service: store.service, tags: tags, keys: entries.sorted { $0.name < $1.name })
+    do { try await store.deleteValue(for: KeyringInput.journalName) } catch {
+      throw KeysError(.interruptedImport, "\(error) The keys were written, but odr could not close the import, so the next `odr fetch`, `odr exec` or `odr env` will put the previous values back. Run `odr fetch` again once the keyring works.")
+    }
+    return report
   }
 
   /// Puts `names` back to `previous` (deleting those that did not exist).

@@ -9,8 +9,9 @@ public struct KeysError: Error, Sendable, CustomStringConvertible {
 
     /// An APIKeys document that breaks the rules of DESIGN §3.3.
     public static let invalidDocument = Code("invalid-document")
-    /// An import failed and some keys could not be put back as they were.
-    public static let incompleteRestore = Code("incomplete-restore")
+    /// An import failed and some keys could not be put back as they were
+    /// yet: its journal puts them back at the next read of the keys.
+    public static let interruptedImport = Code("interrupted-import")
   }
 
   /// What kind of failure this is.

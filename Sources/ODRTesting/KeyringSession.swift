@@ -60,6 +60,34 @@ public final class KeyringSession: @unchecked Sendable {
     return env
   }
 
+  /// Starts another gnome-keyring-daemon on this session's bus and files,
+  /// after the first one was killed: it serves the keyring as the first one
+  /// left it on disk. Returns its pid; SIGKILL it when done.
+  public func startDaemonAgain() throws -> Int32 {
+    let root = directory.path
+    let daemon = Process()
+    daemon.executableURL = URL(filePath: "/usr/bin/env")
+    daemon.arguments = ["-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "HOME=\(root)/home", "XDG_DATA_HOME=\(root)/data",
+                        "XDG_CONFIG_HOME=\(root)/config", "XDG_RUNTIME_DIR=\(root)/runtime", "XDG_CACHE_HOME=\(root)/cache",
+                        "gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"]
+    daemon.environment = environment
+    let password = Pipe()
+    daemon.standardInput = password
+    daemon.standardOutput = FileHandle.nullDevice
+    daemon.standardError = FileHandle.nullDevice
+    try daemon.run()
+    password.fileHandleForWriting.write(Data("odr-test".utf8))
+    try password.fileHandleForWriting.close()
+    for _ in 0..<200 {
+      let owner = try Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                         "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets"], environment: environment)
+      if owner.stdout.contains("boolean true") { return daemon.processIdentifier }
+      usleep(25_000)
+    }
+    kill(daemon.processIdentifier, SIGKILL)
+    throw TestFailure("gnome-keyring-daemon did not come back within 5 s")
+  }
+
   /// Locks the login collection through the Secret Service API.
   public func lock() throws {
     try send(to: "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",

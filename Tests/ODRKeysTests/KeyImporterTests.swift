@@ -80,7 +80,8 @@ import Testing
     let v2 = Self.v1.replacingOccurrences(of: "w-1", with: "w-2")
     let report = try await KeyImporter(catalog: fixture.publish(v2), store: store).fetch(tags: ["APIKeys"])
     #expect(report.keys == [.init(name: "Maps", outcome: .unchanged), .init(name: "Weather", outcome: .changed)])
-    #expect(store.writes == writes + 1)
+    // The one changed key, between opening and closing the import's journal.
+    #expect(store.written.dropFirst(writes) == [KeyringInput.journalName, "Weather", KeyringInput.journalName])
     #expect(try await store.value(for: "Weather") == "w-2")
   }
 
@@ -127,15 +128,36 @@ import Testing
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
     _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
-    store.failWrite(after: 1, persistently: true)
+    let before = try await store.valuesAndRecords()
+    store.failWrite(after: 2, persistently: true)  // the journal and Maps get through
     do {
       _ = try await KeyImporter(catalog: fixture.publish(#"{"Maps": "m-2", "Weather": "w-2"}"#), store: store).fetch(tags: ["APIKeys"])
       Issue.record("the import succeeded")
     } catch let error as KeysError {
-      #expect(error.code == .incompleteRestore)
+      #expect(error.code == .interruptedImport)
       #expect(error.message.contains("Maps"))
       #expect(!error.message.contains("m-2"))
     }
+    #expect(try await store.value(for: "Maps") == "m-2")  // the keyring is stuck half-way...
+    store.stopFailing()
+    // ...until the next reader rolls the import back from its journal.
+    #expect(try await store.keys().map(\.value).sorted() == ["m-1", "w-1"])
+    #expect(try await store.valuesAndRecords() == before)
+  }
+
+  @Test func aProcessKilledMidImportIsRolledBackByTheNextImport() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    let before = try await store.valuesAndRecords()
+    // What a SIGKILL after two writes leaves: the journal and one new value.
+    let journal = #"{"previous":{"Maps":"m-1","New":null}}"#
+    try await store.setValue(journal, for: KeyringInput.journalName)
+    try await store.setValue("m-9", for: "Maps")
+    try await store.setValue("n-9", for: "New")
+    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    #expect(report.keys.map(\.outcome) == [.unchanged, .unchanged])
+    #expect(try await store.valuesAndRecords() == before)
   }
 
   @Test func tagsWithoutSecretsAreJustMadeAvailable() async throws {
@@ -152,7 +174,7 @@ import Testing
 final class RecordingStore: SecretStore {
   let service: String
   private let inner: MemoryStore
-  private let state = Mutex((writes: 0, reads: 0, failAt: Int?.none, persistently: false))
+  private let state = Mutex((writes: 0, reads: 0, failAt: Int?.none, persistently: false, written: [String]()))
 
   init(service: String) {
     self.service = service
@@ -161,6 +183,11 @@ final class RecordingStore: SecretStore {
 
   var writes: Int { state.withLock { $0.writes } }
   var reads: Int { state.withLock { $0.reads } }
+  /// The names written (set or deleted), in order.
+  var written: [String] { state.withLock { $0.written } }
+
+  /// Lets every write through again (the keyring is back).
+  func stopFailing() { state.withLock { $0.failAt = nil } }
   /// Lets `more` writes through, then fails the next one (and, if
   /// `persistently`, every one after it).
   func failWrite(after more: Int, persistently: Bool = false) {
@@ -170,18 +197,19 @@ final class RecordingStore: SecretStore {
     }
   }
 
-  private func countWrite() throws {
+  private func countWrite(_ name: String) throws {
     try state.withLock { state in
       if let failAt = state.failAt, state.writes >= failAt {
         if !state.persistently { state.failAt = nil }
         throw KeyringError(.locked, "The keyring collection 'Login' is locked.")
       }
       state.writes += 1
+      state.written.append(name)
     }
   }
 
   func setValue(_ value: String, for name: String) async throws {
-    try countWrite()
+    try countWrite(name)
     try await inner.setValue(value, for: name)
   }
   func value(for name: String) async throws -> String { try await inner.value(for: name) }
@@ -190,8 +218,12 @@ final class RecordingStore: SecretStore {
     return try await inner.values(for: names)
   }
   func deleteValue(for name: String) async throws -> Bool {
-    try countWrite()
+    try countWrite(name)
     return try await inner.deleteValue(for: name)
+  }
+  func valuesAndRecords() async throws -> [String: String] {
+    state.withLock { $0.reads += 1 }
+    return try await inner.valuesAndRecords()
   }
   func names() async throws -> [String] { await inner.names() }
   func deleteAll() async throws -> Int { await inner.deleteAll() }

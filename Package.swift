@@ -17,11 +17,13 @@ let package = Package(
     .library(name: "ODRKeys", targets: ["ODRKeys"]),
     .library(name: "ODRHTTP", targets: ["ODRHTTP"]),
     .library(name: "ODRCI", targets: ["ODRCI"]),
+    .library(name: "ODRNetworking", targets: ["ODRNetworking"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
   ],
   targets: [
     .systemLibrary(
@@ -50,6 +52,11 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .target(
+      name: "ODRNetworking",
+      dependencies: ["ODRKeys", .product(name: "Logging", package: "swift-log")],
+      swiftSettings: strictSettings
+    ),
+    .target(
       name: "ODRCI",
       dependencies: ["ODRKeys"],
       swiftSettings: strictSettings
@@ -72,7 +79,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-net",
-      dependencies: ["ODRCommandLine", "ODRHTTP"],
+      dependencies: ["ODRCommandLine", "ODRHTTP", "ODRNetworking", "ODRKeys", "ODRKeyring", "ODRResources"],
       swiftSettings: strictSettings
     ),
     .target(

@@ -44,8 +44,8 @@ struct CatalogOptions: ParsableArguments {
   func load() async throws -> ResourceCatalog {
     let url = try location()
     guard !url.isFileURL else { return try await ResourceCatalog.load(from: url) }
-    guard let transport = ODR.networkTransport else { NetworkHandoff.exec() }
-    return try await ResourceCatalog.load(from: url, transport: transport())
+    guard let network = ODR.network else { NetworkHandoff.exec() }
+    return try await ResourceCatalog.load(from: url, transport: network.transport())
   }
 
   private static var environmentCatalog: String? {

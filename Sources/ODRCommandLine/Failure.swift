@@ -47,6 +47,7 @@ enum Failure {
     case let error as KeyringError: fail(error.description, code: exitCode(for: error))
     case let error as KeysError: fail(error.description, code: 1)
     case let error as CIError: fail(error.description, code: exitCode(for: error))
+    case let error as CommandFailure: fail(error.message, code: error.code)
     case is CancellationError: fail("Cancelled.", code: 130)
     // Thrown by run() once parsing is over: the message alone says it.
     case let error as ValidationError: fail(error.message, code: 2)

@@ -18,19 +18,19 @@ struct ODR: AsyncParsableCommand {
         secret-tool lookup service com.example.demo key Weather
       """,
     version: "0.1.0",
-    subcommands: [Fetch.self, Exec.self, Env.self, Pack.self, Begin.self, End.self, ResourcePath.self, Status.self, SetKey.self, GetKey.self, ListKeys.self, DeleteKey.self, Doctor.self]
+    subcommands: [Fetch.self, Exec.self, Env.self, HTTP.self, URLCommand.self, Pack.self, Begin.self, End.self, ResourcePath.self, Status.self, SetKey.self, GetKey.self, ListKeys.self, DeleteKey.self, Doctor.self]
   )
 
-  /// Makes the transport for http(s) catalogs; nil in the lean `odr`
-  /// executable, which hands such commands to its sibling `odr-net`.
-  nonisolated(unsafe) static var networkTransport: (@Sendable () -> any BlobTransport)?
+  /// What only `odr-net` can do; nil in the lean `odr` executable, which
+  /// hands such commands to its sibling `odr-net`.
+  nonisolated(unsafe) static var network: (any NetworkCommands)?
 
   /// Runs the command and turns every failure into a message on stderr and
-  /// the exit code of DESIGN §8. `network` makes the transport for http(s)
-  /// catalogs, when this executable has one.
-  static func main(network: (@Sendable () -> any BlobTransport)?) async {
+  /// the exit code of DESIGN §8. `network`: what this executable can do on
+  /// the network, if anything.
+  static func main(network: (any NetworkCommands)?) async {
     CommandRunner.recordInheritedSignals()
-    networkTransport = network
+    self.network = network
     do {
       if let quick = QuickGet(arguments: Array(CommandLine.arguments.dropFirst())) {
         return try await quick.run()

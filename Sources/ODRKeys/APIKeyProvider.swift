@@ -33,9 +33,10 @@ public actor APIKeyProvider {
   private let store: any SecretStore
   private let fetch: @Sendable () async throws -> Void
   private var cache: [String: String]?
+  private var metadata = KeyMetadataRecord(json: nil)
   private var published: [String: String] = [:]
-  private var loading: Task<[String: String], any Error>?
-  private var fetching: Task<[String: String], any Error>?
+  private var loading: Task<Snapshot, any Error>?
+  private var fetching: Task<Snapshot, any Error>?
   private var fetched = false
   private var changeObservers: [UUID: AsyncStream<Set<String>>.Continuation] = [:]
   private var stateObservers: [UUID: AsyncStream<State>.Continuation] = [:]
@@ -61,6 +62,13 @@ public actor APIKeyProvider {
     if let value = try await load()[name] { return value }
     if !fetched, let value = try await fetchOnce()[name] { return value }
     throw KeyringError(.notFound, "No key '\(name)' for \(store.service), even after fetching the keys.")
+  }
+
+  /// The key `name` with its metadata (header, query, hosts…), for clients
+  /// that attach keys to requests.
+  public func apiKey(_ name: String) async throws -> APIKey {
+    let value = try await key(name)
+    return APIKey(name: name, value: value, metadata: metadata[name] ?? KeyMetadata())
   }
 
   /// Drops the cached values and starts a new lifetime: the next miss
@@ -104,14 +112,13 @@ public actor APIKeyProvider {
   /// All values of the store, read once for all concurrent callers.
   private func load(reload: Bool = false) async throws -> [String: String] {
     if !reload, let cache { return cache }
-    if let loading { return try await loading.value }
-    let task = Task { try await Self.values(of: store) }
+    if let loading { return try await loading.value.values }
+    let task = Task { try await Snapshot(of: store) }
     loading = task
     if state != .ready { state = .loading }
     defer { loading = nil }
     do {
-      let values = try await task.value
-      publish(values)
+      let values = publish(try await task.value)
       state = .ready
       return values
     } catch {
@@ -123,19 +130,18 @@ public actor APIKeyProvider {
   /// Runs the fetch, then reads the store, once for all concurrent
   /// callers; a failure clears the flight so the next call retries.
   private func fetchOnce() async throws -> [String: String] {
-    if let fetching { return try await fetching.value }
+    if let fetching { return try await fetching.value.values }
     let (store, fetch) = (store, fetch)
     let task = Task {
       try await fetch()
-      return try await Self.values(of: store)
+      return try await Snapshot(of: store)
     }
     fetching = task
     state = .loading
     defer { fetching = nil }
     do {
-      let values = try await task.value
+      let values = publish(try await task.value)
       fetched = true
-      publish(values)
       state = .ready
       return values
     } catch {
@@ -144,12 +150,24 @@ public actor APIKeyProvider {
     }
   }
 
-  /// The keys of `store`, after rolling back an interrupted import.
-  private static func values(of store: any SecretStore) async throws -> [String: String] {
-    try await ImportJournal.settledItems(of: store).filter { !KeyringInput.isRecord($0.key) }
+  /// The keys and their metadata as read from the store in one search,
+  /// after rolling back an interrupted import.
+  private struct Snapshot: Sendable {
+    let values: [String: String]
+    let metadata: String?
+
+    init(of store: any SecretStore) async throws {
+      let items = try await ImportJournal.settledItems(of: store)
+      values = items.filter { !KeyringInput.isRecord($0.key) }
+      metadata = items[KeyringInput.metadataName]
+    }
   }
 
-  private func publish(_ values: [String: String]) {
+  /// Caches a snapshot, tells observers which keys changed, and returns the
+  /// keys.
+  private func publish(_ snapshot: Snapshot) -> [String: String] {
+    metadata = KeyMetadataRecord(json: snapshot.metadata)
+    let values = snapshot.values
     let old = published
     cache = values
     published = values
@@ -157,6 +175,7 @@ public actor APIKeyProvider {
     if !changed.isEmpty {
       for continuation in changeObservers.values { continuation.yield(changed) }
     }
+    return values
   }
 
   private func unregister(id: UUID) {

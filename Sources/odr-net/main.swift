@@ -1,6 +1,6 @@
-// `odr` with HTTP(S) catalogs. `odr` execs this executable (installed next to
-// it) for commands whose catalog is an http(s) URL; it can also be run directly.
+// `odr` with the HTTP stacks: http(s) catalogs (AsyncHTTPClient), `odr http`
+// and `odr url check` (ODRNetworking over URLSession). The lean `odr` execs
+// this executable (installed next to it) for those; it can be run directly.
 import ODRCommandLine
-import ODRHTTP
 
-await CommandLineTool.main(network: { HTTPTransport() })
+await CommandLineTool.main(network: NetCommands())

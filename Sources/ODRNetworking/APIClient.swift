@@ -1,0 +1,274 @@
+import Foundation
+import FoundationNetworking
+public import Logging
+public import ODRKeys
+
+/// An HTTP client for apps and CI smoke tests, over `URLSession`, in the
+/// spirit of kean/Get, that attaches API keys safely (DESIGN §7).
+///
+/// - Every URL string goes through a ``URLPolicy`` (`.consistent` by
+///   default), redirect targets included.
+/// - A key is attached as its metadata says — a header (with an optional
+///   scheme such as `Bearer`) or a query parameter — and only when the
+///   request's host is one of the key's `hosts`. A request to another host,
+///   or a redirect to one, goes without it. Redirects are followed by the
+///   client itself (at most 5), so this holds at every hop.
+/// - Key values are redacted from every error, description and log line.
+/// - Idempotent requests are retried on transient failures as ``RetryPolicy``
+///   says; task cancellation and the timeout are honoured.
+///
+/// ```swift
+/// let client = try APIClient(baseURL: "https://api.weather.example", keys: provider)
+/// let forecast = try await client.send(APIRequest<Forecast>(path: "/v1/forecast", key: "Weather")).value
+/// ```
+public actor APIClient {
+  /// Finds a key by name (with its metadata).
+  public typealias KeyLookup = @Sendable (String) async throws -> APIKey
+
+  private let baseURL: String?
+  private let policy: URLPolicy
+  private let keys: KeyLookup?
+  private let retry: RetryPolicy
+  private let timeout: Duration
+  private let logger: Logger
+  private let session: URLSession
+  static let maxRedirects = 5
+
+  /// A client. `baseURL` (checked by `policy`) prefixes relative paths;
+  /// `keys` finds the keys requests name; `timeout` bounds each attempt.
+  public init(baseURL: String? = nil, policy: URLPolicy = .consistent, keys: KeyLookup? = nil, retry: RetryPolicy = .default,
+              timeout: Duration = .seconds(30), logger: Logger = Logger(label: "odr.http")) throws(URLPolicyError) {
+    if let baseURL { _ = try policy.url(from: baseURL) }
+    self.baseURL = baseURL
+    self.policy = policy
+    self.keys = keys
+    self.retry = retry
+    self.timeout = timeout
+    self.logger = logger
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.httpCookieStorage = nil
+    configuration.urlCache = nil
+    session = URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil)
+  }
+
+  /// A client whose keys come from `provider`.
+  public init(baseURL: String? = nil, policy: URLPolicy = .consistent, provider: APIKeyProvider, retry: RetryPolicy = .default,
+              timeout: Duration = .seconds(30), logger: Logger = Logger(label: "odr.http")) throws(URLPolicyError) {
+    try self.init(baseURL: baseURL, policy: policy, keys: { try await provider.apiKey($0) }, retry: retry, timeout: timeout, logger: logger)
+  }
+
+  deinit { session.finishTasksAndInvalidate() }
+
+  /// Sends `request`, retrying and following redirects; returns the decoded
+  /// 2xx response or throws ``APIError`` (or `CancellationError`).
+  public func send<Response>(_ request: APIRequest<Response>) async throws -> APIResponse<Response> {
+    var key: APIKey?
+    if let name = request.key { key = try await lookUp(name) }
+    let secrets = key.map { [$0.value] } ?? []
+    let url = try makeURL(request)
+    var attempt = 1
+    while true {
+      do {
+        let (data, response, finalURL) = try await perform(request, url: url, key: key)
+        let status = response.statusCode
+        if (200..<300).contains(status) {
+          do {
+            return APIResponse(value: try request.decode(data), status: status, headers: Self.headers(of: response),
+                               url: Redactor(secrets).redact(finalURL.absoluteString))
+          } catch {
+            throw APIError(.decoding, "The response of \(request.method) \(Redactor(secrets).redact(finalURL.absoluteString)) could not be decoded as \(Response.self): \(Redactor(secrets).redact(String(describing: error)))")
+          }
+        }
+        if request.isIdempotent, attempt < retry.maxAttempts, let wait = retryDelay(status: status, response: response, attempt: attempt) {
+          logger.info("retrying after HTTP \(status)", metadata: ["url": "\(Redactor(secrets).redact(finalURL.absoluteString))", "attempt": "\(attempt)"])
+          try await Task.sleep(for: wait)
+          attempt += 1
+          continue
+        }
+        throw Self.statusError(status, data: data, method: request.method, url: finalURL, redactor: Redactor(secrets))
+      } catch let error as URLError where request.isIdempotent && attempt < retry.maxAttempts && Self.isTransient(error) {
+        logger.info("retrying after a connection failure", metadata: ["error": "\(error.code.rawValue)", "attempt": "\(attempt)"])
+        try await Task.sleep(for: retry.backoff(after: attempt))
+        attempt += 1
+      } catch let error as URLError {
+        throw Self.transportError(error, method: request.method, url: url, redactor: Redactor(secrets))
+      }
+    }
+  }
+
+  // MARK: One attempt
+
+  /// Sends one attempt, following redirects itself so the key is attached
+  /// (or not) at every hop.
+  private func perform<Response>(_ request: APIRequest<Response>, url: URL, key: APIKey?) async throws -> (Data, HTTPURLResponse, URL) {
+    var url = url
+    var method = request.method
+    var body = request.body
+    for _ in 0...Self.maxRedirects {
+      var urlRequest = URLRequest(url: url)
+      urlRequest.httpMethod = method
+      urlRequest.httpBody = body
+      urlRequest.timeoutInterval = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+      for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+      attach(key, to: &urlRequest)
+      let redactor = Redactor(key.map { [$0.value] } ?? [])
+      logger.debug("\(method) \(redactor.redact(urlRequest.url?.absoluteString ?? ""))")
+      let (data, response): (Data, URLResponse)
+      do {
+        (data, response) = try await session.data(for: urlRequest)
+      } catch let error as URLError where error.code == .cancelled {
+        throw CancellationError()
+      }
+      guard let http = response as? HTTPURLResponse else {
+        throw APIError(.transport, "\(method) \(redactor.redact(url.absoluteString)) got a response that is not HTTP.")
+      }
+      guard [301, 302, 303, 307, 308].contains(http.statusCode), let location = http.value(forHTTPHeaderField: "Location") else {
+        return (data, http, url)
+      }
+      guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+        throw APIError(.invalidURL, "\(method) \(redactor.redact(url.absoluteString)) redirected to a Location that is not a URL.")
+      }
+      do { url = try policy.url(from: next.absoluteString) } catch {
+        throw APIError(.invalidURL, redactor.redact("A redirect was refused: \(error)"))
+      }
+      if http.statusCode == 303 || ([301, 302].contains(http.statusCode) && method == "POST") {
+        method = "GET"
+        body = nil
+      }
+    }
+    throw APIError(.tooManyRedirects, "\(request.method) \(Redactor(key.map { [$0.value] } ?? []).redact(url.absoluteString)) was redirected more than \(Self.maxRedirects) times.")
+  }
+
+  /// Puts the key in its header or query parameter, if the request's host
+  /// is one it is bound to.
+  private func attach(_ key: APIKey?, to request: inout URLRequest) {
+    guard let key, let url = request.url else { return }
+    let host = url.host(percentEncoded: false)?.lowercased() ?? ""
+    guard key.metadata.hosts?.contains(host) == true else {
+      logger.warning("key not attached: host is not one of its hosts", metadata: ["key": "\(key.name)", "host": "\(host)"])
+      return
+    }
+    if let header = key.metadata.header {
+      request.setValue(key.metadata.scheme.map { "\($0) \(key.value)" } ?? key.value, forHTTPHeaderField: header)
+    } else if let query = key.metadata.query {
+      request.url = URL(string: url.absoluteString + (url.query(percentEncoded: true) == nil ? "?" : "&") + Self.queryPair(query, key.value))
+    }
+  }
+
+  private func lookUp(_ name: String) async throws -> APIKey {
+    guard let keys else { throw APIError(.keyUnusable, "The request names the key '\(name)' but the client has no key source.") }
+    let key = try await keys(name)
+    guard key.metadata.header != nil || key.metadata.query != nil else {
+      throw APIError(.keyUnusable, "Key '\(name)' says neither \"header\" nor \"query\" in the APIKeys document, so odr does not know how to send it.")
+    }
+    return key
+  }
+
+  // MARK: URLs
+
+  private func makeURL<Response>(_ request: APIRequest<Response>) throws -> URL {
+    let text: String
+    if request.path.contains("://") || baseURL == nil {
+      text = request.path
+    } else {
+      let base = baseURL!.hasSuffix("/") ? String(baseURL!.dropLast()) : baseURL!
+      text = base + (request.path.hasPrefix("/") ? request.path : "/" + request.path)
+    }
+    var url: URL
+    do { url = try policy.url(from: text) } catch { throw APIError(.invalidURL, error.description) }
+    if !request.query.isEmpty {
+      let pairs = request.query.map { Self.queryPair($0.name, $0.value) }.joined(separator: "&")
+      url = URL(string: url.absoluteString + (url.query(percentEncoded: true) == nil ? "?" : "&") + pairs) ?? url
+    }
+    return url
+  }
+
+  /// `name=value`, each percent-encoded except unreserved characters.
+  static func queryPair(_ name: String, _ value: String) -> String {
+    "\(percentEncoded(name))=\(percentEncoded(value))"
+  }
+
+  static func percentEncoded(_ text: String) -> String {
+    var out = ""
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+           UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+        out.unicodeScalars.append(Unicode.Scalar(byte))
+      default:
+        out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+      }
+    }
+    return out
+  }
+
+  // MARK: Retries and errors
+
+  /// How long to wait before retrying a response with `status`, or nil when
+  /// it is not retried.
+  private func retryDelay(status: Int, response: HTTPURLResponse, attempt: Int) -> Duration? {
+    if let retryAfter = response.value(forHTTPHeaderField: "Retry-After"), [429, 503].contains(status) {
+      guard let seconds = Int(retryAfter.trimmingWhitespace()), seconds >= 0 else { return retry.backoff(after: attempt) }
+      let wait = Duration.seconds(seconds)
+      return wait <= retry.maxDelay ? wait : nil
+    }
+    return [502, 503, 504].contains(status) ? retry.backoff(after: attempt) : nil
+  }
+
+  static func isTransient(_ error: URLError) -> Bool {
+    [.networkConnectionLost, .cannotConnectToHost, .notConnectedToInternet, .dnsLookupFailed, .cannotFindHost, .badServerResponse]
+      .contains(error.code)
+  }
+
+  static func transportError(_ error: URLError, method: String, url: URL, redactor: Redactor) -> APIError {
+    let target = redactor.redact(url.absoluteString)
+    if error.code == .timedOut { return APIError(.timeout, "\(method) \(target) timed out.") }
+    return APIError(.transport, "\(method) \(target) failed: \(Self.describe(error.code)).")
+  }
+
+  static func statusError(_ status: Int, data: Data, method: String, url: URL, redactor: Redactor) -> APIError {
+    let excerpt = redactor.redact(String(decoding: data.prefix(512), as: UTF8.self))
+    let shown = excerpt.isEmpty ? "" : ": \(excerpt.split(whereSeparator: \.isNewline).first.map(String.init) ?? "")"
+    return APIError(.status, "\(method) \(redactor.redact(url.absoluteString)) answered HTTP \(status)\(shown)", status: status, bodyExcerpt: excerpt)
+  }
+
+  private static func describe(_ code: URLError.Code) -> String {
+    switch code {
+    case .cannotConnectToHost: "connection refused"
+    case .networkConnectionLost: "the connection was dropped"
+    case .cannotFindHost, .dnsLookupFailed: "the host name does not resolve"
+    case .notConnectedToInternet: "no network"
+    case .badServerResponse: "the server's response was malformed"
+    case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot:
+      "the TLS connection failed"
+    default: "URL error \(code.rawValue)"
+    }
+  }
+
+  private static func headers(of response: HTTPURLResponse) -> [String: String] {
+    var result: [String: String] = [:]
+    for (name, value) in response.allHeaderFields {
+      if let name = name as? String, let value = value as? String { result[name] = value }
+    }
+    return result
+  }
+}
+
+/// Refuses URLSession's own redirects, so ``APIClient`` follows them and
+/// decides at each hop whether the key goes along.
+private final class RedirectRefuser: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+  func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                  newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+    completionHandler(nil)
+  }
+}
+
+extension String {
+  fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+  fileprivate func trimmingWhitespace() -> String {
+    var text = Substring(self)
+    while text.first == " " || text.first == "\t" { text.removeFirst() }
+    while text.last == " " || text.last == "\t" { text.removeLast() }
+    return String(text)
+  }
+}

@@ -1,0 +1,39 @@
+/// Why an ``APIClient`` request failed. Key values never appear in it: the
+/// client redacts them from every message, URL and body excerpt.
+public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+  /// What kind of failure this is.
+  public enum Code: String, Sendable {
+    /// The URL string was refused by the policy.
+    case invalidURL = "invalid-url"
+    /// The key asked for cannot be attached (no header or query in its metadata).
+    case keyUnusable = "key-unusable"
+    /// The connection failed or dropped.
+    case transport
+    /// No answer within the timeout.
+    case timeout
+    /// The server answered with a status outside 2xx.
+    case status
+    /// The body could not be decoded.
+    case decoding
+    /// More than the allowed number of redirects.
+    case tooManyRedirects = "too-many-redirects"
+  }
+
+  public let code: Code
+  /// What happened, for a person to read.
+  public let message: String
+  /// The HTTP status, for ``Code/status``.
+  public let status: Int?
+  /// The start of the response body (at most 512 bytes), for ``Code/status``.
+  public let bodyExcerpt: String?
+
+  init(_ code: Code, _ message: String, status: Int? = nil, bodyExcerpt: String? = nil) {
+    self.code = code
+    self.message = message
+    self.status = status
+    self.bodyExcerpt = bodyExcerpt
+  }
+
+  public var description: String { message }
+  public var debugDescription: String { "APIError(\(code.rawValue), \(message))" }
+}

@@ -95,7 +95,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-bench",
-      dependencies: ["ODRKeyring", "CLibsecret", "ODRTesting"],
+      dependencies: ["ODRKeyring", "ODRKeys", "ODRNetworking", "CLibsecret", "ODRTesting"],
       path: "Benchmarks/odr-bench",
       swiftSettings: strictSettings
     ),
@@ -128,6 +128,11 @@ let package = Package(
     .testTarget(
       name: "ODRCITests",
       dependencies: ["ODRCI", "ODRKeys", "ODRTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ODRNetworkingTests",
+      dependencies: ["ODRNetworking", "ODRKeys", "ODRTesting", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .testTarget(

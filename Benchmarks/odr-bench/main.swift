@@ -2,6 +2,9 @@
 // release mode and starts a private keyring. Each figure is the median of
 // `runs` measurements, peers measured alternately in the same run.
 import CLibsecret
+import FoundationNetworking
+import ODRKeys
+import ODRNetworking
 import Foundation
 import ODRKeyring
 import ODRTesting
@@ -208,4 +211,36 @@ if execRuns > 0 {
   let added = median(execTimes) - median(envTimes) - median(coldSearches)
   report("(f) exec 50 keys:  odr exec -- true \(ms(median(execTimes))) \(spread(execTimes))   env K=V… true \(ms(median(envTimes)))   one keyring search: cold process \(ms(median(coldSearches))), in-process \(ms(median(searches)))   added beyond env + the cold search \(ms(added))   (target ≤ 5.00 ms)   [median of \(execRuns)]")
   try await execStore.deleteAll()
+}
+
+// (g) APIClient (issue 6): 2,000 sequential GETs on loopback through
+// APIClient — key lookup and injection, policy checks of the URL, its own
+// redirect handling — vs bare `URLSession.data(for:)`, alternating in
+// blocks of 100 so machine noise hits both.
+let clientRequests = Int(ProcessInfo.processInfo.environment["ODR_BENCH_CLIENT_REQUESTS"] ?? "") ?? 2000
+if clientRequests > 0 {
+  let server = try HTTPTestServer { _ in .text(#"{"ok": true}"#) }
+  defer { server.stop() }
+  let key = APIKey(name: "Weather", value: "k-\(UUID().uuidString)", metadata: KeyMetadata(header: "X-Api-Key", hosts: ["127.0.0.1"]))
+  let client = try APIClient(baseURL: server.url, keys: { _ in key })
+  let session = URLSession(configuration: .ephemeral)
+  let bareRequest: URLRequest = {
+    var request = URLRequest(url: URL(string: server.url + "/v1/forecast?city=Oslo")!)
+    request.setValue(key.value, forHTTPHeaderField: "X-Api-Key")
+    return request
+  }()
+  let apiRequest = APIRequest<Data>.data(path: "/v1/forecast", query: ["city": "Oslo"], key: "Weather")
+  _ = try await client.send(apiRequest)  // warm both connections
+  _ = try await session.data(for: bareRequest)
+  var clientTime = Duration.zero, bareTime = Duration.zero
+  for _ in 0..<(clientRequests / 100) {
+    var start = clock.now
+    for _ in 0..<100 { _ = try await client.send(apiRequest) }
+    clientTime += clock.now - start
+    start = clock.now
+    for _ in 0..<100 { _ = try await session.data(for: bareRequest) }
+    bareTime += clock.now - start
+  }
+  guard server.requests.allSatisfy({ $0.headers["x-api-key"] == key.value }) else { fatalError("a request went without its key") }
+  report("(g) APIClient \(clientRequests) GETs:  APIClient \(ms(clientTime))   bare URLSession \(ms(bareTime))   ratio \(ratio(clientTime, bareTime))   (target ≤ 1.05×)")
 }

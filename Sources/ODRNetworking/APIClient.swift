@@ -64,7 +64,7 @@ public actor APIClient {
   public func send<Response>(_ request: APIRequest<Response>) async throws -> APIResponse<Response> {
     var key: APIKey?
     if let name = request.key { key = try await lookUp(name) }
-    let secrets = key.map { [$0.value] } ?? []
+    let secrets = key.map { [$0.value] } ?? []  // what every message is redacted of
     let url = try makeURL(request)
     var attempt = 1
     while true {
@@ -112,7 +112,7 @@ public actor APIClient {
       for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
       attach(key, to: &urlRequest)
       let redactor = Redactor(key.map { [$0.value] } ?? [])
-      logger.debug("\(method) \(redactor.redact(urlRequest.url?.absoluteString ?? ""))")
+      logger.debug("\(method) \(redactor.redact(urlRequest.url?.absoluteString ?? ""))")  // built only at debug level
       let (data, response): (Data, URLResponse)
       do {
         (data, response) = try await session.data(for: urlRequest)

@@ -31,15 +31,15 @@ public struct URLCheck: Sendable, Equatable {
   public let strictURL: URL?
   /// `URL(string: input)`, which percent-encodes invalid characters.
   public let encodedURL: URL?
-  /// The characters that are not valid as they stand.
-  public let problems: [Problem]
+  /// The characters that are not valid as they stand (found when asked:
+  /// a valid URL never pays for the scan).
+  public var problems: [Problem] { Self.problems(in: input) }
 
   /// Parses `input` both ways.
   public init(_ input: String) {
     self.input = input
     strictURL = URL(string: input, encodingInvalidCharacters: false)
     encodedURL = URL(string: input)
-    problems = Self.problems(in: input)
   }
 
   /// The decision of `policy`.
@@ -96,6 +96,9 @@ public struct URLCheck: Sendable, Equatable {
       case "#":
         if seenHash { what = "a second '#'" }
         seenHash = true
+      case "@":
+        let later = scalars[(offset + 1)...].indices.contains { components[$0] == "user info" && scalars[$0] == "@" }
+        if components[offset] == "user info" && later { what = "'@' inside the user info" }
       case "[", "]":
         if components[offset] != "host" { what = "'\(scalar)' outside an IPv6 host" }
       case "\"", "<", ">", "\\", "^", "`", "{", "|", "}":

@@ -37,25 +37,8 @@ public final class FixtureServer: @unchecked Sendable {
   /// Starts serving the files below `root`.
   public init(root: URL) throws {
     self.root = root
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TestFailure("socket() failed") }
-    var one: Int32 = 1
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard bound == 0, listen(fd, 64) == 0 else { close(fd); throw TestFailure("cannot listen on 127.0.0.1") }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    listener = fd
-    port = Int(UInt16(bigEndian: address.sin_port))
-    Thread.detachNewThread { [self] in acceptLoop() }
+    (listener, port) = try LoopbackHTTP.listen()
+    LoopbackHTTP.acceptLoop(listener) { [self] client in serve(client) }
   }
 
   deinit { stop() }
@@ -85,22 +68,9 @@ public final class FixtureServer: @unchecked Sendable {
   /// How many requests were served in all.
   public var totalRequests: Int { lock.withLock { counts.values.reduce(0, +) } }
 
-  private func acceptLoop() {
-    while true {
-      let client = accept(listener, nil, nil)
-      if client < 0 {
-        if errno == EINTR { continue }
-        return
-      }
-      Thread.detachNewThread { [self] in
-        serve(client)
-        close(client)
-      }
-    }
-  }
-
   private func serve(_ client: Int32) {
-    guard let path = readRequestPath(client) else { return }
+    guard let request = LoopbackHTTP.readRequest(client), request.method == "GET" || request.method == "HEAD" else { return }
+    let path = request.path
     let fault = lock.withLock { () -> Fault? in
       counts[path, default: 0] += 1
       return faults.first { path.hasSuffix($0.key) }?.value
@@ -126,7 +96,7 @@ public final class FixtureServer: @unchecked Sendable {
     default: break
     }
     var head = "HTTP/1.1 200 OK\r\nContent-Length: \(announced)\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n"
-    guard sendAll(client, Data(head.utf8)) else { return }
+    guard LoopbackHTTP.sendAll(client, Data(head.utf8)) else { return }
     head = ""
     var offset = 0
     while offset < body.count {
@@ -135,7 +105,7 @@ public final class FixtureServer: @unchecked Sendable {
         guard offset < limit else { return }  // drop: close with the body incomplete
         end = min(end, limit)
       }
-      guard sendAll(client, body[offset..<end]) else { return }
+      guard LoopbackHTTP.sendAll(client, body[offset..<end]) else { return }
       offset = end
       if let pause { Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18) }
     }
@@ -143,33 +113,6 @@ public final class FixtureServer: @unchecked Sendable {
 
   private func respond(_ client: Int32, status: Int, body: Data) {
     let head = "HTTP/1.1 \(status) Fault\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-    _ = sendAll(client, Data(head.utf8) + body)
-  }
-
-  /// The path of a `GET` request line; the rest of the headers is read and ignored.
-  private func readRequestPath(_ client: Int32) -> String? {
-    var request = Data()
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while request.range(of: Data("\r\n\r\n".utf8)) == nil, request.count < 65_536 {
-      let n = recv(client, &buffer, buffer.count, 0)
-      if n <= 0 { return nil }
-      request.append(contentsOf: buffer[0..<n])
-    }
-    let line = String(decoding: request.prefix { $0 != UInt8(ascii: "\r") }, as: UTF8.self).split(separator: " ")
-    guard line.count >= 2, line[0] == "GET" || line[0] == "HEAD" else { return nil }
-    return String(line[1].split(separator: "?").first ?? "/")
-  }
-
-  private func sendAll(_ client: Int32, _ data: Data) -> Bool {
-    data.withUnsafeBytes { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let n = send(client, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return false }
-        offset += n
-      }
-      return true
-    }
+    _ = LoopbackHTTP.sendAll(client, Data(head.utf8) + body)
   }
 }

@@ -1,0 +1,80 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// `odr url check` and `odr http`, run as the built binary (the lean `odr`
+/// hands both to `odr-net`).
+@Suite struct NetworkCommandsTests {
+  @Test func urlCheckExitsByThePolicyAndExplains() throws {
+    let ok = try Command.odr(["url", "check", "https://example.com/a%20b"])
+    #expect(ok.status == 0, "\(ok.stderr)")
+    #expect(ok.stdout.contains("*consistent  accept"))
+    let bad = try Command.odr(["url", "check", "https://example.com/ok", "https://example.com/a b"])
+    #expect(bad.status == 1)
+    #expect(bad.stdout.contains("space (U+0020) in the path at character 21"))
+    #expect(bad.stderr.contains("1 of 2 strings rejected under the consistent policy"))
+    #expect(try Command.odr(["url", "check", "--policy", "encoding", "https://example.com/a b"]).status == 0)
+    #expect(try Command.odr(["url", "check", "--policy", "nonsense", "x"]).status == 2)
+  }
+
+  @Test func urlCheckReadsStdinAndPrintsJSON() throws {
+    let result = try Command.odr(["url", "check", "--json", "-"], input: "https://example.com/\nhttps://example.com/%zz\n")
+    #expect(result.status == 1)
+    let reports = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+    #expect(reports.count == 2)
+    #expect(reports[1]["encoding"] as? String == "https://example.com/%25zz")
+    let verdicts = reports[1]["verdicts"] as? [String: [String: Any]]
+    #expect(verdicts?["strict"]?["accepted"] as? Bool == false)
+    #expect(verdicts?["encoding"]?["accepted"] as? Bool == true)
+  }
+
+  @Test func httpAttachesTheKeyFromTheKeyringOnlyToItsHost() throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-http-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let bundle = "com.odr.http.\(UUID().uuidString.prefix(8).lowercased())"
+    let secret = "sk-\(UUID().uuidString)"
+    let server = try HTTPTestServer { request in
+      switch request.path {
+      case "/away": HTTPTestServer.Reply(status: 302, headers: ["Location": "http://localhost:\(request.headers["host"]!.split(separator: ":")[1])/landing"])
+      case "/missing": .text("nothing here for \(request.headers["authorization"] ?? "")", status: 404)
+      default: HTTPTestServer.Reply(headers: ["X-Served": "yes"], body: Data("body:".utf8) + request.body)
+      }
+    }
+    var env = KeyringSession.shared.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["ODR_SERVICE"] = bundle
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    try Data(#"{"keys": {"Weather": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}}"#.utf8)
+      .write(to: source.appending(path: "APIKeys.json"))
+    #expect(try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+    #expect(try Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+    defer { _ = try? Command.odr(["delete", "--all"], environment: env) }
+
+    try Data("payload".utf8).write(to: root.appending(path: "body.txt"))
+    let post = try Command.odr(["http", "POST", server.url + "/items", "--key", "Weather", "--data", "@" + root.appending(path: "body.txt").path,
+                                "--include"], environment: env)
+    #expect(post.status == 0, "\(post.stderr)")
+    #expect(post.stdout.hasPrefix("HTTP 200\r\n"))
+    #expect(post.stdout.hasSuffix("\r\n\r\nbody:payload"))
+    #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
+
+    let away = try Command.odr(["http", "GET", server.url + "/away", "--key", "Weather"], environment: env)
+    #expect(away.status == 0)
+    #expect(server.requests.last?.path == "/landing")
+    #expect(server.requests.last?.headers["authorization"] == nil)
+
+    let missing = try Command.odr(["http", "GET", server.url + "/missing", "--key", "Weather"], environment: env)
+    #expect(missing.status == 7)
+    #expect(missing.stderr.contains("HTTP 404"))
+    #expect(!missing.output.contains(secret))
+
+    #expect(try Command.odr(["http", "GET", server.url + "/x", "--key", "Nope"], environment: env).status == 3)
+    #expect(try Command.odr(["http", "GET", server.url + "/a b"], environment: env).status == 2)
+    #expect(try Command.odr(["http", "POST", server.url + "/x", "--data", "inline-secret"], environment: env).status == 2)
+    server.stop()
+    #expect(try Command.odr(["http", "GET", server.url + "/x", "--attempts", "1"], environment: env).status == 7)
+  }
+}

@@ -34,6 +34,7 @@ public final class HTTPTestServer: @unchecked Sendable {
   private let listener: Int32
   private let lock = NSLock()
   private var recorded: [LoopbackHTTP.Request] = []
+  private var stopped = false
   private let handler: @Sendable (LoopbackHTTP.Request) -> Reply
 
   /// Starts a server answering with `handler`.
@@ -53,8 +54,14 @@ public final class HTTPTestServer: @unchecked Sendable {
   /// Every request so far, in order.
   public var requests: [LoopbackHTTP.Request] { lock.withLock { recorded } }
 
-  /// Stops accepting connections.
+  /// Stops accepting connections (once: a second close could hit a
+  /// descriptor another test has since opened).
   public func stop() {
+    let wasRunning = lock.withLock { () -> Bool in
+      defer { stopped = true }
+      return !stopped
+    }
+    guard wasRunning else { return }
     shutdown(listener, Int32(SHUT_RDWR))
     close(listener)
   }

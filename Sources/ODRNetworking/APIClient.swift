@@ -17,6 +17,10 @@ public import ODRKeys
 /// - Idempotent requests are retried on transient failures as ``RetryPolicy``
 ///   says; task cancellation and the timeout are honoured.
 ///
+/// Its state is immutable, so ``send(_:)`` is `nonisolated`: concurrent
+/// requests neither queue behind one another nor hop to the actor's
+/// executor. State that changes (a token refresh, say) belongs in the actor.
+///
 /// ```swift
 /// let client = try APIClient(baseURL: "https://api.weather.example", keys: provider)
 /// let forecast = try await client.send(APIRequest<Forecast>(path: "/v1/forecast", key: "Weather")).value
@@ -61,7 +65,7 @@ public actor APIClient {
 
   /// Sends `request`, retrying and following redirects; returns the decoded
   /// 2xx response or throws ``APIError`` (or `CancellationError`).
-  public func send<Response>(_ request: APIRequest<Response>) async throws -> APIResponse<Response> {
+  nonisolated public func send<Response>(_ request: APIRequest<Response>) async throws -> APIResponse<Response> {
     var key: APIKey?
     if let name = request.key { key = try await lookUp(name) }
     let secrets = key.map { [$0.value] } ?? []  // what every message is redacted of
@@ -73,8 +77,9 @@ public actor APIClient {
         let status = response.statusCode
         if (200..<300).contains(status) {
           do {
-            return APIResponse(value: try request.decode(data), status: status, headers: Self.headers(of: response),
-                               url: Redactor(secrets).redact(finalURL.absoluteString))
+            // Only a query key can be in the URL.
+            let shownURL = key?.metadata.query == nil ? finalURL.absoluteString : Redactor(secrets).redact(finalURL.absoluteString)
+            return APIResponse(value: try request.decode(data), response: response, url: shownURL)
           } catch {
             throw APIError(.decoding, "The response of \(request.method) \(Redactor(secrets).redact(finalURL.absoluteString)) could not be decoded as \(Response.self): \(Redactor(secrets).redact(String(describing: error)))")
           }
@@ -100,7 +105,7 @@ public actor APIClient {
 
   /// Sends one attempt, following redirects itself so the key is attached
   /// (or not) at every hop.
-  private func perform<Response>(_ request: APIRequest<Response>, url: URL, key: APIKey?) async throws -> (Data, HTTPURLResponse, URL) {
+  nonisolated private func perform<Response>(_ request: APIRequest<Response>, url: URL, key: APIKey?) async throws -> (Data, HTTPURLResponse, URL) {
     var url = url
     var method = request.method
     var body = request.body
@@ -141,7 +146,7 @@ public actor APIClient {
 
   /// Puts the key in its header or query parameter, if the request's host
   /// is one it is bound to.
-  private func attach(_ key: APIKey?, to request: inout URLRequest) {
+  nonisolated private func attach(_ key: APIKey?, to request: inout URLRequest) {
     guard let key, let url = request.url else { return }
     let host = url.host(percentEncoded: false)?.lowercased() ?? ""
     guard key.metadata.hosts?.contains(host) == true else {
@@ -155,7 +160,7 @@ public actor APIClient {
     }
   }
 
-  private func lookUp(_ name: String) async throws -> APIKey {
+  nonisolated private func lookUp(_ name: String) async throws -> APIKey {
     guard let keys else { throw APIError(.keyUnusable, "The request names the key '\(name)' but the client has no key source.") }
     let key = try await keys(name)
     guard key.metadata.header != nil || key.metadata.query != nil else {
@@ -166,7 +171,7 @@ public actor APIClient {
 
   // MARK: URLs
 
-  private func makeURL<Response>(_ request: APIRequest<Response>) throws -> URL {
+  nonisolated private func makeURL<Response>(_ request: APIRequest<Response>) throws -> URL {
     let text: String
     if request.path.contains("://") || baseURL == nil {
       text = request.path
@@ -174,13 +179,16 @@ public actor APIClient {
       let base = baseURL!.hasSuffix("/") ? String(baseURL!.dropLast()) : baseURL!
       text = base + (request.path.hasPrefix("/") ? request.path : "/" + request.path)
     }
-    var url: URL
-    do { url = try policy.url(from: text) } catch { throw APIError(.invalidURL, error.description) }
+    // The query items are encoded here, so they are valid: add them (before
+    // any fragment) and check the whole string once.
+    var full = text
     if !request.query.isEmpty {
       let pairs = request.query.map { Self.queryPair($0.name, $0.value) }.joined(separator: "&")
-      url = URL(string: url.absoluteString + (url.query(percentEncoded: true) == nil ? "?" : "&") + pairs) ?? url
+      let fragment = full.firstIndex(of: "#") ?? full.endIndex
+      let separator = full[..<fragment].contains("?") ? "&" : "?"
+      full.insert(contentsOf: separator + pairs, at: fragment)
     }
-    return url
+    do { return try policy.url(from: full) } catch { throw APIError(.invalidURL, error.description) }
   }
 
   /// `name=value`, each percent-encoded except unreserved characters.
@@ -206,7 +214,7 @@ public actor APIClient {
 
   /// How long to wait before retrying a response with `status`, or nil when
   /// it is not retried.
-  private func retryDelay(status: Int, response: HTTPURLResponse, attempt: Int) -> Duration? {
+  nonisolated private func retryDelay(status: Int, response: HTTPURLResponse, attempt: Int) -> Duration? {
     if let retryAfter = response.value(forHTTPHeaderField: "Retry-After"), [429, 503].contains(status) {
       guard let seconds = Int(retryAfter.trimmingWhitespace()), seconds >= 0 else { return retry.backoff(after: attempt) }
       let wait = Duration.seconds(seconds)
@@ -245,13 +253,6 @@ public actor APIClient {
     }
   }
 
-  private static func headers(of response: HTTPURLResponse) -> [String: String] {
-    var result: [String: String] = [:]
-    for (name, value) in response.allHeaderFields {
-      if let name = name as? String, let value = value as? String { result[name] = value }
-    }
-    return result
-  }
 }
 
 /// Refuses URLSession's own redirects, so ``APIClient`` follows them and

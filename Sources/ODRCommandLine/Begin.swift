@@ -1,5 +1,8 @@
 import ArgumentParser
 import ODRResources
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension ODR {
   /// `odr begin TAG…`: download, verify and pin tags.
@@ -8,8 +11,10 @@ extension ODR {
       abstract: "Make tags available: download what is missing, verify it, and pin it.",
       discussion: """
         Like NSBundleResourceRequest.beginAccessingResources. Each `odr begin` adds one pin per
-        tag; `odr end` removes one. With --if-present nothing is downloaded: the tags are
-        pinned only if they are already on disk (exit 3 otherwise).
+        tag, held by the process that ran odr (its parent: your shell or script) or by --owner;
+        `odr end` removes one, from any process. When the holder exits without `odr end`, its
+        pins are reclaimed. With --if-present nothing is downloaded: the tags are pinned only if
+        they are already on disk (exit 3 otherwise).
 
         Example:
           odr begin Onboarding Level2 --catalog /srv/odr
@@ -24,6 +29,9 @@ extension ODR {
 
     @Flag(help: "Only pin tags already on disk; never download.")
     var ifPresent = false
+
+    @Option(help: ArgumentHelp("The process that holds the pins (default: odr's parent).", valueName: "pid"))
+    var owner: Int32?
 
     @Flag(name: .shortAndLong, help: "Print nothing on success.")
     var quiet = false
@@ -44,7 +52,7 @@ extension ODR {
         defer { bar.finish() }
         try await request.beginAccessing(progress: bar.callback)
       }
-      try await resources.store.adjustCommandPins(tags, by: 1)
+      try await resources.store.pins.pin(tags, owner: owner ?? getppid())
       if !quiet {
         let bytes = try tags.reduce(Int64(0)) { try $0 + resources.tag($1).size }
         Output.error("\(tags.joined(separator: ", ")): available and pinned (\(bytes) bytes in \(resources.store.root.path))")
@@ -67,6 +75,9 @@ extension ODR {
     @Argument(help: "The tags to end access to.")
     var tags: [String]
 
+    @Option(help: ArgumentHelp("Prefer a pin held by this process (default: odr's parent); else the oldest.", valueName: "pid"))
+    var owner: Int32?
+
     func validate() throws {
       if tags.isEmpty { throw ValidationError("Name at least one tag.") }
     }
@@ -74,7 +85,8 @@ extension ODR {
     func run() async throws {
       let resources = try await catalog.load()
       for tag in tags { _ = try resources.tag(tag) }
-      try await resources.store.adjustCommandPins(tags, by: -1)
+      let unpinned = try await resources.store.pins.unpin(tags, owner: owner ?? getppid())
+      if !unpinned.isEmpty { Output.error("\(unpinned.joined(separator: ", ")) had no pin; nothing to end.") }
     }
   }
 }

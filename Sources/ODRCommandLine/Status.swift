@@ -5,7 +5,7 @@ extension ODR {
   /// `odr status`: each tag's category, presence, size and pins.
   struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Explain each tag: category, on disk or not, size, pins.",
+      abstract: "Explain each tag: category, on disk or not, size, and who pins it.",
       discussion: """
         Example:
           odr status --catalog /srv/odr
@@ -19,27 +19,30 @@ extension ODR {
     var json = false
 
     struct Report: Encodable {
+      struct Pin: Encodable { let pid: Int32, command: String?, since: Double }
       struct Tag: Encodable {
         let name: String, category: String, order: Int, preservationPriority: Double, secrets: Bool
-        let files: Int, bytes: Int64, onDisk: Bool, pins: Int
+        let files: Int, bytes: Int64, onDisk: Bool, pins: Int, pinnedBy: [Pin]
       }
       let bundle: String, version: Int, store: String, tags: [Tag]
     }
 
     func run() async throws {
       let resources = try await catalog.load()
-      let pins = resources.store.commandPins()
+      let leases = resources.store.pins.leases()
       let tags = resources.catalog.tags.sorted { ($0.value.category, $0.value.order, $0.key) < ($1.value.category, $1.value.order, $1.key) }.map { name, tag in
         Report.Tag(name: name, category: tag.category.rawValue, order: tag.order, preservationPriority: tag.preservationPriority,
                    secrets: tag.secrets, files: tag.files.count, bytes: tag.size,
-                   onDisk: tag.files.allSatisfy(resources.store.contains), pins: pins[name] ?? 0)
+                   onDisk: tag.files.allSatisfy(resources.store.contains), pins: leases.filter { $0.tag == name }.count,
+                   pinnedBy: leases.filter { $0.tag == name }.map { Report.Pin(pid: $0.pid, command: $0.holder, since: $0.since) })
       }
       let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path, tags: tags)
       if json { return try Output.json(report) }
       var lines = ["\(report.bundle) version \(report.version), store \(report.store)"]
       for tag in tags {
         let state = tag.onDisk ? "on disk" : "not on disk"
-        let pinned = tag.pins > 0 ? ", pinned ×\(tag.pins)" : ""
+        let holders = tag.pinnedBy.map { "\($0.pid)\($0.command.map { " (\($0))" } ?? "")" }.joined(separator: ", ")
+        let pinned = tag.pins > 0 ? ", pinned ×\(tag.pins) by \(holders)" : ""
         lines.append("  \(tag.name)  \(tag.category)\(tag.secrets ? ", secrets" : "")  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes  \(state)\(pinned)")
       }
       Output.write(lines.joined(separator: "\n") + "\n")

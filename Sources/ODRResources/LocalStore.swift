@@ -12,7 +12,7 @@ import Glibc
 /// blobs/<sha256>      verified file contents, content-addressed
 /// partial/<sha256>    a download in progress (only while its lock is held)
 /// locks/              flock files: one per blob, one for the catalog, one for pins
-/// pins.json           pins made by `odr begin`, per tag
+/// pins.json           pins, as leases held by live processes (PinLedger)
 /// ```
 ///
 /// Installs are atomic: bytes go to `partial/`, are hashed while they
@@ -142,25 +142,8 @@ public struct LocalStore: Sendable {
     }
   }
 
-  // MARK: Pins made by `odr begin`
+  // MARK: Pins
 
-  /// How many `odr begin` pins each tag holds.
-  public func commandPins() -> [String: Int] {
-    guard let data = try? Data(contentsOf: root.appending(path: "pins.json")),
-          let pins = try? JSONDecoder().decode([String: Int].self, from: data) else { return [:] }
-    return pins
-  }
-
-  /// Adds `delta` to the pin count of each tag (never below zero), in one
-  /// critical section shared by all processes.
-  public func adjustCommandPins(_ tags: [String], by delta: Int) async throws {
-    try await FileIO.withLock(root.appending(path: "locks/pins")) {
-      var pins = commandPins()
-      for tag in tags { pins[tag] = max(0, (pins[tag] ?? 0) + delta) }
-      pins = pins.filter { $0.value > 0 }
-      let encoder = JSONEncoder()
-      encoder.outputFormatting = [.sortedKeys]
-      try FileIO.atomicWrite((try? encoder.encode(pins)) ?? Data("{}".utf8), to: root.appending(path: "pins.json"), mode: 0o600)
-    }
-  }
+  /// The store's pins, as leases held by processes.
+  public var pins: PinLedger { PinLedger(file: root.appending(path: "pins.json"), lock: root.appending(path: "locks/pins")) }
 }

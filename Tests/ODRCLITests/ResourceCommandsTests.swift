@@ -75,6 +75,44 @@ import Testing
     #expect(onboarding?["pins"] as? Int == 1)
   }
 
+  /// The pins of each tag, and their holders' pids, from `odr status --json`.
+  func pins(_ tag: String) throws -> (count: Int, holders: [Int32]) {
+    let status = try odr(["status", "--json"])
+    let report = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+    let entry = (report?["tags"] as? [[String: Any]])?.first { $0["name"] as? String == tag }
+    let holders = (entry?["pinnedBy"] as? [[String: Any]])?.compactMap { ($0["pid"] as? Int).map(Int32.init) } ?? []
+    return (entry?["pins"] as? Int ?? -1, holders)
+  }
+
+  @Test func pinsOfAKilledHolderAreReclaimed() throws {
+    try makeSUT()
+    defer { try? FileManager.default.removeItem(at: root) }
+    // A script pins Onboarding and keeps running (exec keeps its pid).
+    let script = Process()
+    script.executableURL = URL(filePath: "/bin/sh")
+    script.arguments = ["-c", #""$ODR" begin Onboarding --quiet && echo pinned && exec sleep 60"#]
+    var env = environment
+    env["ODR"] = Paths.odr.path
+    script.environment = env
+    let stdout = Pipe()
+    script.standardOutput = stdout
+    try script.run()
+    #expect(stdout.fileHandleForReading.readLine() == "pinned")
+    #expect(try pins("Onboarding") == (1, [script.processIdentifier]))
+    // odr end from another process removes it; a new pin by the script...
+    #expect(try odr(["end", "Onboarding"]).status == 0)
+    #expect(try pins("Onboarding").count == 0)
+    #expect(try odr(["begin", "Onboarding", "--owner", "\(script.processIdentifier)", "--quiet"]).status == 0)
+    #expect(try odr(["begin", "Level2", "--quiet"]).status == 0)  // held by this test process
+    #expect(try pins("Onboarding") == (1, [script.processIdentifier]))
+    // ...is reclaimed when the script dies without ending it.
+    kill(script.processIdentifier, SIGKILL)
+    script.waitUntilExit()
+    #expect(try pins("Onboarding").count == 0)
+    #expect(try pins("Level2") == (1, [getpid()]))
+    #expect(try odr(["begin", "Level2", "--owner", "999999999"]).status == 3)
+  }
+
   @Test func pathPrintsTheVerifiedLocalFile() throws {
     try makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }

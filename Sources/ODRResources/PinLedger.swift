@@ -1,0 +1,104 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The pins of one store as leases (DESIGN §4): each pin names the process
+/// that holds it — its pid and its start time, so a recycled pid is not
+/// mistaken for the holder. A lease whose process is gone is reclaimed the
+/// next time the ledger is read, so a crashed holder cannot pin a tag
+/// forever. Kept in `pins.json`, changed only under `locks/pins`.
+public struct PinLedger: Sendable {
+  /// One pin.
+  public struct Lease: Codable, Equatable, Sendable {
+    public let tag: String
+    /// The holder's pid.
+    public let pid: Int32
+    /// The holder's start time (clock ticks after boot, /proc/PID/stat field 22).
+    public let start: UInt64
+    /// When the pin was taken (seconds since 1970).
+    public let since: Double
+
+    /// True while the holder runs.
+    public var isLive: Bool { PinLedger.startTime(of: pid) == start }
+
+    /// The holder's command name, while it runs.
+    public var holder: String? {
+      (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingSuffix("\n")
+    }
+  }
+
+  private struct File: Codable { var leases: [Lease] }
+
+  let file: URL
+  let lock: URL
+
+  /// The live leases, oldest first.
+  public func leases() -> [Lease] {
+    read().filter(\.isLive)
+  }
+
+  /// Live pins per tag.
+  public func counts() -> [String: Int] {
+    leases().reduce(into: [:]) { $0[$1.tag, default: 0] += 1 }
+  }
+
+  /// Adds one lease per tag held by `owner`. Throws when `owner` is not a
+  /// running process.
+  public func pin(_ tags: [String], owner: Int32) async throws {
+    guard let start = Self.startTime(of: owner) else {
+      throw ResourceError(.notFound, "No running process \(owner) to hold the pins.")
+    }
+    try await change { leases in
+      let now = Date().timeIntervalSince1970
+      leases += tags.map { Lease(tag: $0, pid: owner, start: start, since: now) }
+    }
+  }
+
+  /// Removes one lease per tag: one held by `owner` if there is one, else the
+  /// oldest. Returns the tags that had no pin.
+  @discardableResult
+  public func unpin(_ tags: [String], owner: Int32) async throws -> [String] {
+    var unpinned: [String] = []
+    try await change { leases in
+      for tag in tags {
+        let index = leases.firstIndex { $0.tag == tag && $0.pid == owner } ?? leases.firstIndex { $0.tag == tag }
+        if let index { leases.remove(at: index) } else { unpinned.append(tag) }
+      }
+    }
+    return unpinned
+  }
+
+  /// Reads, drops dead leases, applies `body`, writes atomically — one
+  /// critical section shared by all processes.
+  private func change(_ body: (inout [Lease]) -> Void) async throws {
+    try await FileIO.withLock(lock) {
+      var leases = read().filter(\.isLive)
+      body(&leases)
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+      try FileIO.atomicWrite(try encoder.encode(File(leases: leases)), to: file, mode: 0o600)
+    }
+  }
+
+  private func read() -> [Lease] {
+    guard let data = try? Data(contentsOf: file), let decoded = try? JSONDecoder().decode(File.self, from: data) else { return [] }
+    return decoded.leases
+  }
+
+  /// The start time of process `pid` (field 22 of /proc/PID/stat), or nil
+  /// when there is no such process.
+  static func startTime(of pid: Int32) -> UInt64? {
+    guard pid > 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return nil }
+    // After "pid (comm) ", field 3 is the state; the start time is field 22.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 19, let start = UInt64(fields[19]) else { return nil }
+    // A zombie has exited: it holds nothing.
+    return fields[0] == "Z" ? nil : start
+  }
+}
+
+extension String {
+  fileprivate func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
+}

@@ -11,6 +11,9 @@ struct CatalogOptions: ParsableArguments {
   @Option(help: ArgumentHelp("The catalog: a folder made by `odr pack`, its catalog.json, or a file:// URL (default: $ODR_CATALOG, then odr.json).", valueName: "url"))
   var catalog: String?
 
+  @Flag(help: "Never touch the network: use the catalog and files already on disk.")
+  var offline = false
+
   /// The project file read when neither the flag nor the variable is set.
   struct ProjectConfig: Decodable { let catalog: String? }
 
@@ -43,6 +46,7 @@ struct CatalogOptions: ParsableArguments {
   /// network transport; the lean `odr` re-runs the command as `odr-net`.
   func load() async throws -> ResourceCatalog {
     let url = try location()
+    if offline { return try ResourceCatalog.loadOffline(from: url) }
     guard !url.isFileURL else { return try await ResourceCatalog.load(from: url) }
     guard let network = ODR.network else { NetworkHandoff.exec() }
     return try await ResourceCatalog.load(from: url, transport: network.transport())

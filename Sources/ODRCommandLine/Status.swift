@@ -7,9 +7,12 @@ extension ODR {
     static let configuration = CommandConfiguration(
       abstract: "Explain each tag: category, on disk or not, size, and who pins it.",
       discussion: """
+        --verify also re-hashes every file in the store and exits 4 if one is damaged.
+
         Example:
           odr status --catalog /srv/odr
           odr status --json
+          odr status --verify --offline
         """
     )
 
@@ -18,13 +21,18 @@ extension ODR {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Flag(help: "Re-hash every file in the store; exit 4 if one does not match.")
+    var verify = false
+
     struct Report: Encodable {
       struct Pin: Encodable { let pid: Int32, command: String?, since: Double }
       struct Tag: Encodable {
         let name: String, category: String, order: Int, preservationPriority: Double, secrets: Bool
         let files: Int, bytes: Int64, onDisk: Bool, pins: Int, pinnedBy: [Pin]
       }
+      struct Verification: Encodable { let checked: Int, damaged: [String] }
       let bundle: String, version: Int, store: String, tags: [Tag]
+      let verification: Verification?
     }
 
     func run() async throws {
@@ -36,14 +44,31 @@ extension ODR {
                    onDisk: tag.files.allSatisfy(resources.store.contains), pins: leases.filter { $0.tag == name }.count,
                    pinnedBy: leases.filter { $0.tag == name }.map { Report.Pin(pid: $0.pid, command: $0.holder, since: $0.since) })
       }
-      let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path, tags: tags)
-      if json { return try Output.json(report) }
+      let verification = verify ? resources.store.verify() : nil
+      let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path, tags: tags,
+                          verification: verification.map { Report.Verification(checked: $0.checked, damaged: $0.damaged) })
+      if json {
+        try Output.json(report)
+      } else {
+        printText(report)
+      }
+      if let verification, !verification.damaged.isEmpty {
+        throw ResourceError(.integrity, "\(verification.damaged.count) of \(verification.checked) files in the store are damaged: \(verification.damaged.joined(separator: ", ")). Delete them and run `odr begin` again to re-download.")
+      }
+    }
+
+    private func printText(_ report: Report) {
+      let tags = report.tags
+      let verification = report.verification
       var lines = ["\(report.bundle) version \(report.version), store \(report.store)"]
       for tag in tags {
         let state = tag.onDisk ? "on disk" : "not on disk"
         let holders = tag.pinnedBy.map { "\($0.pid)\($0.command.map { " (\($0))" } ?? "")" }.joined(separator: ", ")
         let pinned = tag.pins > 0 ? ", pinned ×\(tag.pins) by \(holders)" : ""
         lines.append("  \(tag.name)  \(tag.category)\(tag.secrets ? ", secrets" : "")  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes  \(state)\(pinned)")
+      }
+      if let verification, verification.damaged.isEmpty {
+        lines.append("verified: all \(verification.checked) files in the store match their SHA-256")
       }
       Output.write(lines.joined(separator: "\n") + "\n")
     }

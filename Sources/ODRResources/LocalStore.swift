@@ -142,6 +142,21 @@ public struct LocalStore: Sendable {
     }
   }
 
+  // MARK: Checking
+
+  /// Re-hashes every installed blob: the names of those whose SHA-256 is
+  /// not their name (damaged on disk), and how many were checked.
+  public func verify() -> (checked: Int, damaged: [String]) {
+    let blobs = root.appending(path: "blobs")
+    var damaged: [String] = []
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).sorted()
+    for name in names {
+      let hash = try? FileIO.sha256(of: blobs.appending(path: name)).sha256
+      if hash != name { damaged.append(name) }
+    }
+    return (names.count, damaged)
+  }
+
   // MARK: Pins
 
   /// The store's pins, as leases held by processes.

@@ -24,7 +24,23 @@ public struct ResourceCatalog: Sendable {
     let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
     try await store.accept(catalog)
     store.removeStalePartials()
+    CatalogIndex(cacheHome: cacheHome).remember(catalogURL, bundle: catalog.bundle)
     return ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
+  }
+
+  /// The catalog last seen at `location`, from the local store, with a
+  /// transport that refuses every download: `--offline`. Tags on disk are
+  /// served; a missing one fails with a `.network` error that says so.
+  public static func loadOffline(from location: URL, cacheHome: URL? = nil) throws -> ResourceCatalog {
+    let catalogURL = location.pathExtension == "json" ? location : location.appending(path: "catalog.json")
+    guard let bundle = CatalogIndex(cacheHome: cacheHome).bundle(for: catalogURL) else {
+      throw ResourceError(.network, "Offline: the catalog at \(catalogURL.absoluteString) has never been loaded on this machine. Run once without --offline.")
+    }
+    let store = try LocalStore(bundle: bundle, cacheHome: cacheHome)
+    guard let catalog = store.cachedCatalog() else {
+      throw ResourceError(.network, "Offline: no catalog of \(bundle) is stored in \(store.root.path). Run once without --offline.")
+    }
+    return ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: OfflineTransport())
   }
 
   /// The tag named `name`, or the not-found error (Apple's 4994).
@@ -46,6 +62,10 @@ public struct ResourceCatalog: Sendable {
   func install(_ tags: [Catalog.Tag], progress: ResourceRequest.Progress?) async throws {
     var seen = Set<String>()
     let missing = tags.flatMap(\.files).filter { seen.insert($0.sha256).inserted && !store.contains($0) }
+    if transport is OfflineTransport, !missing.isEmpty {
+      let names = catalog.tags.filter { tags.contains($0.value) && $0.value.files.contains { missing.contains($0) } }.keys.sorted()
+      throw ResourceError(.network, "Offline: \(names.joined(separator: ", ")) \(names.count == 1 ? "is" : "are") not on disk, and --offline forbids downloading. Run without --offline to fetch \(names.count == 1 ? "it" : "them").")
+    }
     let total = missing.reduce(Int64(0)) { $0 + $1.size }
     var done: Int64 = 0
     for file in missing {

@@ -113,6 +113,45 @@ import Testing
     #expect(try odr(["begin", "Level2", "--owner", "999999999"]).status == 3)
   }
 
+  @Test func offlineServesWhatIsOnDiskAndRefusesTheRest() throws {
+    try makeSUT()
+    defer { try? FileManager.default.removeItem(at: root) }
+    // Never loaded on this machine: nothing to go on.
+    let never = try odr(["status", "--offline"])
+    #expect(never.status == 7)
+    #expect(never.stderr.contains("has never been loaded on this machine"))
+    #expect(try odr(["begin", "Onboarding", "--quiet"]).status == 0)
+    // The publisher's folder goes away: offline still works from the store.
+    try FileManager.default.moveItem(at: published, to: root.appending(path: "moved"))
+    #expect(try odr(["begin", "Onboarding", "--offline", "--quiet"]).status == 0)
+    #expect(try odr(["path", "Onboarding", "Onboarding/welcome.png", "--offline"]).status == 0)
+    let missing = try odr(["begin", "Level2", "--offline"])
+    #expect(missing.status == 7)
+    #expect(missing.stderr.contains("Offline: Level2 is not on disk"))
+    #expect(storeFiles("partial").isEmpty)
+    #expect(try odr(["status", "--offline", "--verify"]).stdout.contains("verified: all"))
+  }
+
+  @Test func statusVerifyFindsADamagedFile() throws {
+    try makeSUT()
+    defer { try? FileManager.default.removeItem(at: root) }
+    #expect(try odr(["begin", "Onboarding", "Level2", "--quiet"]).status == 0)
+    let clean = try odr(["status", "--verify"])
+    #expect(clean.status == 0)
+    #expect(clean.stdout.contains("verified: all \(storeFiles("blobs").count) files in the store match their SHA-256"))
+    // Same size, one bit flipped: only a re-hash can tell.
+    let victim = try #require(storeFiles("blobs").first)
+    let url = store.appending(path: "blobs/\(victim)")
+    var bytes = try Data(contentsOf: url)
+    bytes[0] ^= 0x01
+    try bytes.write(to: url)
+    let damaged = try odr(["status", "--verify", "--json"])
+    #expect(damaged.status == 4)
+    #expect(damaged.stderr.contains(victim))
+    let report = try JSONSerialization.jsonObject(with: Data(damaged.stdout.utf8)) as? [String: Any]
+    #expect((report?["verification"] as? [String: Any])?["damaged"] as? [String] == [victim])
+  }
+
   @Test func pathPrintsTheVerifiedLocalFile() throws {
     try makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }

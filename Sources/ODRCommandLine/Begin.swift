@@ -43,19 +43,29 @@ extension ODR {
     func run() async throws {
       let resources = try await catalog.load()
       let request = try ResourceRequest(tags: Set(tags), catalog: resources)
+      // Pin first, so no purge can take the files between download and pin.
+      let holder = owner ?? getppid()
+      try await resources.store.pins.pin(tags, owner: holder)
+      do { try await access(request, resources) } catch {
+        _ = try? await resources.store.pins.unpin(tags, owner: holder)
+        throw error
+      }
+      if !quiet {
+        let bytes = try tags.reduce(Int64(0)) { try $0 + resources.tag($1).size }
+        Output.error("\(tags.joined(separator: ", ")): available and pinned (\(bytes) bytes in \(resources.store.root.path))")
+      }
+    }
+
+    private func access(_ request: ResourceRequest, _ resources: ResourceCatalog) async throws {
       if ifPresent {
         guard request.conditionallyBeginAccessing() else {
           throw ResourceError(.notFound, "Not all of \(tags.joined(separator: ", ")) is on disk; `odr begin \(tags.joined(separator: " "))` downloads it.")
         }
+        try? await resources.store.usage.touch(tags)
       } else {
         let bar = ProgressBar(quiet: quiet)
         defer { bar.finish() }
         try await request.beginAccessing(progress: bar.callback)
-      }
-      try await resources.store.pins.pin(tags, owner: owner ?? getppid())
-      if !quiet {
-        let bytes = try tags.reduce(Int64(0)) { try $0 + resources.tag($1).size }
-        Output.error("\(tags.joined(separator: ", ")): available and pinned (\(bytes) bytes in \(resources.store.root.path))")
       }
     }
   }

@@ -14,6 +14,20 @@ struct CatalogOptions: ParsableArguments {
   @Flag(help: "Never touch the network: use the catalog and files already on disk.")
   var offline = false
 
+  @Option(name: .customLong("max-size"), help: ArgumentHelp("The most the local store may hold, e.g. 500M or 2G (default: $ODR_MAX_SIZE, else no limit).", valueName: "size"))
+  var maxSize: String?
+
+  /// The store budget in bytes, from --max-size or $ODR_MAX_SIZE.
+  func budget() throws -> Int64? {
+    guard let text = maxSize ?? getenv("ODR_MAX_SIZE").map({ String(cString: $0) }), !text.isEmpty else { return nil }
+    let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+    let unit = text.last.flatMap { units[Character($0.uppercased())] }
+    guard let number = Int64(unit == nil ? text : String(text.dropLast())), number >= 0 else {
+      throw ValidationError("'\(text)' is not a size: use bytes or a number with K, M, G or T, for example 500M.")
+    }
+    return number * (unit ?? 1)
+  }
+
   /// The project file read when neither the flag nor the variable is set.
   struct ProjectConfig: Decodable { let catalog: String? }
 
@@ -21,6 +35,7 @@ struct CatalogOptions: ParsableArguments {
   /// when a command needs one (`odr exec` and `odr env` may not).
   func validate() throws {
     if catalog != nil { _ = try location() }
+    _ = try budget()
   }
 
   /// The catalog location, resolved and checked.
@@ -46,10 +61,17 @@ struct CatalogOptions: ParsableArguments {
   /// network transport; the lean `odr` re-runs the command as `odr-net`.
   func load() async throws -> ResourceCatalog {
     let url = try location()
-    if offline { return try ResourceCatalog.loadOffline(from: url) }
-    guard !url.isFileURL else { return try await ResourceCatalog.load(from: url) }
-    guard let network = ODR.network else { NetworkHandoff.exec() }
-    return try await ResourceCatalog.load(from: url, transport: network.transport())
+    var resources: ResourceCatalog
+    if offline {
+      resources = try ResourceCatalog.loadOffline(from: url)
+    } else if url.isFileURL {
+      resources = try await ResourceCatalog.load(from: url)
+    } else {
+      guard let network = ODR.network else { NetworkHandoff.exec() }
+      resources = try await ResourceCatalog.load(from: url, transport: network.transport())
+    }
+    resources.budget = try budget()
+    return resources
   }
 
   private static var environmentCatalog: String? {

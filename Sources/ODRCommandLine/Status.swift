@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import ODRResources
 
 extension ODR {
@@ -28,7 +29,7 @@ extension ODR {
       struct Pin: Encodable { let pid: Int32, command: String?, since: Double }
       struct Tag: Encodable {
         let name: String, category: String, order: Int, preservationPriority: Double, secrets: Bool
-        let files: Int, bytes: Int64, onDisk: Bool, pins: Int, pinnedBy: [Pin]
+        let files: Int, bytes: Int64, onDisk: Bool, pins: Int, pinnedBy: [Pin], lastUse: Double?
       }
       struct Verification: Encodable { let checked: Int, damaged: [String] }
       let bundle: String, version: Int, store: String, tags: [Tag]
@@ -38,11 +39,14 @@ extension ODR {
     func run() async throws {
       let resources = try await catalog.load()
       let leases = resources.store.pins.leases()
+      let usage = resources.store.usage
       let tags = resources.catalog.tags.sorted { ($0.value.category, $0.value.order, $0.key) < ($1.value.category, $1.value.order, $1.key) }.map { name, tag in
-        Report.Tag(name: name, category: tag.category.rawValue, order: tag.order, preservationPriority: tag.preservationPriority,
+        Report.Tag(name: name, category: tag.category.rawValue, order: tag.order,
+                   preservationPriority: usage.priority(of: name) ?? tag.preservationPriority,
                    secrets: tag.secrets, files: tag.files.count, bytes: tag.size,
                    onDisk: tag.files.allSatisfy(resources.store.contains), pins: leases.filter { $0.tag == name }.count,
-                   pinnedBy: leases.filter { $0.tag == name }.map { Report.Pin(pid: $0.pid, command: $0.holder, since: $0.since) })
+                   pinnedBy: leases.filter { $0.tag == name }.map { Report.Pin(pid: $0.pid, command: $0.holder, since: $0.since) },
+                   lastUse: usage.lastUse(of: name))
       }
       let verification = verify ? resources.store.verify() : nil
       let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path, tags: tags,
@@ -65,7 +69,8 @@ extension ODR {
         let state = tag.onDisk ? "on disk" : "not on disk"
         let holders = tag.pinnedBy.map { "\($0.pid)\($0.command.map { " (\($0))" } ?? "")" }.joined(separator: ", ")
         let pinned = tag.pins > 0 ? ", pinned ×\(tag.pins) by \(holders)" : ""
-        lines.append("  \(tag.name)  \(tag.category)\(tag.secrets ? ", secrets" : "")  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes  \(state)\(pinned)")
+        let used = tag.lastUse.map { ", last used \(Date(timeIntervalSince1970: $0).formatted(.iso8601))" } ?? ""
+        lines.append("  \(tag.name)  \(tag.category)\(tag.secrets ? ", secrets" : "")  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes, priority \(tag.preservationPriority)  \(state)\(pinned)\(used)")
       }
       if let verification, verification.damaged.isEmpty {
         lines.append("verified: all \(verification.checked) files in the store match their SHA-256")

@@ -157,6 +157,40 @@ public struct LocalStore: Sendable {
     return (names.count, damaged)
   }
 
+  // MARK: Purging
+
+  /// The store's record of last uses and run-time priorities.
+  public var usage: TagUsage { TagUsage(file: root.appending(path: "usage.json"), lock: root.appending(path: "locks/usage")) }
+
+  /// Each installed blob and its size.
+  func blobSizes() -> [String: Int64] {
+    let blobs = root.appending(path: "blobs")
+    var sizes: [String: Int64] = [:]
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? [] {
+      if let size = FileIO.size(of: blobs.appending(path: name)) { sizes[name] = size }
+    }
+    return sizes
+  }
+
+  /// Bytes in the store's blobs.
+  public var size: Int64 { blobSizes().values.reduce(0, +) }
+
+  /// Plans a purge (see ``PurgePlan``) and, unless `dryRun`, carries it out,
+  /// each blob under its lock, the whole purge under `locks/purge`.
+  public func purge(catalog: Catalog, budget: Int64?, all: Bool, dryRun: Bool, reserve: Int64 = 0,
+                    protecting: Set<String> = []) async throws -> PurgePlan {
+    try await FileIO.withLock(root.appending(path: "locks/purge")) {
+      let plan = PurgePlan.make(store: self, catalog: catalog, budget: budget, reserve: reserve, all: all, protecting: protecting)
+      guard !dryRun else { return plan }
+      for removal in plan.removals {
+        for blob in removal.blobs {
+          try await FileIO.withLock(root.appending(path: "locks/\(blob)")) { _ = unlink(blobURL(blob).path) }
+        }
+      }
+      return plan
+    }
+  }
+
   // MARK: Pins
 
   /// The store's pins, as leases held by processes.

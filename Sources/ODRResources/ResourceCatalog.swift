@@ -9,6 +9,10 @@ public struct ResourceCatalog: Sendable {
   public let catalog: Catalog
   public let store: LocalStore
   let transport: any BlobTransport
+  /// The most bytes the store may hold (nil: no limit). Before a download
+  /// that would go over it, unpinned tags are purged; a request that cannot
+  /// fit even then fails with `.outOfSpace` and changes nothing.
+  public var budget: Int64?
 
   /// The largest catalog.json accepted.
   public static let maxCatalogBytes = 16 << 20
@@ -52,6 +56,14 @@ public struct ResourceCatalog: Sendable {
     return tag
   }
 
+  /// Sets the preservation priority of `tags` (0…1, lower is purged first),
+  /// overriding the catalog's, persisted in the store (Apple's
+  /// `setPreservationPriority(_:forTags:)`).
+  public func setPreservationPriority(_ priority: Double, forTags tags: Set<String>) async throws {
+    for name in tags { _ = try tag(name) }
+    try await store.usage.setPriority(priority, for: tags.sorted())
+  }
+
   /// Where a blob is published: `blobs/<sha256>` beside `catalog.json`.
   func blobLocation(_ sha256: String) -> URL {
     location.deletingLastPathComponent().appending(path: "blobs").appending(path: sha256)
@@ -67,6 +79,15 @@ public struct ResourceCatalog: Sendable {
       throw ResourceError(.network, "Offline: \(names.joined(separator: ", ")) \(names.count == 1 ? "is" : "are") not on disk, and --offline forbids downloading. Run without --offline to fetch \(names.count == 1 ? "it" : "them").")
     }
     let total = missing.reduce(Int64(0)) { $0 + $1.size }
+    if let budget, total > 0, store.size + total > budget {
+      let requested = Set(catalog.tags.filter { tags.contains($0.value) }.keys)
+      let plan = PurgePlan.make(store: store, catalog: catalog, budget: budget, reserve: total, all: false, protecting: requested)
+      guard plan.sizeAfter + total <= budget else {
+        let pinned = plan.kept.filter { $0.reason.hasPrefix("pinned") }.map(\.tag)
+        throw ResourceError(.outOfSpace, "\(requested.sorted().joined(separator: ", ")) need\(requested.count == 1 ? "s" : "") \(total) more bytes, and the store's budget is \(budget) bytes: even after purging every unpinned tag it would hold \(plan.sizeAfter + total). Nothing was changed. Raise --max-size\(pinned.isEmpty ? "" : ", or end access to \(pinned.joined(separator: ", "))").")
+      }
+      _ = try await store.purge(catalog: catalog, budget: budget, all: false, dryRun: false, reserve: total, protecting: requested)
+    }
     var done: Int64 = 0
     for file in missing {
       try Task.checkCancellation()

@@ -37,6 +37,7 @@ public final class ResourceRequest: Sendable {
   /// hears of every chunk; cancel the task to cancel the request.
   public func beginAccessing(progress: Progress? = nil) async throws {
     try await catalog.install(resolved, progress: progress)
+    try? await catalog.store.usage.touch(tags.sorted())  // purge order only: never fails a request
     accessing.withLock { $0 = true }
   }
 

@@ -1,0 +1,72 @@
+import ArgumentParser
+import ODRResources
+
+extension ODR {
+  /// `odr purge [--all] [--dry-run] [--max-size SIZE]`
+  struct Purge: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Remove unpinned tags from the local store, lowest preservation priority and least recently used first.",
+      discussion: """
+        Without --all, removes tags until the store fits its budget (--max-size or $ODR_MAX_SIZE).
+        Files no tag of the catalog uses go first; pinned tags are never removed. --dry-run says
+        what would go and why, and changes nothing.
+
+        Example:
+          odr purge --max-size 200M --dry-run
+          odr purge --all
+        """
+    )
+
+    @OptionGroup var catalog: CatalogOptions
+
+    @Flag(help: "Remove every unpinned tag.")
+    var all = false
+
+    @Flag(name: .customLong("dry-run"), help: "Explain what would be removed; remove nothing.")
+    var dryRun = false
+
+    @Flag(help: "Print the plan as JSON.")
+    var json = false
+
+    func run() async throws {
+      let resources = try await catalog.load()
+      guard all || resources.budget != nil else {
+        throw ValidationError("Nothing to purge down to: pass --max-size SIZE (or set ODR_MAX_SIZE), or --all to remove every unpinned tag.")
+      }
+      let plan = try await resources.store.purge(catalog: resources.catalog, budget: resources.budget, all: all, dryRun: dryRun)
+      if json { return try Output.json(plan) }
+      let verb = dryRun ? "would remove" : "removed"
+      var lines = plan.removals.map { "\(verb) \($0.tag) (\($0.bytes) bytes): \($0.reason)" }
+      lines += plan.kept.map { "kept \($0.tag): \($0.reason)" }
+      lines.append("store: \(plan.sizeBefore) bytes -> \(plan.sizeAfter) bytes\(plan.budget.map { " (budget \($0))" } ?? "")")
+      Output.write(lines.joined(separator: "\n") + "\n")
+    }
+  }
+
+  /// `odr priority TAG… VALUE`
+  struct Priority: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Set the preservation priority of tags (0…1; lower is purged first), overriding the catalog's.",
+      discussion: """
+        Example:
+          odr priority Level2 0.8
+        """
+    )
+
+    @OptionGroup var catalog: CatalogOptions
+
+    @Argument(help: "The tags, then the priority.")
+    var arguments: [String]
+
+    func validate() throws {
+      guard arguments.count >= 2, let value = Double(arguments.last!), (0...1).contains(value) else {
+        throw ValidationError("Give tags and then a priority between 0 and 1, for example: odr priority Level2 0.8")
+      }
+    }
+
+    func run() async throws {
+      let resources = try await catalog.load()
+      try await resources.setPreservationPriority(Double(arguments.last!)!, forTags: Set(arguments.dropLast()))
+    }
+  }
+}

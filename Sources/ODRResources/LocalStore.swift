@@ -184,7 +184,14 @@ public struct LocalStore: Sendable {
       guard !dryRun else { return plan }
       for removal in plan.removals {
         for blob in removal.blobs {
-          try await FileIO.withLock(root.appending(path: "locks/\(blob)")) { _ = unlink(blobURL(blob).path) }
+          // Under the pins lock: a tag pinned since the plan was made keeps
+          // its files, and a pin taken after this sees them gone and
+          // downloads them again — never a pinned tag with missing files.
+          try await FileIO.withLock(pins.lock) {
+            let pinned = Set(pins.leases().map(\.tag))
+            guard !catalog.tags.contains(where: { pinned.contains($0.key) && $0.value.files.contains { $0.sha256 == blob } }) else { return }
+            try await FileIO.withLock(root.appending(path: "locks/\(blob)")) { _ = unlink(blobURL(blob).path) }
+          }
         }
       }
       return plan

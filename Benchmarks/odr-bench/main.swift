@@ -267,3 +267,49 @@ if clientRequests > 0 {
   let clientTotal = clientBlocks.reduce(.zero, +), bareTotal = bareBlocks.reduce(.zero, +)
   report("(g) APIClient \(clientRequests) GETs:  APIClient \(ms(clientTotal))   bare URLSession \(ms(bareTotal))   ratio \(ratio(clientTotal, bareTotal)); per block of 100, median: \(ms(median(clientBlocks))) vs \(ms(median(bareBlocks))) = \(ratio(median(clientBlocks), median(bareBlocks))); CPU time (client + URLSession + in-process server) \(ms(clientCPU)) vs \(ms(bareCPU)) = \(ratio(clientCPU, bareCPU))   (target ≤ 1.05×)")
 }
+
+// (h) Prefetch (issue 4): `odr prefetch` of 20 tags × 8 MiB from the loopback
+// server vs a sequential `curl -o` loop of the same blobs.
+let prefetchRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_PREFETCH_RUNS"] ?? "") ?? 5
+if prefetchRuns > 0 {
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-pf-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  let source = work.appending(path: "src")
+  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+  var entries: [String] = []
+  for index in 0..<20 {
+    var bytes = Data(count: 8 << 20)
+    bytes.withUnsafeMutableBytes { buffer in
+      var state = UInt64(index + 1) &* 0x9e3779b97f4a7c15
+      for offset in stride(from: 0, to: buffer.count, by: 8) {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        buffer.storeBytes(of: state, toByteOffset: offset, as: UInt64.self)
+      }
+    }
+    try bytes.write(to: source.appending(path: "t\(index).bin"))
+    entries.append(#""T\#(index)": {"category": "prefetch", "order": \#(index), "files": ["t\#(index).bin"]}"#)
+  }
+  try Data(#"{"bundle": "com.odr.bench.pf", "tags": {\#(entries.joined(separator: ", "))}}"#.utf8).write(to: source.appending(path: "tags.json"))
+  var env = ProcessInfo.processInfo.environment
+  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
+  let server = try FixtureServer(root: work.appending(path: "pub"))
+  defer { server.stop() }
+  let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
+  let blobs = try FileManager.default.contentsOfDirectory(atPath: work.appending(path: "pub/blobs").path).sorted()
+  let curlLoop = "for b in \(blobs.joined(separator: " ")); do curl -s -f -o '\(work.path)/curl/'$b \(server.baseURL.absoluteString)blobs/$b || exit 1; done"
+  // Twice: a server that answers at once, and one 50 ms away (the first
+  // byte of each blob comes 50 ms after the request, as from a CDN).
+  for latency in [Duration.zero, .milliseconds(50)] {
+    for blob in blobs { server.setFault(latency == .zero ? nil : .latency(latency), forPathEndingWith: blob) }
+    var odrTimes: [Duration] = [], curlTimes: [Duration] = []
+    for _ in 0..<prefetchRuns {
+      try? FileManager.default.removeItem(at: work.appending(path: "cache"))
+      odrTimes.append(try time(netPath, ["prefetch", "--catalog", server.baseURL.absoluteString, "--quiet"], environment: env))
+      try? FileManager.default.removeItem(at: work.appending(path: "curl"))
+      try FileManager.default.createDirectory(at: work.appending(path: "curl"), withIntermediateDirectories: true)
+      curlTimes.append(try time("/bin/bash", ["-c", curlLoop]))
+    }
+    report("(h) prefetch 20 × 8 MiB, server latency \(ms(latency)):  odr prefetch \(ms(median(odrTimes)))   sequential curl loop \(ms(median(curlTimes)))   speed-up \(ratio(median(curlTimes), median(odrTimes)))   (target ≥ 3.00×)   [median of \(prefetchRuns)]")
+  }
+}

@@ -121,6 +121,56 @@ public struct ResourceCatalog: Sendable {
     return data
   }
 
+  /// The tags `odr prefetch` fetches, in the order it starts them: every
+  /// `initial` tag, then the `prefetch` tags by their `order` (as the App
+  /// Store does after an install); ties by name.
+  public var prefetchOrder: [String] {
+    let initial = catalog.tags.filter { $0.value.category == .initial }.sorted { ($0.value.order, $0.key) < ($1.value.order, $1.key) }
+    let prefetch = catalog.tags.filter { $0.value.category == .prefetch }.sorted { ($0.value.order, $0.key) < ($1.value.order, $1.key) }
+    return (initial + prefetch).map(\.key)
+  }
+
+  /// Downloads `tags` (default ``prefetchOrder``), at most `parallel` at a
+  /// time, started in order. One failure does not stop the others; the
+  /// report says what happened to each. Nothing is pinned: prefetched tags
+  /// may be purged like any unpinned tag.
+  public func prefetch(_ tags: [String]? = nil, parallel: Int = 6) async -> PrefetchReport {
+    let names = tags ?? prefetchOrder
+    var entries = [PrefetchReport.Entry?](repeating: nil, count: names.count)
+    await withTaskGroup(of: (Int, PrefetchReport.Entry).self) { group in
+      var next = 0
+      func start() {
+        guard next < names.count else { return }
+        let (index, name) = (next, names[next])
+        next += 1
+        group.addTask { (index, await self.prefetchOne(name)) }
+      }
+      for _ in 0..<max(1, parallel) { start() }
+      for await (index, entry) in group {
+        entries[index] = entry
+        start()
+      }
+    }
+    return PrefetchReport(entries: entries.compactMap { $0 })
+  }
+
+  private func prefetchOne(_ name: String) async -> PrefetchReport.Entry {
+    guard let tag = catalog.tags[name] else {
+      return .init(tag: name, category: "", outcome: .failed, bytes: 0, error: "No tag '\(name)' in the catalog.", code: ResourceError.Code.notFound.rawValue)
+    }
+    if isInstalled([tag]) {
+      return .init(tag: name, category: tag.category.rawValue, outcome: .alreadyOnDisk, bytes: tag.size, error: nil, code: nil)
+    }
+    do {
+      try await install([tag], progress: nil)
+      return .init(tag: name, category: tag.category.rawValue, outcome: .downloaded, bytes: tag.size, error: nil, code: nil)
+    } catch let error as ResourceError {
+      return .init(tag: name, category: tag.category.rawValue, outcome: .failed, bytes: tag.size, error: error.message, code: error.code.rawValue)
+    } catch {
+      return .init(tag: name, category: tag.category.rawValue, outcome: .failed, bytes: tag.size, error: "\(error)", code: nil)
+    }
+  }
+
   /// True when every file of `tags` is on disk with the right size.
   func isInstalled(_ tags: [Catalog.Tag]) -> Bool {
     tags.allSatisfy { $0.files.allSatisfy(store.contains) }

@@ -20,6 +20,9 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
     public static let network = Code("network")
     /// The disk is full (Apple's 4992).
     public static let outOfSpace = Code("out-of-space")
+
+    /// Every code, to map a stored `rawValue` back.
+    public static let all: [Code] = [.invalidSource, .notFound, .integrity, .io, .network, .outOfSpace]
   }
 
   /// What kind of failure this is.

@@ -21,6 +21,8 @@ public final class FixtureServer: @unchecked Sendable {
     case flipByte(Int)
     /// Send the body in chunks of this size with this pause between them.
     case slow(chunk: Int, pause: Duration)
+    /// Wait this long before answering: a server far away (round trips, a CDN miss).
+    case latency(Duration)
   }
 
   /// The port the server listens on.
@@ -32,6 +34,9 @@ public final class FixtureServer: @unchecked Sendable {
   private let lock = NSLock()
   private var faults: [String: Fault] = [:]
   private var counts: [String: Int] = [:]
+  private var order: [String] = []
+  private var inFlight = 0
+  private var peak = 0
   private var stopped = false
 
   /// Starts serving the files below `root`.
@@ -65,6 +70,12 @@ public final class FixtureServer: @unchecked Sendable {
     lock.withLock { counts.filter { $0.key.hasSuffix(suffix) }.values.reduce(0, +) }
   }
 
+  /// The paths requested, in the order the requests arrived.
+  public var requestOrder: [String] { lock.withLock { order } }
+
+  /// The most requests that were being answered at once.
+  public var maxConcurrentRequests: Int { lock.withLock { peak } }
+
   /// How many requests were served in all.
   public var totalRequests: Int { lock.withLock { counts.values.reduce(0, +) } }
 
@@ -73,8 +84,12 @@ public final class FixtureServer: @unchecked Sendable {
     let path = request.path
     let fault = lock.withLock { () -> Fault? in
       counts[path, default: 0] += 1
+      order.append(path)
+      inFlight += 1
+      peak = max(peak, inFlight)
       return faults.first { path.hasSuffix($0.key) }?.value
     }
+    defer { lock.withLock { inFlight -= 1 } }
     if case .status(let code) = fault {
       return respond(client, status: code, body: Data("fault \(code)\n".utf8))
     }
@@ -93,6 +108,7 @@ public final class FixtureServer: @unchecked Sendable {
     case .truncate(let bytes): announced = min(bytes, data.count); body = data.prefix(announced)
     case .flipByte(let offset): if offset < body.count { body[offset] ^= 0x01 }
     case .slow(let size, let wait): chunk = size; pause = wait
+    case .latency(let wait): Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18)
     default: break
     }
     var head = "HTTP/1.1 200 OK\r\nContent-Length: \(announced)\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n"
@@ -107,7 +123,7 @@ public final class FixtureServer: @unchecked Sendable {
       }
       guard LoopbackHTTP.sendAll(client, body[offset..<end]) else { return }
       offset = end
-      if let pause { Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18) }
+      if let pause, offset < body.count { Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18) }
     }
   }
 

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 public import ODRKeyring
-import ODRResources
+public import ODRResources
 
 /// Serves API keys to an app: `try await provider.key("Weather")`.
 ///

@@ -1,21 +1,5 @@
-import FoundationEssentials
+public import ODRResources
 
-/// An observation: an `AsyncSequence` of updates that ends when its token
-/// is cancelled (``cancel()``) or when the task iterating it is cancelled
-/// (seed 002).
-public struct KeyObservation<Element: Sendable>: AsyncSequence, Sendable {
-  private let stream: AsyncStream<Element>
-  private let continuation: AsyncStream<Element>.Continuation
-
-  init(register: (UUID, AsyncStream<Element>.Continuation) -> Void, onCancel: @escaping @Sendable (UUID) -> Void) {
-    let id = UUID()
-    (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(64))
-    continuation.onTermination = { _ in onCancel(id) }
-    register(id, continuation)
-  }
-
-  /// Ends the observation; iteration finishes after the buffered updates.
-  public func cancel() { continuation.finish() }
-
-  public func makeAsyncIterator() -> AsyncStream<Element>.Iterator { stream.makeAsyncIterator() }
-}
+/// An observation of a provider's keys or states: an `AsyncSequence` that
+/// ends when its token is cancelled or its task ends (seed 002).
+public typealias KeyObservation<Element: Sendable> = ObservationStream<Element>

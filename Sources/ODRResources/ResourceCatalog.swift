@@ -71,7 +71,7 @@ public struct ResourceCatalog: Sendable {
 
   /// Installs every missing file of `tags`, each blob once, reporting
   /// (bytes done, bytes to download) as they arrive.
-  func install(_ tags: [Catalog.Tag], progress: ResourceRequest.Progress?) async throws {
+  func install(_ tags: [Catalog.Tag], progress: (@Sendable (ResourceRequest.LoadProgress) -> Void)?) async throws {
     var seen = Set<String>()
     let missing = tags.flatMap(\.files).filter { seen.insert($0.sha256).inserted && !store.contains($0) }
     if transport is OfflineTransport, !missing.isEmpty {
@@ -89,12 +89,14 @@ public struct ResourceCatalog: Sendable {
       _ = try await store.purge(catalog: catalog, budget: budget, all: false, dryRun: false, reserve: total, protecting: requested)
     }
     var done: Int64 = 0
-    for file in missing {
+    progress?(.init(bytesCompleted: 0, bytesTotal: total, filesCompleted: 0, filesTotal: missing.count))
+    for (index, file) in missing.enumerated() {
       try Task.checkCancellation()
       try await store.install(file, from: blobLocation(file.sha256), transport: transport) { bytes in
         done += Int64(bytes)
-        progress?(done, total)
+        progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index, filesTotal: missing.count))
       }
+      progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index + 1, filesTotal: missing.count))
     }
   }
 

@@ -15,11 +15,43 @@ import Synchronization
 /// running `beginAccessing()` stops the download and installs nothing
 /// partial; blobs already verified stay in the store.
 public final class ResourceRequest: Sendable {
+  /// Where a request is (seeds 000/003, observable with ``states()``).
+  public enum State: Sendable, Equatable {
+    case notRequested, loading, available
+    /// The last attempt failed; the message says why.
+    case failed(String)
+  }
+
+  /// How far a load is, in bytes and files still to download.
+  public struct LoadProgress: Sendable, Equatable {
+    public let bytesCompleted: Int64
+    public let bytesTotal: Int64
+    public let filesCompleted: Int
+    public let filesTotal: Int
+
+    public init(bytesCompleted: Int64, bytesTotal: Int64, filesCompleted: Int, filesTotal: Int) {
+      self.bytesCompleted = bytesCompleted
+      self.bytesTotal = bytesTotal
+      self.filesCompleted = filesCompleted
+      self.filesTotal = filesTotal
+    }
+  }
+
+  /// Called with (bytes downloaded, bytes to download) as data arrives.
+  public typealias Progress = @Sendable (Int64, Int64) -> Void
+
   /// The tags this request covers.
   public let tags: Set<String>
   public let catalog: ResourceCatalog
   private let resolved: [Catalog.Tag]
-  private let accessing = Mutex(false)
+  private struct Shared {
+    var accessing = false
+    var state = State.notRequested
+    var loading: Task<Void, any Error>?
+    var stateObservers: [UUID: AsyncStream<State>.Continuation] = [:]
+    var progressObservers: [UUID: AsyncStream<LoadProgress>.Continuation] = [:]
+  }
+  private let shared = Mutex(Shared())
 
   /// Creates a request; throws `.notFound` for a tag the catalog lacks.
   public init(tags: Set<String>, catalog: ResourceCatalog) throws {
@@ -30,32 +62,89 @@ public final class ResourceRequest: Sendable {
 
   deinit { endAccessing() }
 
-  /// Called with (bytes downloaded, bytes to download) as data arrives.
-  public typealias Progress = @Sendable (Int64, Int64) -> Void
-
   /// Downloads what is missing, verifies it, and pins the tags. `progress`
-  /// hears of every chunk; cancel the task to cancel the request.
+  /// hears of every chunk (so do ``progressUpdates()`` observers); cancel
+  /// the task, or call ``cancel()``, to cancel the request.
   public func beginAccessing(progress: Progress? = nil) async throws {
-    try await catalog.install(resolved, progress: progress)
+    let task = Task {
+      try await catalog.install(resolved) { [self] update in
+        progress?(update.bytesCompleted, update.bytesTotal)
+        publish(update)
+      }
+    }
+    setState(.loading, loading: task)
+    do {
+      try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    } catch {
+      setState(.failed(error is CancellationError ? "Cancelled." : String(describing: error)), loading: nil)
+      throw error
+    }
     try? await catalog.store.usage.touch(tags.sorted())  // purge order only: never fails a request
-    accessing.withLock { $0 = true }
+    shared.withLock { $0.accessing = true }
+    setState(.available, loading: nil)
+  }
+
+  /// Cancels a ``beginAccessing(progress:)`` in flight (Apple's
+  /// `progress.cancel()`): it throws `CancellationError` and installs
+  /// nothing partial.
+  public func cancel() {
+    shared.withLock { $0.loading }?.cancel()
   }
 
   /// Pins the tags if everything is already on disk; never touches the
   /// network. Returns whether the resources are available.
   public func conditionallyBeginAccessing() -> Bool {
     guard catalog.isInstalled(resolved) else { return false }
-    accessing.withLock { $0 = true }
+    shared.withLock { $0.accessing = true }
+    setState(.available, loading: nil)
     return true
   }
 
   /// Unpins the tags; their files may be purged later.
   public func endAccessing() {
-    accessing.withLock { $0 = false }
+    shared.withLock { $0.accessing = false }
   }
 
   /// Whether the request is between a successful begin and its end.
-  public var isAccessing: Bool { accessing.withLock { $0 } }
+  public var isAccessing: Bool { shared.withLock { $0.accessing } }
+
+  /// The current state.
+  public var state: State { shared.withLock { $0.state } }
+
+  /// Every state the request moves through, starting with the current one;
+  /// ends when cancelled or when the consuming task ends (seed 002).
+  public func states() -> ObservationStream<State> {
+    ObservationStream { id, continuation in
+      shared.withLock {
+        $0.stateObservers[id] = continuation
+        continuation.yield($0.state)
+      }
+    } onCancel: { [weak self] id in
+      self?.shared.withLock { _ = $0.stateObservers.removeValue(forKey: id) }
+    }
+  }
+
+  /// The progress of loads, in bytes and files; ends like ``states()``.
+  public func progressUpdates() -> ObservationStream<LoadProgress> {
+    ObservationStream { id, continuation in
+      shared.withLock { $0.progressObservers[id] = continuation }
+    } onCancel: { [weak self] id in
+      self?.shared.withLock { _ = $0.progressObservers.removeValue(forKey: id) }
+    }
+  }
+
+  private func setState(_ state: State, loading: Task<Void, any Error>?) {
+    shared.withLock {
+      $0.loading = loading
+      guard $0.state != state else { return }
+      $0.state = state
+      for continuation in $0.stateObservers.values { continuation.yield(state) }
+    }
+  }
+
+  private func publish(_ progress: LoadProgress) {
+    shared.withLock { for continuation in $0.progressObservers.values { continuation.yield(progress) } }
+  }
 
   /// The local file holding `path` (a path from the catalog, such as
   /// `Onboarding/welcome.png`). Checks the size on every call; throws

@@ -13,6 +13,8 @@ public struct ResourceCatalog: Sendable {
   /// that would go over it, unpinned tags are purged; a request that cannot
   /// fit even then fails with `.outOfSpace` and changes nothing.
   public var budget: Int64?
+  /// Where this catalog's downloads wait for a slot (by loading priority).
+  public var scheduler = DownloadScheduler.shared
 
   /// The largest catalog.json accepted.
   public static let maxCatalogBytes = 16 << 20
@@ -71,7 +73,8 @@ public struct ResourceCatalog: Sendable {
 
   /// Installs every missing file of `tags`, each blob once, reporting
   /// (bytes done, bytes to download) as they arrive.
-  func install(_ tags: [Catalog.Tag], progress: (@Sendable (ResourceRequest.LoadProgress) -> Void)?) async throws {
+  func install(_ tags: [Catalog.Tag], ticket: (id: UUID, priority: Double) = (UUID(), 0.5),
+               progress: (@Sendable (ResourceRequest.LoadProgress) -> Void)?) async throws {
     var seen = Set<String>()
     let missing = tags.flatMap(\.files).filter { seen.insert($0.sha256).inserted && !store.contains($0) }
     if transport is OfflineTransport, !missing.isEmpty {
@@ -92,10 +95,17 @@ public struct ResourceCatalog: Sendable {
     progress?(.init(bytesCompleted: 0, bytesTotal: total, filesCompleted: 0, filesTotal: missing.count))
     for (index, file) in missing.enumerated() {
       try Task.checkCancellation()
-      try await store.install(file, from: blobLocation(file.sha256), transport: transport) { bytes in
-        done += Int64(bytes)
-        progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index, filesTotal: missing.count))
+      try await scheduler.acquire(id: ticket.id, priority: ticket.priority)
+      do {
+        try await store.install(file, from: blobLocation(file.sha256), transport: transport) { bytes in
+          done += Int64(bytes)
+          progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index, filesTotal: missing.count))
+        }
+      } catch {
+        await scheduler.release()
+        throw error
       }
+      await scheduler.release()
       progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index + 1, filesTotal: missing.count))
     }
   }

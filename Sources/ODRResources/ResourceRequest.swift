@@ -40,18 +40,37 @@ public final class ResourceRequest: Sendable {
   /// Called with (bytes downloaded, bytes to download) as data arrives.
   public typealias Progress = @Sendable (Int64, Int64) -> Void
 
+  /// The loading priority that goes before every other (Apple's
+  /// `NSBundleResourceRequestLoadingPriorityUrgent`).
+  public static let urgent = Double.greatestFiniteMagnitude
+
+  /// How soon this request's downloads get a slot among this process's
+  /// downloads: 0…1, or ``urgent``. Default 0.5. Changing it moves the
+  /// request's waiting downloads at once.
+  public var loadingPriority: Double {
+    get { shared.withLock { $0.priority } }
+    set {
+      let priority = newValue == Self.urgent ? newValue : min(1, max(0, newValue))
+      shared.withLock { $0.priority = priority }
+      let (scheduler, id) = (catalog.scheduler, id)
+      Task { await scheduler.reprioritize(id, to: priority) }
+    }
+  }
+
   /// The tags this request covers.
   public let tags: Set<String>
   public let catalog: ResourceCatalog
   private let resolved: [Catalog.Tag]
   private struct Shared {
     var accessing = false
+    var priority = 0.5
     var state = State.notRequested
     var loading: Task<Void, any Error>?
     var stateObservers: [UUID: AsyncStream<State>.Continuation] = [:]
     var progressObservers: [UUID: AsyncStream<LoadProgress>.Continuation] = [:]
   }
   private let shared = Mutex(Shared())
+  private let id = UUID()
 
   /// Creates a request; throws `.notFound` for a tag the catalog lacks.
   public init(tags: Set<String>, catalog: ResourceCatalog) throws {
@@ -67,7 +86,7 @@ public final class ResourceRequest: Sendable {
   /// the task, or call ``cancel()``, to cancel the request.
   public func beginAccessing(progress: Progress? = nil) async throws {
     let task = Task {
-      try await catalog.install(resolved) { [self] update in
+      try await catalog.install(resolved, ticket: (id, loadingPriority)) { [self] update in
         progress?(update.bytesCompleted, update.bytesTotal)
         publish(update)
       }

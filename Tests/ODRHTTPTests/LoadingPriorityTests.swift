@@ -1,0 +1,53 @@
+import Foundation
+import ODRHTTP
+import ODRResources
+import ODRTesting
+import Testing
+
+/// Loading priority: with one download slot taken, waiting requests are
+/// served urgent first, then by priority, and a priority changed while
+/// waiting counts. Order counted server-side.
+@Suite struct LoadingPriorityTests {
+  @Test func urgentFirstThenByPriorityEvenWhenChangedWhileWaiting() async throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-priority-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    let names = ["Slow", "Low", "Mid", "High", "Raised"]
+    for (index, name) in names.enumerated() {
+      try Data(repeating: UInt8(index + 1), count: 32 << 10).write(to: source.appending(path: "\(name).bin"))
+    }
+    let tags = names.map { #""\#($0)": {"category": "onDemand", "files": ["\#($0).bin"]}"# }.joined(separator: ", ")
+    try Data(#"{"bundle": "com.example.priority", "tags": {\#(tags)}}"#.utf8).write(to: source.appending(path: "tags.json"))
+    let catalog = try Publisher(source: source).pack(to: root.appending(path: "pub"))
+    let blob = { (name: String) in catalog.tags[name]!.files[0].sha256 }
+    let server = try FixtureServer(root: root.appending(path: "pub"))
+    defer { server.stop() }
+    server.setFault(.latency(.milliseconds(400)), forPathEndingWith: blob("Slow"))
+
+    var resources = try await ResourceCatalog.load(from: server.baseURL.appending(path: "catalog.json"),
+                                                   cacheHome: root.appending(path: "cache"), transport: HTTPTransport())
+    resources.scheduler = DownloadScheduler(width: 1)
+    func request(_ name: String, _ priority: Double) throws -> ResourceRequest {
+      let request = try ResourceRequest(tags: [name], catalog: resources)
+      request.loadingPriority = priority
+      return request
+    }
+    let slow = try request("Slow", 0.5)
+    let first = Task { try await slow.beginAccessing() }
+    while server.requests(forPathEndingWith: blob("Slow")) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+    // The slot is taken: these queue, in this order.
+    let low = try request("Low", 0.1), mid = try request("Mid", 0.5), high = try request("High", ResourceRequest.urgent),
+        raised = try request("Raised", 0.2)
+    var waiting: [Task<Void, any Error>] = []
+    for queued in [low, mid, high, raised] {
+      waiting.append(Task { try await queued.beginAccessing() })
+      try await Task.sleep(for: .milliseconds(30))
+    }
+    raised.loadingPriority = 0.9  // changed while waiting
+    try await first.value
+    for task in waiting { try await task.value }
+    let order = server.requestOrder.filter { $0.contains("/blobs/") }.map { path in names.first { path.hasSuffix(blob($0)) }! }
+    #expect(order == ["Slow", "High", "Raised", "Mid", "Low"])
+  }
+}

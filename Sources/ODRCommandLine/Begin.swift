@@ -50,6 +50,7 @@ extension ODR {
         _ = try? await resources.store.pins.unpin(tags, owner: holder)
         throw error
       }
+      request.endAccessing()  // the holder's lease keeps the tags; odr's own goes with it
       if !quiet {
         let bytes = try tags.reduce(Int64(0)) { try $0 + resources.tag($1).size }
         Output.error("\(tags.joined(separator: ", ")): available and pinned (\(bytes) bytes in \(resources.store.root.path))")

@@ -108,6 +108,19 @@ enum FileIO {
     return try await body()
   }
 
+  /// `withLock` for synchronous callers that cannot wait asynchronously
+  /// (a `deinit`): blocks the thread on the lock. Only for locks held for
+  /// a moment, such as the pins'.
+  static func withLockNow<T>(_ url: URL, _ body: () throws -> T) throws -> T {
+    let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw error("Cannot open the lock '\(url.path)'") }
+    defer { close(fd) }
+    while flock(fd, LOCK_EX) != 0 {
+      guard errno == EINTR else { throw error("Cannot lock '\(url.path)'") }
+    }
+    return try body()
+  }
+
   /// Creates `url` and its parents with mode 0700, and tightens an existing one.
   static func makePrivateDirectory(_ url: URL) throws {
     try makeDirectory(url)

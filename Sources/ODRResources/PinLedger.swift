@@ -69,16 +69,41 @@ public struct PinLedger: Sendable {
     return unpinned
   }
 
+  /// ``pin(_:owner:)`` for synchronous callers (blocks on the lock).
+  public func pinNow(_ tags: [String], owner: Int32) throws {
+    guard let start = Self.startTime(of: owner) else {
+      throw ResourceError(.notFound, "No running process \(owner) to hold the pins.")
+    }
+    try FileIO.withLockNow(lock) {
+      try rewrite { leases in leases += tags.map { Lease(tag: $0, pid: owner, start: start, since: Date().timeIntervalSince1970) } }
+    }
+  }
+
+  /// ``unpin(_:owner:)`` for synchronous callers such as `deinit` (blocks on
+  /// the lock), removing only leases `owner` holds.
+  public func unpinNow(_ tags: [String], owner: Int32) throws {
+    try FileIO.withLockNow(lock) {
+      try rewrite { leases in
+        for tag in tags {
+          if let index = leases.firstIndex(where: { $0.tag == tag && $0.pid == owner }) { leases.remove(at: index) }
+        }
+      }
+    }
+  }
+
   /// Reads, drops dead leases, applies `body`, writes atomically — one
   /// critical section shared by all processes.
   private func change(_ body: (inout [Lease]) -> Void) async throws {
-    try await FileIO.withLock(lock) {
-      var leases = read().filter(\.isLive)
-      body(&leases)
-      let encoder = JSONEncoder()
-      encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-      try FileIO.atomicWrite(try encoder.encode(File(leases: leases)), to: file, mode: 0o600)
-    }
+    try await FileIO.withLock(lock) { try rewrite(body) }
+  }
+
+  /// The body of a critical section: the caller holds the lock.
+  private func rewrite(_ body: (inout [Lease]) -> Void) throws {
+    var leases = read().filter(\.isLive)
+    body(&leases)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+    try FileIO.atomicWrite(try encoder.encode(File(leases: leases)), to: file, mode: 0o600)
   }
 
   private func read() -> [Lease] {

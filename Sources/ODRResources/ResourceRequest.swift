@@ -1,5 +1,8 @@
 public import FoundationEssentials
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A request for tagged resources, after Apple's `NSBundleResourceRequest`.
 ///
@@ -63,6 +66,7 @@ public final class ResourceRequest: Sendable {
   private let resolved: [Catalog.Tag]
   private struct Shared {
     var accessing = false
+    var pinned = false
     var priority = 0.5
     var state = State.notRequested
     var loading: Task<Void, any Error>?
@@ -85,6 +89,9 @@ public final class ResourceRequest: Sendable {
   /// hears of every chunk (so do ``progressUpdates()`` observers); cancel
   /// the task, or call ``cancel()``, to cancel the request.
   public func beginAccessing(progress: Progress? = nil) async throws {
+    // Pin first (a lease held by this process), so no purge takes the files
+    // between download and use; a failed begin takes its pin back.
+    let pinnedHere = try await pin()
     let task = Task {
       try await catalog.install(resolved, ticket: (id, loadingPriority)) { [self] update in
         progress?(update.bytesCompleted, update.bytesTotal)
@@ -95,6 +102,7 @@ public final class ResourceRequest: Sendable {
     do {
       try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     } catch {
+      if pinnedHere { unpin() }
       setState(.failed(error is CancellationError ? "Cancelled." : String(describing: error)), loading: nil)
       throw error
     }
@@ -113,7 +121,12 @@ public final class ResourceRequest: Sendable {
   /// Pins the tags if everything is already on disk; never touches the
   /// network. Returns whether the resources are available.
   public func conditionallyBeginAccessing() -> Bool {
-    guard catalog.isInstalled(resolved) else { return false }
+    let pinnedHere = !isAccessing && (try? catalog.store.pins.pinNow(tags.sorted(), owner: getpid())) != nil
+    if pinnedHere { shared.withLock { $0.pinned = true } }
+    guard catalog.isInstalled(resolved) else {
+      if pinnedHere { unpin() }
+      return false
+    }
     shared.withLock { $0.accessing = true }
     setState(.available, loading: nil)
     return true
@@ -122,6 +135,32 @@ public final class ResourceRequest: Sendable {
   /// Unpins the tags; their files may be purged later.
   public func endAccessing() {
     shared.withLock { $0.accessing = false }
+    unpin()
+  }
+
+  /// Takes this process's lease on the tags unless it holds one already.
+  /// Returns whether it took one now.
+  private func pin() async throws -> Bool {
+    let take = shared.withLock { state -> Bool in
+      defer { state.pinned = true }
+      return !state.pinned
+    }
+    guard take else { return false }
+    do { try await catalog.store.pins.pin(tags.sorted(), owner: getpid()) } catch {
+      shared.withLock { $0.pinned = false }
+      throw error
+    }
+    return true
+  }
+
+  /// Gives this process's lease on the tags back, if it holds one.
+  private func unpin() {
+    let held = shared.withLock { state -> Bool in
+      defer { state.pinned = false }
+      return state.pinned
+    }
+    guard held else { return }
+    try? catalog.store.pins.unpinNow(tags.sorted(), owner: getpid())
   }
 
   /// Whether the request is between a successful begin and its end.

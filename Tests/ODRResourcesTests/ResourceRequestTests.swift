@@ -49,6 +49,28 @@ import Testing
     return fixture
   }
 
+  @Test func aLibraryRequestPinsWithALeaseThatPurgeSpares() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let catalog = try await fixture.load()
+    var request: ResourceRequest? = try ResourceRequest(tags: ["B"], catalog: catalog)
+    try await request?.beginAccessing()
+    try await request?.beginAccessing()  // a second begin of the same request pins once
+    #expect(catalog.store.pins.leases().map(\.tag) == ["B"])
+    #expect(catalog.store.pins.leases().first?.pid == getpid())
+    let other = try ResourceRequest(tags: ["A"], catalog: catalog)
+    #expect(other.conditionallyBeginAccessing() == false)  // not on disk: no pin left behind
+    #expect(catalog.store.pins.leases().map(\.tag) == ["B"])
+    // Purging everything unpinned keeps B's files; A's go.
+    try await ResourceRequest(tags: ["A"], catalog: catalog).beginAccessing()
+    let plan = try await catalog.store.purge(catalog: catalog.catalog, budget: nil, all: true, dryRun: false)
+    #expect(plan.removals.map(\.tag) == ["A"])
+    #expect(try Data(contentsOf: request!.url(forResource: "big.bin")).count == 3_000_000)
+    // Ending access (or letting the request go) gives the lease back.
+    request = nil
+    #expect(catalog.store.pins.leases().isEmpty)
+  }
+
   @Test func beginInstallsVerifiedPrivateFiles() async throws {
     let fixture = try makeSUT()
     defer { fixture.remove() }

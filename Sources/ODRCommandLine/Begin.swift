@@ -33,16 +33,31 @@ extension ODR {
     @Option(help: ArgumentHelp("The process that holds the pins (default: odr's parent).", valueName: "pid"))
     var owner: Int32?
 
+    @Option(help: ArgumentHelp("Loading priority, 0…1 or urgent, among this process's downloads.", valueName: "priority"))
+    var priority: String?
+
     @Flag(name: .shortAndLong, help: "Print nothing on success.")
     var quiet = false
 
     func validate() throws {
       if tags.isEmpty { throw ValidationError("Name at least one tag.") }
+      _ = try loadingPriority()
+    }
+
+    /// --priority as a loading priority.
+    private func loadingPriority() throws -> Double {
+      guard let priority else { return 0.5 }
+      if priority == "urgent" { return ResourceRequest.urgent }
+      guard let value = Double(priority), (0...1).contains(value) else {
+        throw ValidationError("--priority is a number between 0 and 1, or urgent.")
+      }
+      return value
     }
 
     func run() async throws {
       let resources = try await catalog.load()
       let request = try ResourceRequest(tags: Set(tags), catalog: resources)
+      request.loadingPriority = try loadingPriority()
       // Pin first, so no purge can take the files between download and pin.
       let holder = owner ?? getppid()
       try await resources.store.pins.pin(tags, owner: holder)

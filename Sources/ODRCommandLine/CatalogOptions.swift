@@ -14,12 +14,13 @@ struct CatalogOptions: ParsableArguments {
   @Flag(help: "Never touch the network: use the catalog and files already on disk.")
   var offline = false
 
-  @Option(name: .customLong("max-size"), help: ArgumentHelp("The most the local store may hold, e.g. 500M or 2G (default: $ODR_MAX_SIZE, else no limit).", valueName: "size"))
+  @Option(name: .customLong("max-size"), help: ArgumentHelp("The most the local store may hold, e.g. 500M or 2G (default: $ODR_MAX_SIZE, then \"maxSize\" in odr.json, else no limit).", valueName: "size"))
   var maxSize: String?
 
   /// The store budget in bytes, from --max-size or $ODR_MAX_SIZE.
   func budget() throws -> Int64? {
-    guard let text = maxSize ?? getenv("ODR_MAX_SIZE").map({ String(cString: $0) }), !text.isEmpty else { return nil }
+    guard let text = maxSize ?? getenv("ODR_MAX_SIZE").map({ String(cString: $0) }) ?? Self.projectConfig()?.maxSize,
+          !text.isEmpty else { return nil }
     let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
     let unit = text.last.flatMap { units[Character($0.uppercased())] }
     guard let number = Int64(unit == nil ? text : String(text.dropLast())), number >= 0 else {
@@ -29,7 +30,11 @@ struct CatalogOptions: ParsableArguments {
   }
 
   /// The project file read when neither the flag nor the variable is set.
-  struct ProjectConfig: Decodable { let catalog: String? }
+  struct ProjectConfig: Decodable {
+    let catalog: String?
+    /// The store budget, as --max-size takes it ("500M").
+    let maxSize: String?
+  }
 
   /// Checks an explicit --catalog early; a missing catalog is reported
   /// when a command needs one (`odr exec` and `odr env` may not).
@@ -80,9 +85,17 @@ struct CatalogOptions: ParsableArguments {
   }
 
   private static func projectCatalog() throws -> String? {
-    guard let data = try? Data(contentsOf: URL(filePath: "odr.json")) else { return nil }
-    do { return try JSONDecoder().decode(ProjectConfig.self, from: data).catalog } catch {
-      throw ValidationError("odr.json in this directory is not valid JSON of the form {\"catalog\": \"…\"}.")
+    guard FileManager.default.fileExists(atPath: "odr.json") else { return nil }
+    guard let config = projectConfig() else {
+      throw ValidationError("odr.json in this directory is not valid JSON of the form {\"catalog\": \"…\", \"maxSize\": \"500M\"}.")
     }
+    return config.catalog
   }
+
+  /// `odr.json` in the current directory, if there is a readable one.
+  private static func projectConfig() -> ProjectConfig? {
+    guard let data = try? Data(contentsOf: URL(filePath: "odr.json")) else { return nil }
+    return try? JSONDecoder().decode(ProjectConfig.self, from: data)
+  }
+
 }

@@ -103,6 +103,16 @@ import Testing
     try makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
     #expect(try odr(["purge"]).status == 2)
+    // The budget can come from the project file.
+    try Data(#"{"catalog": "\#(root.appending(path: "pub").path)", "maxSize": "1500"}"#.utf8).write(to: root.appending(path: "odr.json"))
+    var env = environment
+    env["ODR_CATALOG"] = nil
+    env["ODR"] = Paths.odr.path
+    let fromConfig = try Command.run("/bin/sh", ["-c", #"cd "$1" && "$ODR" purge --dry-run"#, "-", root.path], environment: env)
+    #expect(fromConfig.status == 0, "\(fromConfig.stderr)")
+    #expect(fromConfig.stdout.contains("(budget 1500)"))
+    #expect(try odr(["begin", "A", "--priority", "urgent", "--quiet"]).status == 0)
+    #expect(try odr(["begin", "A", "--priority", "2"]).status == 2)
     #expect(try odr(["priority", "A", "1.5"]).status == 2)
     #expect(try odr(["priority", "Nope", "0.5"]).status == 3)
   }

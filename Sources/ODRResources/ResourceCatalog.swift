@@ -148,6 +148,10 @@ public struct ResourceCatalog: Sendable {
   /// may be purged like any unpinned tag.
   public func prefetch(_ tags: [String]? = nil, parallel: Int = 6) async -> PrefetchReport {
     let names = tags ?? prefetchOrder
+    // Its own slots: `parallel` is the bound, not the shared scheduler's width.
+    var copy = self
+    copy.scheduler = DownloadScheduler(width: parallel)
+    let bounded = copy
     var entries = [PrefetchReport.Entry?](repeating: nil, count: names.count)
     await withTaskGroup(of: (Int, PrefetchReport.Entry).self) { group in
       var next = 0
@@ -155,7 +159,7 @@ public struct ResourceCatalog: Sendable {
         guard next < names.count else { return }
         let (index, name) = (next, names[next])
         next += 1
-        group.addTask { (index, await self.prefetchOne(name)) }
+        group.addTask { (index, await bounded.prefetchOne(name)) }
       }
       for _ in 0..<max(1, parallel) { start() }
       for await (index, entry) in group {

@@ -55,14 +55,15 @@ import Testing
     #expect(server.requestOrder.filter { $0.contains("/blobs/") }.count == 7)
   }
 
-  @Test func theParallelBoundIsRespected() throws {
+  @Test(arguments: [3, 6])
+  func theParallelBoundIsRespected(parallel: Int) throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let blobs = try publish()
     let server = try FixtureServer(root: root.appending(path: "pub"))
     defer { server.stop() }
     for blob in blobs.values { server.setFault(.slow(chunk: 16 << 10, pause: .milliseconds(40)), forPathEndingWith: blob) }
-    #expect(try odr(["prefetch", "--parallel", "3", "--quiet"], server: server).status == 0)
-    #expect(server.maxConcurrentRequests == 3)
+    #expect(try odr(["prefetch", "--parallel", "\(parallel)", "--quiet"], server: server).status == 0)
+    #expect(server.maxConcurrentRequests == parallel)
   }
 
   @Test func aFailedTagDoesNotStopTheOthers() throws {

@@ -12,6 +12,10 @@ extension ODR {
     static let configuration = CommandConfiguration(
       commandName: "url",
       abstract: "Check URL strings under odr's URL policies.",
+      discussion: """
+        Example:
+          odr url check 'https://api.example.com/v1/search?q=a b'
+        """,
       subcommands: [Check.self]
     )
 

@@ -168,7 +168,7 @@ public struct URLCheck: Sendable, Equatable {
   }
 
   /// A string quoted for a message: control characters escaped, shortened.
-  static func shown(_ s: String) -> String {
+  public static func shown(_ s: String) -> String {
     let escaped = s.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? $0.escaped(asASCII: true) : String($0) }.joined()
     return "'" + (escaped.count > 200 ? String(escaped.prefix(200)) + "…" : escaped) + "'"
   }

@@ -17,9 +17,9 @@ struct NetCommands: NetworkCommands {
       try Output.json(checks.map(Report.init))
     } else {
       for check in checks {
-        var text = "\(shown(check.input))\n"
-        text += "  strict:   \(check.strictURL.map { shown($0.absoluteString) } ?? "nil")\n"
-        text += "  encoding: \(check.encodedURL.map { shown($0.absoluteString) } ?? "nil")\n"
+        var text = "\(URLCheck.shown(check.input))\n"
+        text += "  strict:   \(check.strictURL.map { URLCheck.shown($0.absoluteString) } ?? "nil")\n"
+        text += "  encoding: \(check.encodedURL.map { URLCheck.shown($0.absoluteString) } ?? "nil")\n"
         for each in URLPolicy.allCases {
           let verdict = check.verdict(under: each)
           let mark = each == policy ? "*" : " "
@@ -76,9 +76,4 @@ private struct Report: Encodable {
     problems = check.problems
     verdicts = Dictionary(uniqueKeysWithValues: URLPolicy.allCases.map { ($0.rawValue, check.verdict(under: $0)) })
   }
-}
-
-/// A string quoted for a terminal: control characters escaped.
-private func shown(_ s: String) -> String {
-  "'" + s.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? $0.escaped(asASCII: true) : String($0) }.joined() + "'"
 }

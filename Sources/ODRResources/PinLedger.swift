@@ -38,11 +38,6 @@ public struct PinLedger: Sendable {
     read().filter(\.isLive)
   }
 
-  /// Live pins per tag.
-  public func counts() -> [String: Int] {
-    leases().reduce(into: [:]) { $0[$1.tag, default: 0] += 1 }
-  }
-
   /// Adds one lease per tag held by `owner`. Throws when `owner` is not a
   /// running process.
   public func pin(_ tags: [String], owner: Int32) async throws {

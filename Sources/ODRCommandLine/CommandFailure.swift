@@ -1,0 +1,11 @@
+/// A failure of a command implemented outside this module: its message and
+/// exit code (DESIGN §8).
+package struct CommandFailure: Error {
+  package let message: String
+  package let code: Int32
+
+  package init(_ message: String, code: Int32) {
+    self.message = message
+    self.code = code
+  }
+}

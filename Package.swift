@@ -4,6 +4,7 @@ import PackageDescription
 let strictSettings: [SwiftSetting] = [
   .enableUpcomingFeature("ExistentialAny"),
   .enableUpcomingFeature("InternalImportsByDefault"),
+  .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(
@@ -13,6 +14,7 @@ let package = Package(
     .executable(name: "odr", targets: ["odr"]),
     .executable(name: "odr-net", targets: ["odr-net"]),
     .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
+    .library(name: "ODRTrust", targets: ["ODRTrust"]),
     .library(name: "ODRResources", targets: ["ODRResources"]),
     .library(name: "ODRKeys", targets: ["ODRKeys"]),
     .library(name: "ODRHTTP", targets: ["ODRHTTP"]),
@@ -21,9 +23,10 @@ let package = Package(
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-    .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
   ],
   targets: [
     .systemLibrary(
@@ -37,18 +40,28 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .target(
-      name: "ODRResources",
+      name: "ODRTrust",
       dependencies: [.product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
+      name: "ODRResources",
+      dependencies: ["ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: strictSettings
+    ),
+    .target(
       name: "ODRHTTP",
-      dependencies: ["ODRResources", .product(name: "AsyncHTTPClient", package: "async-http-client")],
+      dependencies: [
+        "ODRResources",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRKeys",
-      dependencies: ["ODRKeyring", "ODRResources"],
+      dependencies: ["ODRKeyring", "ODRResources", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -65,6 +78,7 @@ let package = Package(
       name: "ODRCommandLine",
       dependencies: [
         "ODRCI",
+        "ODRTrust",
         "ODRKeyring",
         "ODRKeys",
         "ODRResources",
@@ -108,6 +122,11 @@ let package = Package(
     .testTarget(
       name: "ODRKeyringTests",
       dependencies: ["ODRKeyring", "ODRTesting"],
+      swiftSettings: strictSettings
+    ),
+    .testTarget(
+      name: "ODRTrustTests",
+      dependencies: ["ODRTrust", "ODRTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -63,12 +63,12 @@ public enum EnvFormat: String, Sendable, CaseIterable {
   /// `value` in single quotes, each `'` written as `'\''`: no character
   /// inside is special to a POSIX shell, newlines included.
   static func shellQuoted(_ value: String) -> String {
-    "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    "'" + value.replacing("'", with: "'\\''") + "'"
   }
 
   /// GitHub's workflow-command data escaping.
   static func githubCommandEscaped(_ text: String) -> String {
-    text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+    text.replacing("%", with: "%25").replacing("\r", with: "%0D").replacing("\n", with: "%0A")
   }
 
   /// A random `ghadelimiter_<hex>` that is not a line of `value`.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import ODRResources
 #if canImport(Glibc)
 import Glibc

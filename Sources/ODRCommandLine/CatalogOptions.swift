@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import ODRResources
+import ODRTrust
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,6 +14,9 @@ struct CatalogOptions: ParsableArguments {
 
   @Flag(help: "Never touch the network: use the catalog and files already on disk.")
   var offline = false
+
+  @Option(name: .customLong("trust"), help: ArgumentHelp("A publisher's signing key (ed25519:…) to trust; repeatable (default: $ODR_TRUST, comma-separated, then \"trust\" in odr.json; with none, the first signed catalog's key is trusted on first use).", valueName: "key"))
+  var trustedKeys: [String] = []
 
   @Option(name: .customLong("max-size"), help: ArgumentHelp("The most the local store may hold, e.g. 500M or 2G (default: $ODR_MAX_SIZE, then \"maxSize\" in odr.json, else no limit).", valueName: "size"))
   var maxSize: String?
@@ -34,6 +38,21 @@ struct CatalogOptions: ParsableArguments {
     let catalog: String?
     /// The store budget, as --max-size takes it ("500M").
     let maxSize: String?
+    /// Publisher signing keys to trust, as --trust takes them.
+    let trust: [String]?
+  }
+
+  /// The trust policy: keys pinned by --trust, else $ODR_TRUST, else odr.json.
+  func trustPolicy() throws -> TrustPolicy {
+    var texts = trustedKeys
+    if texts.isEmpty, let env = getenv("ODR_TRUST"), env.pointee != 0 {
+      texts = String(cString: env).split(separator: ",").map(String.init)
+    }
+    if texts.isEmpty { texts = Self.projectConfig()?.trust ?? [] }
+    let keys = try texts.map { text in
+      do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError(error.message) }
+    }
+    return TrustPolicy(pinned: keys)
   }
 
   /// Checks an explicit --catalog early; a missing catalog is reported
@@ -41,6 +60,7 @@ struct CatalogOptions: ParsableArguments {
   func validate() throws {
     if catalog != nil { _ = try location() }
     _ = try budget()
+    _ = try trustPolicy()
   }
 
   /// The catalog location, resolved and checked.
@@ -70,12 +90,13 @@ struct CatalogOptions: ParsableArguments {
     if offline {
       resources = try ResourceCatalog.loadOffline(from: url)
     } else if url.isFileURL {
-      resources = try await ResourceCatalog.load(from: url)
+      resources = try await ResourceCatalog.load(from: url, trust: try trustPolicy())
     } else {
       guard let network = ODR.network else { NetworkHandoff.exec() }
-      resources = try await ResourceCatalog.load(from: url, transport: network.transport())
+      resources = try await ResourceCatalog.load(from: url, transport: network.transport(), trust: try trustPolicy())
     }
     resources.budget = try budget()
+    for notice in resources.notices { Output.error(notice) }
     return resources
   }
 

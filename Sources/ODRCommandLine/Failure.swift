@@ -3,13 +3,15 @@ import ODRCI
 import ODRKeyring
 import ODRKeys
 import ODRResources
+import ODRTrust
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The one place where errors become messages and exit codes (DESIGN §8):
 /// 0 ok · 1 failure · 2 usage · 3 not found · 4 integrity · 5 keyring
-/// unavailable · 6 keyring locked · 7 network · 8 out of space · 9 timeout.
+/// unavailable · 6 keyring locked · 7 network · 8 out of space · 9 timeout ·
+/// 10 access denied (not a recipient of an encrypted pack).
 enum Failure {
   static func exitCode(for error: KeyringError) -> Int32 {
     switch error.code {
@@ -28,7 +30,16 @@ enum Failure {
     case .integrity: 4
     case .network: 7
     case .outOfSpace: 8
+    case .secretsTag: 2
     default: 1
+    }
+  }
+
+  static func exitCode(for error: TrustError) -> Int32 {
+    switch error.code {
+    case .invalidKey: 2
+    case .noIdentity: 10
+    default: 4
     }
   }
 
@@ -45,7 +56,8 @@ enum Failure {
     switch error {
     case let error as ResourceError: fail(error.description, code: exitCode(for: error))
     case let error as KeyringError: fail(error.description, code: exitCode(for: error))
-    case let error as KeysError: fail(error.description, code: 1)
+    case let error as KeysError: fail(error.description, code: error.code == .notRecipient ? 10 : 1)
+    case let error as TrustError: fail(error.description, code: exitCode(for: error))
     case let error as CIError: fail(error.description, code: exitCode(for: error))
     case let error as CommandFailure: fail(error.message, code: error.code)
     case is CancellationError: fail("Cancelled.", code: 130)

@@ -6,13 +6,9 @@ extension ODR {
   /// `odr fetch TAG…`: import the keys of secrets tags into the keyring.
   struct Fetch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Fetch tags; import the API keys of secrets tags into the keyring and delete the plaintext.",
+      abstract: "Fetch tags; import the API keys of secrets tags into the keyring.",
       discussion: """
-        Downloads and verifies the tags, parses every APIKeys document of the secrets tags
-        (all must be valid before anything is written), writes only the keys whose value or
-        metadata changed, then deletes the plaintext from disk. If a write fails, the keys
-        written so far are put back. Prints key names and what happened to each, never values.
-        The keyring service is --service, else $ODR_SERVICE, else the catalog's bundle.
+        Downloads and verifies the catalog (signature, version, expiry) and the tags, decrypts each APIKeys document of the secrets tags in memory with this machine's identities (`odr identity`, ODR_IDENTITY or --identity-file), validates them all before anything is written, and writes only the keys whose value or metadata changed. No plaintext of a secrets tag is ever written to disk. If a write fails, the keys written so far are put back. Prints key names and what happened to each, never values. The keyring service is --service, else $ODR_SERVICE, else the catalog's bundle. A machine that is not a recipient of the pack exits 10.
 
         Example:
           odr fetch APIKeys --catalog /srv/odr
@@ -23,6 +19,8 @@ extension ODR {
     @OptionGroup var catalog: CatalogOptions
 
     @OptionGroup var keyring: StoreOptions
+
+    @OptionGroup var identity: IdentityOptions
 
     @Argument(help: "The tags to fetch.")
     var tags: [String]
@@ -44,15 +42,15 @@ extension ODR {
       let resources = try await catalog.load()
       let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
       let bar = ProgressBar(quiet: quiet || json)
-      let report = try await KeyImporter(catalog: resources, store: store).fetch(tags: tags, prune: prune, progress: bar.callback)
+      let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout)).fetch(tags: tags, prune: prune, progress: bar.callback)
       bar.finish()
       if json { return try Output.json(report) }
       guard !quiet else { return }
       if report.keys.isEmpty {
         Output.error("\(tags.joined(separator: ", ")): available (no secrets)")
       } else {
-        Output.write(report.keys.map { "\($0.outcome.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0))\($0.name)\n" }.joined())
-        Output.error("keys of \(report.service) are in the keyring; plaintext removed from disk")
+        Output.write(report.keys.map { "\($0.outcome.rawValue + String(repeating: " ", count: max(0, 10 - $0.outcome.rawValue.count)))\($0.name)\n" }.joined())
+        Output.error("keys of \(report.service) are in the keyring; no plaintext was written to disk")
       }
     }
   }

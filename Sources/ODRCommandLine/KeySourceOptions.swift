@@ -2,6 +2,7 @@ import ArgumentParser
 import ODRCI
 import ODRKeyring
 import ODRKeys
+import ODRResources
 
 /// Where `odr exec` and `odr env` take the keys from: the keyring, or with
 /// `--fetch TAG` straight from the pack into memory.
@@ -9,6 +10,8 @@ struct KeySourceOptions: ParsableArguments {
   @OptionGroup var catalog: CatalogOptions
 
   @OptionGroup var keyring: StoreOptions
+
+  @OptionGroup var identity: IdentityOptions
 
   @Option(name: .long, parsing: .singleValue, help: ArgumentHelp("Only these keys (comma-separated, repeatable).", valueName: "names"))
   var only: [String] = []
@@ -30,7 +33,8 @@ struct KeySourceOptions: ParsableArguments {
   private func keys() async throws -> [APIKey] {
     if let tag = fetch {
       let resources = try await catalog.load()
-      return try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle)).keysInMemory(tags: [tag])
+      return try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
+                                identities: identity.source(timeout: keyring.timeout)).keysInMemory(tags: [tag])
     }
     if keyring.service == nil && StoreOptions.environmentService == nil {
       let bundle: String

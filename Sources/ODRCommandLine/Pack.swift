@@ -1,21 +1,28 @@
 import ArgumentParser
 import FoundationEssentials
+import ODRCI
+import ODRKeyring
+import ODRKeys
 import ODRResources
+import ODRTrust
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension ODR {
   /// `odr pack SRC --output DIR`: publishes a folder as a static catalog.
   struct Pack: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Publish a folder of tagged files as a static catalog (catalog.json + blobs/).",
+      abstract: "Publish a folder of tagged files as a static catalog (catalog.json + blobs/), signed and with secrets encrypted.",
       discussion: """
-        SRC holds tags.json, which names each tag's category and files (folders end in '/').
-        DIR receives catalog.json and blobs/<sha256>; serve it from any static host or use it
-        as a file:// catalog. Packing the same folder twice gives identical bytes; a file in
-        several tags is stored once.
+        SRC holds tags.json, which names each tag's category and files (folders end in '/'). DIR receives catalog.json and blobs/<sha256>; serve it from any static host or use it as a file:// catalog. A file in several tags is stored once.
+
+        Secrets tags are encrypted in the age v1 format to their recipients ("recipients" in tags.json, plus --recipient and --recipients-file), with a fresh file key on every pack; a secrets tag with no recipient is refused unless --plaintext-secrets. Every APIKeys document of a secrets tag is validated before anything is written.
+
+        With --sign NAME (a key made by `odr signing-key new`), --sign-key-file F or $ODR_SIGNING_KEY, catalog.json.sig holds an Ed25519 signature of catalog.json, the catalog expires after --expires (default 90d) and lists the keys allowed to sign the next versions (--next-signer, default the signing key).
 
         Example:
-          odr pack resources/Demo --output /tmp/demo-catalog
-          odr pack resources/Demo --output /srv/www/odr --version 4
+          odr pack resources/Demo --output /srv/www/odr --sign release --recipient age1… --catalog-version 4
         """
     )
 
@@ -26,7 +33,28 @@ extension ODR {
     var output: String
 
     @Option(help: "The catalog version (overrides tags.json; default 1). Clients refuse older versions than they have seen.")
-    var version: Int?
+    var catalogVersion: Int?
+
+    @Option(help: ArgumentHelp("Sign with this signing key from the keyring (see `odr signing-key`).", valueName: "name"))
+    var sign: String?
+
+    @Option(help: ArgumentHelp("Sign with the exported key in this file (ed25519-secret:…).", valueName: "file"))
+    var signKeyFile: String?
+
+    @Option(help: ArgumentHelp("How long the signed catalog is valid: 90s, 12h, 30d, 2w (default 90d when signing).", valueName: "duration"))
+    var expires: String?
+
+    @Option(help: ArgumentHelp("A key allowed to sign the next versions (ed25519:…); repeatable (default: the signing key). List a new key here, signed by the old one, to rotate.", valueName: "key"))
+    var nextSigner: [String] = []
+
+    @Option(help: ArgumentHelp("Encrypt every secrets tag to this age recipient too; repeatable.", valueName: "age1…"))
+    var recipient: [String] = []
+
+    @Option(help: ArgumentHelp("A file of age recipients, one per line, # comments.", valueName: "file"))
+    var recipientsFile: [String] = []
+
+    @Flag(help: "Publish secrets tags that have no recipient in plaintext (with a warning) instead of refusing.")
+    var plaintextSecrets = false
 
     @Flag(help: "Print a JSON summary.")
     var json = false
@@ -35,31 +63,89 @@ extension ODR {
     var quiet = false
 
     func validate() throws {
-      if let version, version < 1 { throw ValidationError("--version must be 1 or more.") }
+      if let catalogVersion, catalogVersion < 1 { throw ValidationError("--catalog-version must be 1 or more.") }
+      if sign != nil && signKeyFile != nil { throw ValidationError("Pass --sign or --sign-key-file, not both.") }
+      if let expires { _ = try DurationText.seconds(expires, option: "--expires") }
     }
 
     struct Summary: Encodable {
-      struct Tag: Encodable { let name: String; let category: String; let files: Int; let bytes: Int64; let secrets: Bool }
+      struct Tag: Encodable {
+        let name: String; let category: String; let files: Int; let bytes: Int64; let secrets: Bool; let recipients: Int?
+      }
       let bundle: String
       let version: Int
       let output: String
+      let signedBy: String?
+      let expires: String?
       let tags: [Tag]
     }
 
-    func run() throws {
-      let catalog = try Publisher(source: URL(filePath: source)).pack(to: URL(filePath: output), version: version)
-      let tags = catalog.tags.sorted { $0.key < $1.key }.map {
-        Summary.Tag(name: $0.key, category: $0.value.category.rawValue, files: $0.value.files.count, bytes: $0.value.size, secrets: $0.value.secrets)
+    func run() async throws {
+      var options = PackOptions()
+      options.recipients = try recipients()
+      options.plaintextSecrets = plaintextSecrets
+      options.signingKey = try await signingKey()
+      if let expires { options.expires = Date.now.addingTimeInterval(Double(try DurationText.seconds(expires, option: "--expires"))) }
+      options.nextSigners = try nextSigner.map { text in
+        do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError("--next-signer: \(error.message)") }
       }
+      options.validateSecrets = { path, data in
+        do { _ = try SecretVariables(keys: try APIKeysDocument.parse(data).keys) } catch let error as KeysError {
+          throw ResourceError(.invalidSource, "\(path): \(error.message) Nothing was written.")
+        } catch let error as CIError {
+          throw ResourceError(.invalidSource, "\(path): \(error.message) Nothing was written.")
+        }
+      }
+      let quiet = quiet
+      options.notify = { if !quiet { Output.error($0) } }
+      let catalog = try Publisher(source: URL(filePath: source)).pack(to: URL(filePath: output), version: catalogVersion, options: options)
+      let tags = catalog.tags.sorted { $0.key < $1.key }.map {
+        Summary.Tag(name: $0.key, category: $0.value.category.rawValue, files: $0.value.files.count, bytes: $0.value.size,
+                    secrets: $0.value.secrets, recipients: $0.value.encryption?.recipients)
+      }
+      let summary = Summary(bundle: catalog.bundle, version: catalog.version, output: output,
+                            signedBy: options.signingKey?.verifyingKey.description, expires: catalog.expires?.formatted(.iso8601), tags: tags)
       if json {
-        try Output.json(Summary(bundle: catalog.bundle, version: catalog.version, output: output, tags: tags))
+        try Output.json(summary)
       } else if !quiet {
         var lines = ["packed \(catalog.bundle) version \(catalog.version) into \(output)"]
+        lines.append(summary.signedBy.map { "  signed by \($0), expires \(summary.expires ?? "never")" } ?? "  unsigned")
         for tag in tags {
-          lines.append("  \(tag.name)  \(tag.category)\(tag.secrets ? ", secrets" : "")  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes")
+          let secrets = tag.secrets ? (tag.recipients.map { ", secrets encrypted to \($0) recipient\($0 == 1 ? "" : "s")" } ?? ", secrets in PLAINTEXT") : ""
+          lines.append("  \(tag.name)  \(tag.category)\(secrets)  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes")
         }
         Output.write(lines.joined(separator: "\n") + "\n")
       }
+    }
+
+    private func recipients() throws -> [AgeRecipient] {
+      var texts = recipient
+      for path in recipientsFile {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("Cannot read the recipients file '\(path)'.") }
+        texts += String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map { $0.split(separator: " ").joined() }
+          .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+      }
+      return try texts.map { text in
+        do { return try AgeRecipient(text) } catch let error as TrustError { throw ValidationError(error.message) }
+      }
+    }
+
+    /// --sign NAME (keyring), --sign-key-file F, else $ODR_SIGNING_KEY.
+    private func signingKey() async throws -> SigningKey? {
+      if let sign {
+        let secret = try await PrivateKeyring(store: try SecretServiceStore(service: PrivateKeyring.signingKeyService)).secret(named: sign)
+        return try SigningKey(secret)
+      }
+      if let signKeyFile {
+        guard let data = FileManager.default.contents(atPath: signKeyFile) else { throw ValidationError("Cannot read the signing key file '\(signKeyFile)'.") }
+        do { return try SigningKey(String(decoding: data, as: UTF8.self)) } catch let error as TrustError {
+          throw ValidationError("\(signKeyFile): \(error.message)")
+        }
+      }
+      if let env = getenv("ODR_SIGNING_KEY"), env.pointee != 0 {
+        do { return try SigningKey(String(cString: env)) } catch let error as TrustError { throw ValidationError("ODR_SIGNING_KEY: \(error.message)") }
+      }
+      return nil
     }
   }
 }

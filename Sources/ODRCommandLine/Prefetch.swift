@@ -1,4 +1,6 @@
 import ArgumentParser
+import ODRKeyring
+import ODRKeys
 import ODRResources
 
 extension ODR {
@@ -9,7 +11,8 @@ extension ODR {
       discussion: """
         As the App Store does after an install. Downloads run in parallel (--parallel, default 6,
         as browsers use per host), started in order; one failure does not stop the others.
-        Prefetched tags are not pinned.
+        Prefetched tags are not pinned. Secrets tags among them are imported into the keyring,
+        as `odr fetch` does (an app's first launch); with no keyring here they are skipped with a note.
         Prints what succeeded and what failed and why; exits with the first failure's code.
 
         Example:
@@ -19,6 +22,10 @@ extension ODR {
     )
 
     @OptionGroup var catalog: CatalogOptions
+
+    @OptionGroup var keyring: StoreOptions
+
+    @OptionGroup var identity: IdentityOptions
 
     @Option(help: ArgumentHelp("Downloads at a time (1–32).", valueName: "n"))
     var parallel = 6
@@ -35,7 +42,17 @@ extension ODR {
 
     func run() async throws {
       let resources = try await catalog.load()
-      let report = await resources.prefetch(parallel: parallel)
+      let order = resources.prefetchOrder
+      let secrets = order.filter { resources.catalog.tags[$0]?.secrets == true }
+      let files = await resources.prefetch(order.filter { !secrets.contains($0) }, parallel: parallel)
+      var entries = files.entries
+      var firstError: (any Error)?
+      for name in secrets {
+        let (entry, error) = await importKeys(of: name, resources)
+        entries.append(entry)
+        firstError = firstError ?? error
+      }
+      let report = PrefetchReport(entries: entries)
       if json {
         try Output.json(report)
       } else if !quiet || report.firstFailure != nil {
@@ -44,15 +61,35 @@ extension ODR {
           case .downloaded: "downloaded"
           case .alreadyOnDisk: "on disk   "
           case .failed: "FAILED    "
+          case .imported: "imported  "
+          case .skipped: "skipped   "
           }
           return "\(what) \(entry.tag) (\(entry.category), \(entry.bytes) bytes)\(entry.error.map { ": \($0)" } ?? "")"
         }
         Output.write(lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n"))
       }
       if let failure = report.firstFailure {
+        if files.firstFailure == nil, let firstError { throw firstError }
         let failed = report.entries.filter { $0.outcome == .failed }.count
         throw ResourceError(ResourceError.Code.all.first { $0.rawValue == failure.code } ?? .network,
                             "\(failed) of \(report.entries.count) tags failed; the first: \(failure.tag): \(failure.error ?? "")")
+      }
+    }
+
+    /// Imports a secrets tag's keys into the keyring; no keyring: skipped.
+    private func importKeys(of name: String, _ resources: ResourceCatalog) async -> (PrefetchReport.Entry, (any Error)?) {
+      let tag = resources.catalog.tags[name]
+      let (category, bytes) = (tag?.category.rawValue ?? "", tag?.size ?? 0)
+      do {
+        let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
+        let importer = KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout))
+        let report = try await importer.fetch(tags: [name])
+        return (.init(tag: name, category: category, outcome: .imported, bytes: bytes, error: "\(report.keys.count) keys in the keyring", code: nil), nil)
+      } catch let error as KeyringError where [.noSessionBus, .noProvider, .noDefaultCollection].contains(error.code) {
+        let note = "no keyring here, so its keys were not imported (`odr fetch \(name)` where a keyring runs, or `odr exec --fetch \(name) -- CMD`)"
+        return (.init(tag: name, category: category, outcome: .skipped, bytes: bytes, error: note, code: nil), nil)
+      } catch {
+        return (.init(tag: name, category: category, outcome: .failed, bytes: bytes, error: "\(error)", code: (error as? ResourceError)?.code.rawValue), error)
       }
     }
   }

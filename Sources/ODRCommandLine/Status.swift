@@ -28,7 +28,7 @@ extension ODR {
     struct Report: Encodable {
       struct Pin: Encodable { let pid: Int32, command: String?, since: Double }
       struct Tag: Encodable {
-        let name: String, category: String, order: Int, preservationPriority: Double, secrets: Bool
+        let name: String, category: String, order: Int, preservationPriority: Double, secrets: Bool, recipients: Int?
         let files: Int, bytes: Int64, onDisk: Bool, pins: Int, pinnedBy: [Pin], lastUse: Double?
       }
       struct Verification: Encodable { let checked: Int, damaged: [String] }
@@ -43,7 +43,7 @@ extension ODR {
       let tags = resources.catalog.tags.sorted { ($0.value.category, $0.value.order, $0.key) < ($1.value.category, $1.value.order, $1.key) }.map { name, tag in
         Report.Tag(name: name, category: tag.category.rawValue, order: tag.order,
                    preservationPriority: usage.priority(of: name) ?? tag.preservationPriority,
-                   secrets: tag.secrets, files: tag.files.count, bytes: tag.size,
+                   secrets: tag.secrets, recipients: tag.encryption?.recipients, files: tag.files.count, bytes: tag.size,
                    onDisk: tag.files.allSatisfy(resources.store.contains), pins: leases.filter { $0.tag == name }.count,
                    pinnedBy: leases.filter { $0.tag == name }.map { Report.Pin(pid: $0.pid, command: $0.holder, since: $0.since) },
                    lastUse: usage.lastUse(of: name))
@@ -66,11 +66,13 @@ extension ODR {
       let verification = report.verification
       var lines = ["\(report.bundle) version \(report.version), store \(report.store)"]
       for tag in tags {
-        let state = tag.onDisk ? "on disk" : "not on disk"
+        var state = tag.onDisk ? "on disk" : "not on disk"
+        if tag.secrets { state = tag.recipients == nil ? "never on disk (odr fetch imports it)" : tag.onDisk ? "ciphertext on disk" : "not on disk" }
+        let secrets = tag.secrets ? (tag.recipients.map { ", secrets encrypted to \($0)" } ?? ", secrets in plaintext") : ""
         let holders = tag.pinnedBy.map { "\($0.pid)\($0.command.map { " (\($0))" } ?? "")" }.joined(separator: ", ")
         let pinned = tag.pins > 0 ? ", pinned ×\(tag.pins) by \(holders)" : ""
         let used = tag.lastUse.map { ", last used \(Date(timeIntervalSince1970: $0).formatted(.iso8601))" } ?? ""
-        lines.append("  \(tag.name)  \(tag.category)\(tag.secrets ? ", secrets" : "")  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes, priority \(tag.preservationPriority)  \(state)\(pinned)\(used)")
+        lines.append("  \(tag.name)  \(tag.category)\(secrets)  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes, priority \(tag.preservationPriority)  \(state)\(pinned)\(used)")
       }
       if let verification, verification.damaged.isEmpty {
         lines.append("verified: all \(verification.checked) files in the store match their SHA-256")

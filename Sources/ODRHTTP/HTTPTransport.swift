@@ -1,6 +1,7 @@
 public import FoundationEssentials
 import AsyncHTTPClient
 import NIOCore
+import NIOHTTP1
 public import ODRResources
 
 /// Fetches catalogs and blobs over HTTP(S) with AsyncHTTPClient.
@@ -28,19 +29,34 @@ public struct HTTPTransport: BlobTransport {
   public init() {}
 
   public func data(at url: URL, limit: Int) async throws -> Data {
+    try await dataIfPresent(at: url, limit: limit, absentIsError: true)!
+  }
+
+  public func dataIfPresent(at url: URL, limit: Int) async throws -> Data? {
+    try await dataIfPresent(at: url, limit: limit, absentIsError: false)
+  }
+
+  private func dataIfPresent(at url: URL, limit: Int, absentIsError: Bool) async throws -> Data? {
     var data = Data()
-    try await stream(url) { chunk in
+    let found = try await receive(url, absentIsError: absentIsError) { chunk in
       guard data.count + chunk.count <= limit else {
-        throw ResourceError(.invalidSource, "\(url.absoluteString) is larger than \(limit) bytes; it is not a catalog.")
+        throw ResourceError(.integrity, "\(url.absoluteString) is larger than \(limit) bytes; refusing it.")
       }
       data.append(contentsOf: chunk)
     }
-    return data
+    return found ? data : nil
   }
 
   public func stream(_ url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
+    _ = try await receive(url, absentIsError: true, into: sink)
+  }
+
+  /// Streams the body into `sink`; false when the server answered 404 and
+  /// that is not an error.
+  private func receive(_ url: URL, absentIsError: Bool, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws -> Bool {
     do {
       let response = try await Self.client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .hours(24))
+      if response.status.code == 404 && !absentIsError { return false }
       guard (200..<300).contains(response.status.code) else {
         let hint = response.status.code == 404 ? " (not on the server: is the catalog complete?)" : ""
         throw ResourceError(.network, "\(url.absoluteString) answered HTTP \(response.status.code)\(hint); nothing was installed. Try again later.")
@@ -49,6 +65,7 @@ public struct HTTPTransport: BlobTransport {
         try Task.checkCancellation()
         try buffer.withUnsafeReadableBytes { try sink($0) }
       }
+      return true
     } catch let error as ResourceError {
       throw error
     } catch {

@@ -1,6 +1,7 @@
 public import FoundationEssentials
 public import ODRKeyring
 public import ODRResources
+public import ODRTrust
 
 /// Serves API keys to an app: `try await provider.key("Weather")`.
 ///
@@ -48,11 +49,20 @@ public actor APIKeyProvider {
     self.fetch = fetch
   }
 
-  /// A provider whose misses run `odr fetch TAG` against `catalog`.
-  public init(store: any SecretStore, catalog: URL, tag: String = "APIKeys", cacheHome: URL? = nil) {
+  /// A provider whose misses run `odr fetch TAG` against `catalog`,
+  /// admitted under `trust` (pin the publisher's key there). Encrypted tags
+  /// are opened with `identities` (default: `ODR_IDENTITY`, else the
+  /// identities in the keyring, as the CLI does).
+  public init(store: any SecretStore, catalog: URL, tag: String = "APIKeys", cacheHome: URL? = nil,
+              trust: TrustPolicy = TrustPolicy(), identities: (@Sendable () async throws -> [AgeIdentity])? = nil) {
+    let identities = identities ?? {
+      try await PrivateKeyring.identities(environment: ProcessInfo.processInfo.environment["ODR_IDENTITY"], files: []) {
+        try SecretServiceStore(service: PrivateKeyring.identityService)
+      }
+    }
     self.init(store: store) {
-      let resources = try await ResourceCatalog.load(from: catalog, cacheHome: cacheHome)
-      _ = try await KeyImporter(catalog: resources, store: store).fetch(tags: [tag])
+      let resources = try await ResourceCatalog.load(from: catalog, cacheHome: cacheHome, trust: trust)
+      _ = try await KeyImporter(catalog: resources, store: store, identities: identities).fetch(tags: [tag])
     }
   }
 

@@ -12,6 +12,8 @@ public struct KeysError: Error, Sendable, CustomStringConvertible {
     /// An import failed and some keys could not be put back as they were
     /// yet: its journal puts them back at the next read of the keys.
     public static let interruptedImport = Code("interrupted-import")
+    /// An encrypted secrets tag none of this machine's identities can open.
+    public static let notRecipient = Code("not-recipient")
   }
 
   /// What kind of failure this is.

@@ -1,3 +1,4 @@
+import Foundation
 /// Replaces key values — as they are and percent-encoded — with
 /// `<redacted>` in any text about to leave the client.
 /// Free to make: the forms are worked out only when something is redacted.

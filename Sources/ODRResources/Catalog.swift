@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import ODRTrust
 
 /// A published catalog (`catalog.json`, DESIGN §3.2): which tags exist and
 /// which content-addressed blobs make up each tag's files.
@@ -34,13 +35,18 @@ public struct Catalog: Codable, Sendable, Equatable {
     public var preservationPriority: Double
     /// Whether the tag's files are API keys documents (`odr fetch` imports them).
     public var secrets: Bool
+    /// How the files are encrypted (nil: published in plaintext). Sizes
+    /// and hashes of `files` are those of the ciphertext.
+    public var encryption: Encryption?
     public var files: [File]
 
-    public init(category: TagCategory, order: Int = 0, preservationPriority: Double = 0.5, secrets: Bool = false, files: [File]) {
+    public init(category: TagCategory, order: Int = 0, preservationPriority: Double = 0.5, secrets: Bool = false,
+                encryption: Encryption? = nil, files: [File]) {
       self.category = category
       self.order = order
       self.preservationPriority = preservationPriority
       self.secrets = secrets
+      self.encryption = encryption
       self.files = files
     }
 
@@ -48,17 +54,38 @@ public struct Catalog: Codable, Sendable, Equatable {
     public var size: Int64 { files.reduce(0) { $0 + $1.size } }
   }
 
+  /// How a tag's files are encrypted: `age-v1` to `recipients` X25519
+  /// recipients (their keys are not published, only how many).
+  public struct Encryption: Codable, Sendable, Equatable {
+    /// The only scheme: the age v1 format.
+    public static let ageV1 = "age-v1"
+    public var scheme: String
+    public var recipients: Int
+
+    public init(scheme: String = Self.ageV1, recipients: Int) {
+      self.scheme = scheme
+      self.recipients = recipients
+    }
+  }
+
   public var formatVersion: Int
   /// The bundle id the catalog belongs to (the keyring's `service`).
   public var bundle: String
   /// Set by the publisher, increasing; clients refuse older catalogs.
   public var version: Int
+  /// After this instant clients refuse the catalog when they fetch it (the
+  /// publisher must re-sign); nil: it does not expire.
+  public var expires: Date?
+  /// The keys allowed to sign the next versions (key rotation).
+  public var signers: [VerifyingKey]?
   public var tags: [String: Tag]
 
-  public init(bundle: String, version: Int, tags: [String: Tag]) {
+  public init(bundle: String, version: Int, expires: Date? = nil, signers: [VerifyingKey]? = nil, tags: [String: Tag]) {
     self.formatVersion = Self.currentFormatVersion
     self.bundle = bundle
     self.version = version
+    self.expires = expires
+    self.signers = signers
     self.tags = tags
   }
 
@@ -66,7 +93,9 @@ public struct Catalog: Codable, Sendable, Equatable {
   public static func decode(_ data: Data) throws -> Catalog {
     let catalog: Catalog
     do {
-      catalog = try JSONDecoder().decode(Catalog.self, from: data)
+      let decoder = JSONDecoder()
+      decoder.dateDecodingStrategy = .iso8601
+      catalog = try decoder.decode(Catalog.self, from: data)
     } catch {
       throw ResourceError(.invalidSource, "The catalog is not a valid catalog.json: \(DecodingErrorDescription(error)).")
     }
@@ -79,6 +108,7 @@ public struct Catalog: Codable, Sendable, Equatable {
   public func encoded() -> Data {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
     // Encoding plain value types cannot fail.
     return (try? encoder.encode(self)) ?? Data()
   }
@@ -97,6 +127,11 @@ public struct Catalog: Codable, Sendable, Equatable {
       try Naming.validate(tag: name)
       guard (0...1).contains(tag.preservationPriority) else {
         throw ResourceError(.invalidSource, "Tag '\(name)' has preservationPriority \(tag.preservationPriority); it must be between 0 and 1.")
+      }
+      if let encryption = tag.encryption {
+        guard encryption.scheme == Encryption.ageV1, encryption.recipients >= 1, tag.secrets else {
+          throw ResourceError(.invalidSource, "Tag '\(name)' has an unknown encryption (scheme '\(encryption.scheme.prefix(40))'); this odr reads age-v1 secrets tags. Update odr.")
+        }
       }
       var seen = Set<String>()
       for file in tag.files {

@@ -41,7 +41,7 @@ enum FileIO {
   static func regularFiles(under folder: String, in root: URL, tag: String) throws -> [String] {
     let names: [String]
     do { names = try FileManager.default.contentsOfDirectory(atPath: root.appending(path: folder).path) } catch {
-      throw ResourceError(.io, "Cannot read the folder '\(root.appending(path: folder).path)': \(error.localizedDescription).")
+      throw Self.error("Cannot read the folder '\(root.appending(path: folder).path)'")
     }
     var files: [String] = []
     for name in names.sorted() {
@@ -129,7 +129,7 @@ enum FileIO {
 
   static func makeDirectory(_ url: URL) throws {
     do { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) } catch {
-      throw ResourceError(.io, "Cannot create the folder '\(url.path)': \(error.localizedDescription).")
+      throw Self.error("Cannot create the folder '\(url.path)'")
     }
   }
 

@@ -2,6 +2,10 @@
 public struct PrefetchReport: Sendable, Encodable {
   public enum Outcome: String, Sendable, Encodable {
     case downloaded, alreadyOnDisk = "already-on-disk", failed
+    /// A secrets tag whose keys went into the keyring.
+    case imported
+    /// A secrets tag left alone (no keyring here); `error` says why.
+    case skipped
   }
 
   public struct Entry: Sendable, Encodable {
@@ -14,9 +18,22 @@ public struct PrefetchReport: Sendable, Encodable {
     public let error: String?
     /// The failure's kind (`network`, `integrity`, …), for `failed`.
     public let code: String?
+
+    public init(tag: String, category: String, outcome: Outcome, bytes: Int64, error: String?, code: String?) {
+      self.tag = tag
+      self.category = category
+      self.outcome = outcome
+      self.bytes = bytes
+      self.error = error
+      self.code = code
+    }
   }
 
   public let entries: [Entry]
+
+  public init(entries: [Entry]) {
+    self.entries = entries
+  }
 
   /// The first failure, if any.
   public var firstFailure: Entry? { entries.first { $0.outcome == .failed } }

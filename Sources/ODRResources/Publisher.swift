@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import Crypto
+import ODRTrust
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,11 +19,24 @@ public struct Publisher: Sendable {
     self.source = source
   }
 
-  /// Reads the folder, hashes every tagged file, and writes the catalog to
-  /// `output`. `version` overrides the one in `tags.json` (default 1).
+  /// Reads the folder, hashes every tagged file, encrypts the files of
+  /// secrets tags to their recipients, and writes the catalog to `output`:
+  /// blobs first, then `catalog.json.sig` (when signing), `catalog.json`
+  /// last. `version` overrides the one in `tags.json` (default 1). Every
+  /// check (documents, recipients, keys) runs before anything is written.
   @discardableResult
-  public func pack(to output: URL, version: Int? = nil) throws -> Catalog {
-    let catalog = try makeCatalog(version: version)
+  public func pack(to output: URL, version: Int? = nil, options: PackOptions = PackOptions()) throws -> Catalog {
+    let manifest = try readManifest()
+    var catalog = try makeCatalog(manifest, version: version)
+    let sealed = try seal(&catalog, manifest: manifest, options: options)
+    if let key = options.signingKey {
+      catalog.expires = options.expires ?? Date().addingTimeInterval(Double(PackOptions.defaultValidity.components.seconds))
+      catalog.signers = options.nextSigners.isEmpty ? [key.verifyingKey] : options.nextSigners
+    } else {
+      catalog.expires = options.expires
+    }
+    try catalog.validate()
+    let previous = try? Catalog.decode(Data(contentsOf: output.appending(path: "catalog.json")))
     let blobs = output.appending(path: "blobs")
     try FileIO.makeDirectory(blobs)
     var written = Set<String>()
@@ -30,20 +44,41 @@ public struct Publisher: Sendable {
       for file in tag.files where written.insert(file.sha256).inserted {
         let blob = blobs.appending(path: file.sha256)
         if FileIO.size(of: blob) == file.size { continue }  // content-addressed: already there
-        try FileIO.atomicCopy(from: source.appending(path: file.path), to: blob)
+        if let ciphertext = sealed[file.sha256] {
+          try FileIO.atomicWrite(ciphertext, to: blob)
+        } else {
+          try FileIO.atomicCopy(from: source.appending(path: file.path), to: blob)
+        }
       }
     }
-    try FileIO.atomicWrite(catalog.encoded(), to: output.appending(path: "catalog.json"))
+    let bytes = catalog.encoded()
+    let signatureFile = output.appending(path: "catalog.json.sig")
+    if let key = options.signingKey {
+      try FileIO.atomicWrite(try CatalogSignature(signing: bytes, with: key).encoded, to: signatureFile)
+    } else if FileIO.kind(of: signatureFile) == .file {
+      unlink(signatureFile.path)
+      options.notify("removed the old catalog.json.sig: this catalog is unsigned, and clients that saw a signed one will refuse it.")
+    }
+    try FileIO.atomicWrite(bytes, to: output.appending(path: "catalog.json"))
+    adviseOnRecipients(catalog, previous: previous, options: options)
     return catalog
   }
 
-  /// The catalog for the folder, without writing anything.
+  /// The catalog for the folder, without writing or encrypting anything
+  /// (sizes and hashes are the plaintext's).
   public func makeCatalog(version: Int? = nil) throws -> Catalog {
+    try makeCatalog(try readManifest(), version: version)
+  }
+
+  private func readManifest() throws -> PublisherManifest {
     let manifestURL = source.appending(path: "tags.json")
     guard let data = try? Data(contentsOf: manifestURL) else {
       throw ResourceError(.notFound, "No tags.json in '\(source.path)'. A publisher folder holds tags.json and the files it tags (see README).")
     }
-    let manifest = try PublisherManifest.decode(data)
+    return try PublisherManifest.decode(data)
+  }
+
+  private func makeCatalog(_ manifest: PublisherManifest, version: Int?) throws -> Catalog {
     var tags: [String: Catalog.Tag] = [:]
     var hashes: [String: (size: Int64, sha256: String)] = [:]
     for (name, spec) in manifest.tags {
@@ -62,6 +97,65 @@ public struct Publisher: Sendable {
     let catalog = Catalog(bundle: manifest.bundle, version: version ?? manifest.version ?? 1, tags: tags)
     try catalog.validate()
     return catalog
+  }
+
+  /// Validates the documents of every secrets tag and encrypts them to the
+  /// tag's recipients (fresh file keys), rewriting their entries to the
+  /// ciphertext. Returns each ciphertext by its SHA-256.
+  private func seal(_ catalog: inout Catalog, manifest: PublisherManifest, options: PackOptions) throws -> [String: Data] {
+    var sealed: [String: Data] = [:]
+    for name in catalog.tags.keys.sorted() {
+      guard var tag = catalog.tags[name], tag.secrets else { continue }
+      for file in tag.files {
+        if let other = catalog.tags.first(where: { !$0.value.secrets && $0.value.files.contains { $0.path == file.path } }) {
+          throw ResourceError(.invalidSource, "'\(file.path)' is in the secrets tag '\(name)' and in '\(other.key)', which is not secret; it would be published in plaintext. Keep secrets files out of other tags.")
+        }
+      }
+      var recipients = options.recipients
+      for text in manifest.tags[name]?.recipients ?? [] {
+        do { recipients.append(try AgeRecipient(text)) } catch let error as TrustError {
+          throw ResourceError(.invalidSource, "tags.json: tag '\(name)': \(error.message)")
+        }
+      }
+      recipients = Array(Set(recipients)).sorted { $0.description < $1.description }
+      var documents: [(Catalog.File, Data)] = []
+      for file in tag.files {
+        let plaintext: Data
+        do { plaintext = try Data(contentsOf: source.appending(path: file.path)) } catch {
+          throw ResourceError(.io, "Cannot read '\(file.path)' of tag '\(name)'.")
+        }
+        try options.validateSecrets(file.path, plaintext)
+        documents.append((file, plaintext))
+      }
+      guard !recipients.isEmpty else {
+        guard options.plaintextSecrets else {
+          throw ResourceError(.invalidSource, "The secrets tag '\(name)' has no recipients, so its keys would be published in plaintext. Add the recipients of the machines that may read them (\"recipients\" in tags.json, --recipient age1…, --recipients-file F), or pass --plaintext-secrets to publish them unencrypted on purpose.")
+        }
+        options.notify("warning: the secrets tag '\(name)' is published in PLAINTEXT (--plaintext-secrets): anyone who can read the host can read its keys.")
+        continue
+      }
+      tag.files = []
+      for (file, plaintext) in documents {
+        let ciphertext: Data
+        do { ciphertext = try Age.encrypt(plaintext, to: recipients) } catch {
+          throw ResourceError(.invalidSource, "Cannot encrypt '\(file.path)' of tag '\(name)': \(error).")
+        }
+        let sha256 = FileIO.hex(SHA256.hash(data: ciphertext))
+        sealed[sha256] = ciphertext
+        tag.files.append(Catalog.File(path: file.path, size: Int64(ciphertext.count), sha256: sha256))
+      }
+      tag.encryption = Catalog.Encryption(recipients: recipients.count)
+      catalog.tags[name] = tag
+    }
+    return sealed
+  }
+
+  /// A machine dropped from the recipients keeps what it fetched: say so.
+  private func adviseOnRecipients(_ catalog: Catalog, previous: Catalog?, options: PackOptions) {
+    for (name, tag) in catalog.tags.sorted(by: { $0.key < $1.key }) {
+      guard let now = tag.encryption?.recipients, let before = previous?.tags[name]?.encryption?.recipients, now < before else { continue }
+      options.notify("\(name) now has \(now) recipient\(now == 1 ? "" : "s") (was \(before)). A removed machine can no longer read new versions, but it keeps the keys it already fetched: rotate those API keys at their providers and publish the new values.")
+    }
   }
 
   /// The regular files an entry list names: files as they are, folders

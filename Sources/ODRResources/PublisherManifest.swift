@@ -9,6 +9,8 @@ public struct PublisherManifest: Sendable {
     public var order: Int
     public var preservationPriority: Double
     public var secrets: Bool
+    /// The age recipients (`age1…`) a secrets tag is encrypted to.
+    public var recipients: [String]
     /// Files and folders (ending in `/`), relative to the publisher folder.
     public var files: [String]
   }
@@ -48,8 +50,11 @@ public struct PublisherManifest: Sendable {
         throw ResourceError(.invalidSource, "tags.json: tag '\(name)' has preservationPriority \(priority); it must be between 0 and 1.")
       }
       guard !spec.files.isEmpty else { throw ResourceError(.invalidSource, "tags.json: tag '\(name)' lists no files.") }
+      if spec.recipients?.isEmpty == false && spec.secrets != true {
+        throw ResourceError(.invalidSource, "tags.json: tag '\(name)' lists recipients but is not a secrets tag; only secrets tags are encrypted.")
+      }
       tags[name] = TagSpec(category: category, order: spec.order ?? 0, preservationPriority: priority,
-                           secrets: spec.secrets ?? false, files: spec.files)
+                           secrets: spec.secrets ?? false, recipients: spec.recipients ?? [], files: spec.files)
     }
     return PublisherManifest(bundle: raw.bundle, version: raw.version, tags: tags)
   }
@@ -76,9 +81,10 @@ public struct PublisherManifest: Sendable {
     var order: Int?
     var preservationPriority: Double?
     var secrets: Bool?
+    var recipients: [String]?
     var files: [String]
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case category, order, preservationPriority, secrets, files }
+    enum CodingKeys: String, CodingKey, CaseIterable { case category, order, preservationPriority, secrets, recipients, files }
 
     init(from decoder: any Decoder) throws {
       let tag = decoder.codingPath.last?.stringValue ?? "?"
@@ -88,6 +94,7 @@ public struct PublisherManifest: Sendable {
       order = try container.decodeIfPresent(Int.self, forKey: .order)
       preservationPriority = try container.decodeIfPresent(Double.self, forKey: .preservationPriority)
       secrets = try container.decodeIfPresent(Bool.self, forKey: .secrets)
+      recipients = try container.decodeIfPresent([String].self, forKey: .recipients)
       files = try container.decode([String].self, forKey: .files)
     }
   }

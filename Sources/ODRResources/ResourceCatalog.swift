@@ -1,5 +1,9 @@
 public import FoundationEssentials
 import Crypto
+import ODRTrust
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A catalog fetched from its location, validated, and accepted by the
 /// bundle's local store: what ``ResourceRequest`` works against.
@@ -15,29 +19,45 @@ public struct ResourceCatalog: Sendable {
   public var budget: Int64?
   /// Where this catalog's downloads wait for a slot (by loading priority).
   public var scheduler = DownloadScheduler.shared
+  /// Things the user should know about how the catalog was accepted (trust
+  /// on first use, an expired catalog served offline): one line each.
+  public var notices: [String] = []
 
   /// The largest catalog.json accepted.
-  public static let maxCatalogBytes = 16 << 20
+  public static let maxCatalogBytes = 4 << 20
 
   /// Loads the catalog at `location` (a folder made by `odr pack`, its
   /// `catalog.json`, or a URL to either that `transport` can read — for
-  /// http(s) use ODRHTTP's `HTTPTransport`), checks it, refuses a rollback,
-  /// and opens the bundle's store.
-  public static func load(from location: URL, cacheHome: URL? = nil,
-                          transport: any BlobTransport = FileTransport()) async throws -> ResourceCatalog {
+  /// http(s) use ODRHTTP's `HTTPTransport`), admits it under `trust`
+  /// (signature, rollback, expiry: see ``TrustPolicy``), and opens the
+  /// bundle's store. A refused catalog changes nothing on disk.
+  public static func load(from location: URL, cacheHome: URL? = nil, transport: any BlobTransport = FileTransport(),
+                          trust: TrustPolicy = TrustPolicy()) async throws -> ResourceCatalog {
     let catalogURL = location.pathExtension == "json" ? location : location.appending(path: "catalog.json")
-    let catalog = try Catalog.decode(try await transport.data(at: catalogURL, limit: maxCatalogBytes))
+    let bytes = try await transport.data(at: catalogURL, limit: maxCatalogBytes)
+    let signatureURL = catalogURL.deletingLastPathComponent().appending(path: catalogURL.lastPathComponent + ".sig")
+    let signature: CatalogSignature?
+    do {
+      signature = try await transport.dataIfPresent(at: signatureURL, limit: CatalogSignature.maxBytes).map(CatalogSignature.init(parsing:))
+    } catch let error as TrustError {
+      throw ResourceError(.integrity, "\(signatureURL.lastPathComponent): \(error.message) Nothing was changed here.")
+    }
+    let catalog = try Catalog.decode(bytes)
+    let notices = try await TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome)
+      .admit(catalog, bytes: bytes, signature: signature, policy: trust)
     let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
     try await store.accept(catalog)
     store.removeStalePartials()
     CatalogIndex(cacheHome: cacheHome).remember(catalogURL, bundle: catalog.bundle)
-    return ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
+    var resources = ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
+    resources.notices = notices
+    return resources
   }
 
   /// The catalog last seen at `location`, from the local store, with a
   /// transport that refuses every download: `--offline`. Tags on disk are
   /// served; a missing one fails with a `.network` error that says so.
-  public static func loadOffline(from location: URL, cacheHome: URL? = nil) throws -> ResourceCatalog {
+  public static func loadOffline(from location: URL, cacheHome: URL? = nil, now: Date = Date()) throws -> ResourceCatalog {
     let catalogURL = location.pathExtension == "json" ? location : location.appending(path: "catalog.json")
     guard let bundle = CatalogIndex(cacheHome: cacheHome).bundle(for: catalogURL) else {
       throw ResourceError(.network, "Offline: the catalog at \(catalogURL.absoluteString) has never been loaded on this machine. Run once without --offline.")
@@ -46,7 +66,11 @@ public struct ResourceCatalog: Sendable {
     guard let catalog = store.cachedCatalog() else {
       throw ResourceError(.network, "Offline: no catalog of \(bundle) is stored in \(store.root.path). Run once without --offline.")
     }
-    return ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: OfflineTransport())
+    var resources = ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: OfflineTransport())
+    if let expires = catalog.expires, expires < now {
+      resources.notices.append("warning: the catalog of \(bundle) (version \(catalog.version)) expired on \(expires.formatted(.iso8601)); serving it because of --offline. Online, it will be refused until the publisher re-signs it.")
+    }
+    return resources
   }
 
   /// The tag named `name`, or the not-found error (Apple's 4994).
@@ -130,6 +154,40 @@ public struct ResourceCatalog: Sendable {
     guard data.count == Int(file.size), FileIO.hex(hasher.finalize()) == file.sha256 else {
       throw ResourceError(.integrity, "'\(file.path)' does not match the catalog (\(data.count == Int(file.size) ? "SHA-256 differs" : "\(data.count) of \(file.size) bytes")). Try again; if it persists the publisher's blob is damaged.")
     }
+    return data
+  }
+
+  /// The published bytes of each file of the secrets tag `tag`, checked
+  /// against the catalog's size and SHA-256 on every read. The ciphertext of
+  /// an encrypted tag is kept in the store (downloaded when missing, so it
+  /// also serves `--offline`); a plaintext secrets tag is read into memory
+  /// only and never stored. Decrypting is the caller's business.
+  public func secretData(of tag: Catalog.Tag) async throws -> [(file: Catalog.File, data: Data)] {
+    var result: [(file: Catalog.File, data: Data)] = []
+    for file in tag.files {
+      guard tag.encryption != nil else {
+        result.append((file, try await verifiedData(of: file)))
+        continue
+      }
+      if let data = storedData(of: file) {
+        result.append((file, data))
+        continue
+      }
+      // Missing, purged meanwhile, or damaged on disk: fetch it again once.
+      unlink(store.blobURL(file.sha256).path)
+      try await install([Catalog.Tag(category: tag.category, secrets: true, files: [file])], progress: nil)
+      guard let data = storedData(of: file) else {
+        throw ResourceError(.integrity, "'\(file.path)' in the store does not match the catalog even after downloading it again. Check the disk; `odr status --verify` checks every blob.")
+      }
+      result.append((file, data))
+    }
+    return result
+  }
+
+  /// A stored blob's bytes when their size and SHA-256 are the catalog's.
+  private func storedData(of file: Catalog.File) -> Data? {
+    guard store.contains(file), let data = try? Data(contentsOf: store.blobURL(file.sha256)),
+          FileIO.hex(SHA256.hash(data: data)) == file.sha256 else { return nil }
     return data
   }
 

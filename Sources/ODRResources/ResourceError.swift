@@ -20,9 +20,12 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
     public static let network = Code("network")
     /// The disk is full (Apple's 4992).
     public static let outOfSpace = Code("out-of-space")
+    /// A secrets tag asked for as files: its keys only go to the keyring
+    /// (`odr fetch`) or to memory (`odr exec --fetch`), never to disk.
+    public static let secretsTag = Code("secrets-tag")
 
     /// Every code, to map a stored `rawValue` back.
-    public static let all: [Code] = [.invalidSource, .notFound, .integrity, .io, .network, .outOfSpace]
+    public static let all: [Code] = [.invalidSource, .notFound, .integrity, .io, .network, .outOfSpace, .secretsTag]
   }
 
   /// What kind of failure this is.

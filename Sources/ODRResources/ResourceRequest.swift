@@ -76,11 +76,16 @@ public final class ResourceRequest: Sendable {
   private let shared = Mutex(Shared())
   private let id = UUID()
 
-  /// Creates a request; throws `.notFound` for a tag the catalog lacks.
+  /// Creates a request; throws `.notFound` for a tag the catalog lacks and
+  /// `.secretsTag` for a secrets tag (its keys go to the keyring through
+  /// ODRKeys' `KeyImporter`, never to files an app reads).
   public init(tags: Set<String>, catalog: ResourceCatalog) throws {
     self.tags = tags
     self.catalog = catalog
     self.resolved = try tags.sorted().map { try catalog.tag($0) }
+    if let secret = tags.sorted().first(where: { catalog.catalog.tags[$0]?.secrets == true }) {
+      throw ResourceError(.secretsTag, "\(secret) is a secrets tag: its API keys are never written to disk as files. Import them into the keyring with `odr fetch \(secret)`, or inject them with `odr exec --fetch \(secret) -- CMD`.")
+    }
   }
 
   deinit { endAccessing() }

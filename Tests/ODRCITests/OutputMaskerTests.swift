@@ -1,3 +1,4 @@
+import Foundation
 import FoundationEssentials
 @testable import ODRCI
 import Testing

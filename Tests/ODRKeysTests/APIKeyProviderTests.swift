@@ -1,5 +1,6 @@
 import ODRKeyring
 import ODRKeys
+import ODRResources
 import Synchronization
 import Testing
 

@@ -1,0 +1,68 @@
+import FoundationEssentials
+public import ODRKeyring
+public import ODRTrust
+
+/// The private keys odr keeps in the keyring, never on disk: age identities
+/// (service `odr.identity`) and catalog signing keys (service
+/// `odr.signing-key`), one item per name, holding the exported text form.
+public struct PrivateKeyring: Sendable {
+  /// The keyring service of age identities.
+  public static let identityService = "odr.identity"
+  /// The keyring service of catalog signing keys.
+  public static let signingKeyService = "odr.signing-key"
+
+  /// The store of one kind (its service is one of the two above).
+  public let store: any SecretStore
+
+  public init(store: any SecretStore) {
+    self.store = store
+  }
+
+  /// Stores `secret` under `name`; refuses to replace an existing one, so
+  /// a typo cannot destroy a key (delete it first).
+  public func add(_ secret: String, as name: String) async throws {
+    try KeyringInput.validate(name: name)
+    if (try? await store.value(for: name)) != nil {
+      throw KeyringError(.invalidInput, "'\(name)' already exists in \(store.service); pick another name, or delete it first (this cannot be undone).")
+    }
+    try await store.setValue(secret, for: name)
+  }
+
+  /// The secret stored under `name` (KeyringError `.notFound` when none).
+  public func secret(named name: String) async throws -> String {
+    try await store.value(for: name)
+  }
+
+  /// Every age identity kept here (items that do not parse are skipped).
+  public func identities() async throws -> [AgeIdentity] {
+    try await store.values(for: nil).values.flatMap { (try? AgeIdentity.parseFile($0)) ?? [] }
+  }
+}
+
+extension PrivateKeyring {
+  /// The identities a client decrypts with: those in `ODR_IDENTITY`
+  /// (`environment`: one or more `AGE-SECRET-KEY-1…`, newline-separated) and
+  /// in identity files when any is given — then the keyring is not asked,
+  /// which suits CI; otherwise every identity in the keyring.
+  public static func identities(environment: String?, files: [String], keyring: () throws -> any SecretStore) async throws -> [AgeIdentity] {
+    var found: [AgeIdentity] = []
+    if let environment, !environment.isEmpty {
+      do { found += try AgeIdentity.parseFile(environment) } catch let error as TrustError {
+        throw TrustError(error.code, "ODR_IDENTITY: \(error.message)")
+      }
+    }
+    for path in files {
+      guard let data = FileManager.default.contents(atPath: path) else {
+        throw KeyringError(.notFound, "Cannot read the identity file '\(path)'.")
+      }
+      do { found += try AgeIdentity.parseFile(String(decoding: data, as: UTF8.self)) } catch let error as TrustError {
+        throw TrustError(error.code, "\(path): \(error.message)")
+      }
+    }
+    if environment?.isEmpty == false || !files.isEmpty { return found }
+    do { return try await PrivateKeyring(store: try keyring()).identities() } catch let error as KeyringError
+      where [.noSessionBus, .noProvider, .noDefaultCollection].contains(error.code) {
+      return []  // no keyring at all: the caller says that no identity was found
+    }
+  }
+}

@@ -1,0 +1,29 @@
+public import FoundationEssentials
+public import ODRTrust
+
+/// How `odr pack` protects what it publishes (DESIGN §3.2, §3.4).
+public struct PackOptions: Sendable {
+  /// Recipients added to every secrets tag (besides each tag's own
+  /// `recipients` in tags.json).
+  public var recipients: [AgeRecipient] = []
+  /// Publish secrets tags without recipients in plaintext (with a warning)
+  /// instead of refusing them.
+  public var plaintextSecrets = false
+  /// Checks one document of a secrets tag (its path and plaintext) before
+  /// anything is written; throw to refuse the pack. ODRKeys' APIKeys rules
+  /// live above this module, so the caller passes them in.
+  public var validateSecrets: @Sendable (String, Data) throws -> Void = { _, _ in }
+  /// Signs `catalog.json` into `catalog.json.sig`; nil: unsigned.
+  public var signingKey: SigningKey?
+  /// When the catalog expires (default: 90 days from now when signing).
+  public var expires: Date?
+  /// The keys allowed to sign the next versions (default: the signing key).
+  public var nextSigners: [VerifyingKey] = []
+  /// Hears warnings and advice, one line each.
+  public var notify: @Sendable (String) -> Void = { _ in }
+
+  /// How long a signed catalog is valid when `expires` is not given.
+  public static let defaultValidity: Duration = .seconds(90 * 86_400)
+
+  public init() {}
+}

@@ -1,0 +1,33 @@
+/// The one error type of ODRTrust: signatures, keys and age encryption.
+/// Messages never contain key material or plaintext.
+public struct TrustError: Error, Sendable, CustomStringConvertible {
+  /// What kind of failure this is. New codes may be added.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// A stable identifier, used in `--json` output.
+    public let rawValue: String
+    init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// A key, recipient or identity string that is not well formed.
+    public static let invalidKey = Code("invalid-key")
+    /// A signature file that is malformed, or a signature that does not verify.
+    public static let badSignature = Code("bad-signature")
+    /// An age file that is malformed, truncated or tampered with.
+    public static let malformed = Code("malformed")
+    /// None of the identities can open the age file: not a recipient.
+    public static let noIdentity = Code("no-identity")
+  }
+
+  /// What kind of failure this is.
+  public let code: Code
+  /// What happened, for a person to read.
+  public let message: String
+
+  /// Creates an error.
+  public init(_ code: Code, _ message: String) {
+    self.code = code
+    self.message = message
+  }
+
+  public var description: String { message }
+}

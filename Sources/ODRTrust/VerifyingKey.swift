@@ -1,0 +1,40 @@
+public import FoundationEssentials
+import Crypto
+
+/// A publisher's Ed25519 public key, written `ed25519:<base64 of 32 bytes>`:
+/// what clients pin (`--trust`) and catalogs list as `signers`.
+public struct VerifyingKey: Sendable, Hashable, Codable, CustomStringConvertible {
+  let raw: [UInt8]
+
+  /// Parses `ed25519:<base64>`.
+  public init(_ string: String) throws {
+    let text = string.trimmed
+    guard text.hasPrefix("ed25519:"), let raw = Base64.decodePadded(text.dropFirst(8)), raw.count == 32,
+          (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil else {
+      throw TrustError(.invalidKey, "'\(text.prefix(80))' is not a signing public key (ed25519:<base64>, as `odr signing-key public NAME` prints it).")
+    }
+    self.raw = raw
+  }
+
+  init(raw: [UInt8]) {
+    self.raw = raw
+  }
+
+  /// True when `signature` is this key's Ed25519 signature of `message`.
+  public func isValidSignature(_ signature: [UInt8], for message: Data) -> Bool {
+    guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) else { return false }
+    return key.isValidSignature(signature, for: message)
+  }
+
+  /// The `ed25519:<base64>` form.
+  public var description: String { "ed25519:" + Data(raw).base64EncodedString() }
+
+  public init(from decoder: any Decoder) throws {
+    try self.init(try decoder.singleValueContainer().decode(String.self))
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    try container.encode(description)
+  }
+}

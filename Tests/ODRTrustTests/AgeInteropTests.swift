@@ -1,0 +1,118 @@
+import Foundation
+import ODRTesting
+import ODRTrust
+import Testing
+
+/// odr's age v1 against the stock `age` and `age-keygen` tools, both ways.
+@Suite(.timeLimit(.minutes(1))) struct AgeInteropTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-age-\(UUID().uuidString)")
+
+  init() throws {
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+  }
+
+  /// An identity made by `age-keygen`: its file and its recipient.
+  func ageKeygen() throws -> (file: URL, recipient: String) {
+    let file = root.appending(path: "key-\(UUID().uuidString).txt")
+    let made = try Command.run("/usr/bin/age-keygen", ["-o", file.path])
+    try #require(made.status == 0, "\(made.stderr)")
+    let recipient = try Command.run("/usr/bin/age-keygen", ["-y", file.path])
+    return (file, recipient.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+  }
+
+  func write(_ data: Data) throws -> URL {
+    let file = root.appending(path: "blob-\(UUID().uuidString)")
+    try data.write(to: file)
+    return file
+  }
+
+  func ageDecrypt(_ file: URL, identity: URL) throws -> (status: Int32, data: Data) {
+    let out = root.appending(path: "out-\(UUID().uuidString)")
+    let result = try Command.run("/usr/bin/age", ["-d", "-i", identity.path, "-o", out.path, file.path])
+    return (result.status, (try? Data(contentsOf: out)) ?? Data())
+  }
+
+  static let sizes = [0, 1, 100, 65_535, 65_536, 65_537, 2 * 65_536, 200_000]
+
+  static func plaintext(_ size: Int) -> Data {
+    Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+  }
+
+  @Test(arguments: sizes) func ageDecryptsWhatOdrEncrypts(size: Int) throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let key = try ageKeygen()
+    let blob = try write(try Age.encrypt(Self.plaintext(size), to: [try AgeRecipient(key.recipient)]))
+    let result = try ageDecrypt(blob, identity: key.file)
+    #expect(result.status == 0)
+    #expect(result.data == Self.plaintext(size))
+  }
+
+  @Test(arguments: sizes) func odrDecryptsWhatAgeEncrypts(size: Int) throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let key = try ageKeygen()
+    let other = AgeIdentity()
+    let input = try write(Self.plaintext(size))
+    let output = root.appending(path: "enc")
+    let made = try Command.run("/usr/bin/age", ["-r", other.recipient.description, "-r", key.recipient, "-o", output.path, input.path])
+    try #require(made.status == 0, "\(made.stderr)")
+    let identities = try AgeIdentity.parseFile(String(decoding: try Data(contentsOf: key.file), as: UTF8.self))
+    #expect(try Age.decrypt(try Data(contentsOf: output), identities: identities) == Self.plaintext(size))
+  }
+
+  @Test func anExportedIdentityWorksWithAgeAndAgeKeygenAgrees() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let identity = AgeIdentity()
+    let file = try write(Data(identity.fileText.utf8))
+    #expect(try Command.run("/usr/bin/age-keygen", ["-y", file.path]).stdout == "\(identity.recipient)\n")
+    let blob = try write(try Age.encrypt(Data("k-123".utf8), to: [identity.recipient]))
+    #expect(try ageDecrypt(blob, identity: file).data == Data("k-123".utf8))
+    #expect(try AgeIdentity(identity.secretKeyString).recipient == identity.recipient)
+    #expect(!"\(identity)".contains(identity.secretKeyString))
+  }
+
+  @Test func theWrongIdentityIsRefusedByBoth() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let mine = try ageKeygen(), theirs = try ageKeygen()
+    let blob = try write(try Age.encrypt(Data("secret".utf8), to: [try AgeRecipient(theirs.recipient)]))
+    #expect(try ageDecrypt(blob, identity: mine.file).status != 0)
+    let identities = try AgeIdentity.parseFile(String(decoding: try Data(contentsOf: mine.file), as: UTF8.self))
+    let error = #expect(throws: TrustError.self) { try Age.decrypt(try Data(contentsOf: blob), identities: identities) }
+    #expect(error?.code == .noIdentity)
+  }
+
+  /// Damage at the header MAC, inside the payload, or a cut: both tools refuse.
+  @Test(arguments: ["mac", "payload", "lastByte", "truncated", "chunkDropped", "stanza"])
+  func damagedFilesAreRefusedByBoth(damage: String) throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let key = try ageKeygen()
+    let identities = try AgeIdentity.parseFile(String(decoding: try Data(contentsOf: key.file), as: UTF8.self))
+    var bytes = Array(try Age.encrypt(Self.plaintext(150_000), to: [try AgeRecipient(key.recipient)]))
+    let macLine = try #require(bytes.indices.first { bytes[$0...].starts(with: Array("--- ".utf8)) })
+    let payload = bytes[macLine...].firstIndex(of: UInt8(ascii: "\n"))! + 1
+    switch damage {
+    case "mac": bytes[macLine + 6] = bytes[macLine + 6] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+    case "payload": bytes[payload + 16 + 1000] ^= 1
+    case "lastByte": bytes[bytes.count - 1] ^= 0x80
+    case "truncated": bytes.removeLast(20_000)
+    case "chunkDropped": bytes.removeSubrange((payload + 16)..<(payload + 16 + 65_552))
+    default:  // the recipient's share in the stanza line
+      let stanza = bytes.indices.first { bytes[$0...].starts(with: Array("-> X25519 ".utf8)) }! + 12
+      bytes[stanza] = bytes[stanza] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+    }
+    let blob = try write(Data(bytes))
+    #expect(try ageDecrypt(blob, identity: key.file).status != 0)
+    #expect(throws: TrustError.self) { try Age.decrypt(Data(bytes), identities: identities) }
+  }
+
+  @Test func malformedKeysAreRefusedWithoutEchoingSecrets() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let identity = AgeIdentity()
+    var broken = Array(identity.secretKeyString)
+    broken[20] = broken[20] == "Q" ? "P" : "Q"
+    let error = #expect(throws: TrustError.self) { try AgeIdentity(String(broken)) }
+    #expect(error.map { !$0.message.contains(String(broken)) } == true)
+    #expect(throws: TrustError.self) { try AgeRecipient(identity.recipient.description.uppercased() + "x") }
+    #expect(throws: TrustError.self) { try AgeRecipient("age1qqqq") }
+    #expect(try AgeRecipient(" \(identity.recipient) ") == identity.recipient)
+  }
+}

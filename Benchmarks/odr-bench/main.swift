@@ -120,6 +120,7 @@ if fetchRuns > 0 {
   try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
   var env = ProcessInfo.processInfo.environment
   env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  env["XDG_STATE_HOME"] = work.appending(path: "state").path
   try time(odrPath, ["pack", source.path, "--output", work.appending(path: "catalog").path, "--quiet"], environment: env)
   let fetchArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "catalog").path, "--quiet"]
   let fetchStore = try SecretServiceStore(service: fetchService)
@@ -159,6 +160,7 @@ if downloadRuns > 0 {
   bytes = Data()
   var env = ProcessInfo.processInfo.environment
   env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  env["XDG_STATE_HOME"] = work.appending(path: "state").path
   try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
   let server = try FixtureServer(root: work.appending(path: "pub"))
   defer { server.stop() }
@@ -292,6 +294,7 @@ if prefetchRuns > 0 {
   try Data(#"{"bundle": "com.odr.bench.pf", "tags": {\#(entries.joined(separator: ", "))}}"#.utf8).write(to: source.appending(path: "tags.json"))
   var env = ProcessInfo.processInfo.environment
   env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  env["XDG_STATE_HOME"] = work.appending(path: "state").path
   try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
   let server = try FixtureServer(root: work.appending(path: "pub"))
   defer { server.stop() }

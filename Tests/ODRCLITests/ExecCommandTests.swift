@@ -13,6 +13,7 @@ import Testing
   var environment: [String: String] {
     var env = KeyringSession.shared.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_CATALOG"] = "file://" + published.path
     env["ODR_SERVICE"] = bundle
     return env
@@ -33,7 +34,7 @@ import Testing
       """.utf8).write(to: source.appending(path: "tags.json"))
     try Data(#"{"keys": {"Weather": {"value": "\#(weather)", "env": "WEATHER_KEY"}, "Maps": {"value": "\#(maps)"}}}"#.utf8)
       .write(to: source.appending(path: "APIKeys.json"))
-    let pack = try odr(["pack", source.path, "--output", published.path, "--quiet"])
+    let pack = try odr(["pack", source.path, "--output", published.path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 

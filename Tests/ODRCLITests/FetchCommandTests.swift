@@ -14,6 +14,7 @@ import Testing
   var environment: [String: String] {
     var env = KeyringSession.shared.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_CATALOG"] = "file://" + published.path
     env["ODR_SERVICE"] = nil
     return env
@@ -31,7 +32,7 @@ import Testing
         "APIKeys": { "category": "prefetch", "secrets": true, "files": ["APIKeys.json"] } } }
       """.utf8).write(to: source.appending(path: "tags.json"))
     try Data(document.utf8).write(to: source.appending(path: "APIKeys.json"))
-    let pack = try odr(["pack", source.path, "--output", published.path, "--version", "\(version)", "--quiet"])
+    let pack = try odr(["pack", source.path, "--output", published.path, "--catalog-version", "\(version)", "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
@@ -70,10 +71,14 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     try publish(document, version: 1)
     #expect(try odr(["fetch", "APIKeys"]).status == 0)
-    try publish(#"{"Weather": "\#(weather)-new", "Maps": 42}"#, version: 2)
-    let result = try odr(["fetch", "APIKeys"])
+    let catalog = try Data(contentsOf: published.appending(path: "catalog.json"))
+    // odr pack refuses it before writing, so no client ever sees it.
+    try Data(#"{"Weather": "\#(weather)-new", "Maps": 42}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
+    let result = try odr(["pack", source.path, "--output", published.path, "--catalog-version", "2", "--plaintext-secrets"])
     #expect(result.status == 1)
     #expect(result.stderr.contains("Key 'Maps': the value must be a string"))
+    #expect(try Data(contentsOf: published.appending(path: "catalog.json")) == catalog)
+    #expect(try odr(["fetch", "APIKeys"]).stdout == "unchanged Maps\nunchanged Weather\n")
     #expect(try lookup("Weather") == weather)
   }
 

@@ -20,7 +20,7 @@ import Testing
     var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
     tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
     try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
-    let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet"])
+    let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
     let sha = try Command.run("/usr/bin/sha256sum", [source.appending(path: "movies/intro.bin").path]).stdout.prefix(64)
     return (try FixtureServer(root: root.appending(path: "pub")), String(sha))
@@ -29,6 +29,7 @@ import Testing
   func environment(_ server: FixtureServer) -> [String: String] {
     var env = KeyringSession.shared.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_CATALOG"] = server.baseURL.absoluteString
     env["ODR_SERVICE"] = nil
     return env

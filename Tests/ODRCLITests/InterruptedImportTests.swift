@@ -19,7 +19,7 @@ import Testing
     try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
       .write(to: source.appending(path: "tags.json"))
     try Data(document(generation).utf8).write(to: source.appending(path: "APIKeys.json"))
-    let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--version", "\(version)", "--quiet"],
+    let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--catalog-version", "\(version)", "--quiet", "--plaintext-secrets"],
                                environment: environment)
     try #require(pack.status == 0, "\(pack.stderr)")
   }
@@ -30,6 +30,7 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     var env = session.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_CATALOG"] = root.appending(path: "pub").path
     env["ODR_SERVICE"] = nil
     func lookup(_ key: String) throws -> String? {

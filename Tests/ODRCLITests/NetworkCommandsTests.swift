@@ -42,6 +42,7 @@ import Testing
     }
     var env = KeyringSession.shared.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_SERVICE"] = bundle
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
@@ -49,7 +50,7 @@ import Testing
       .write(to: source.appending(path: "tags.json"))
     try Data(#"{"keys": {"Weather": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}}"#.utf8)
       .write(to: source.appending(path: "APIKeys.json"))
-    #expect(try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+    #expect(try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
     #expect(try Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
     defer { _ = try? Command.odr(["delete", "--all"], environment: env) }
 

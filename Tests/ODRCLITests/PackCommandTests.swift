@@ -9,7 +9,7 @@ import Testing
 
   @Test func packsTheDemoSampleIdenticallyTwice() throws {
     defer { try? FileManager.default.removeItem(at: output) }
-    let first = try Command.odr(["pack", sample, "--output", output.path, "--json"])
+    let first = try Command.odr(["pack", sample, "--output", output.path, "--json", "--plaintext-secrets"])
     #expect(first.status == 0, "\(first.stderr)")
     let summary = try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any]
     #expect(summary?["bundle"] as? String == "com.example.demo")
@@ -17,7 +17,7 @@ import Testing
     #expect(tags == ["APIKeys", "Level2", "Onboarding"])
     let catalog = try Data(contentsOf: output.appending(path: "catalog.json"))
     try FileManager.default.removeItem(at: output)
-    #expect(try Command.odr(["pack", sample, "--output", output.path, "--quiet"]).status == 0)
+    #expect(try Command.odr(["pack", sample, "--output", output.path, "--quiet", "--plaintext-secrets"]).status == 0)
     #expect(try Data(contentsOf: output.appending(path: "catalog.json")) == catalog)
   }
 

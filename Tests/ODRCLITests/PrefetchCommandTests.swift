@@ -21,7 +21,7 @@ import Testing
     }
     try Data(#"{"bundle": "com.example.prefetch", "tags": {\#(entries.joined(separator: ", "))}}"#.utf8)
       .write(to: source.appending(path: "tags.json"))
-    let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet"])
+    let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0)
     let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: root.appending(path: "pub/catalog.json"))) as? [String: Any]
     var blobs: [String: String] = [:]
@@ -34,6 +34,7 @@ import Testing
   func odr(_ arguments: [String], server: FixtureServer) throws -> Command.Result {
     var env = ProcessInfo.processInfo.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_CATALOG"] = server.baseURL.absoluteString
     return try Command.odr(arguments, environment: env)
   }

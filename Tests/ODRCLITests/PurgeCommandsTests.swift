@@ -10,6 +10,7 @@ import Testing
   var environment: [String: String] {
     var env = ProcessInfo.processInfo.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_CATALOG"] = root.appending(path: "pub").path
     env["ODR_MAX_SIZE"] = nil
     return env
@@ -33,7 +34,7 @@ import Testing
         "C": { "category": "onDemand", "preservationPriority": 0.9, "files": ["C.bin"] },
         "D": { "category": "onDemand", "files": ["D.bin"] } } }
       """.utf8).write(to: source.appending(path: "tags.json"))
-    let pack = try odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet"])
+    let pack = try odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 

@@ -11,6 +11,7 @@ import Testing
   var environment: [String: String] {
     var env = ProcessInfo.processInfo.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_CATALOG"] = "file://" + published.path
     return env
   }
@@ -33,7 +34,7 @@ import Testing
     var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
     tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
     try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
-    let pack = try odr(["pack", source.path, "--output", published.path, "--quiet"])
+    let pack = try odr(["pack", source.path, "--output", published.path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 

@@ -11,9 +11,16 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     var env = ProcessInfo.processInfo.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    // The pack is encrypted to an identity made by age-keygen; the app gets it in ODR_IDENTITY.
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    let identity = root.appending(path: "identity.txt")
+    try #require(try Command.run("/usr/bin/age-keygen", ["-o", identity.path]).status == 0)
+    let recipient = try Command.run("/usr/bin/age-keygen", ["-y", identity.path]).stdout.split(separator: "\n")[0]
+    env["ODR_IDENTITY"] = try String(contentsOf: identity, encoding: .utf8)
     let pack = try Command.odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path,
-                                "--output", root.appending(path: "catalog").path, "--quiet"], environment: env)
-    try #require(pack.status == 0)
+                                "--output", root.appending(path: "catalog").path, "--quiet", "--recipient", String(recipient)], environment: env)
+    try #require(pack.status == 0, "\(pack.stderr)")
 
     // A one-request server on 127.0.0.1: 200 for the demo key, 401 otherwise.
     let server = Process()

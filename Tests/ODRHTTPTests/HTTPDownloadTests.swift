@@ -32,7 +32,7 @@ import Testing
 
     func load() async throws -> ResourceCatalog {
       try await ResourceCatalog.load(from: server.baseURL.appending(path: "catalog.json"), cacheHome: root.appending(path: "cache"),
-                                     transport: HTTPTransport())
+                                     transport: HTTPTransport(), trust: TrustPolicy(stateHome: root.appending(path: "state")))
     }
 
     func installed() -> [String] {

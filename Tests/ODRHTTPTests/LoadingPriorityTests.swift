@@ -26,7 +26,8 @@ import Testing
     server.setFault(.latency(.milliseconds(400)), forPathEndingWith: blob("Slow"))
 
     var resources = try await ResourceCatalog.load(from: server.baseURL.appending(path: "catalog.json"),
-                                                   cacheHome: root.appending(path: "cache"), transport: HTTPTransport())
+                                                   cacheHome: root.appending(path: "cache"), transport: HTTPTransport(),
+                                                   trust: TrustPolicy(stateHome: root.appending(path: "state")))
     resources.scheduler = DownloadScheduler(width: 1)
     func request(_ name: String, _ priority: Double) throws -> ResourceRequest {
       let request = try ResourceRequest(tags: [name], catalog: resources)

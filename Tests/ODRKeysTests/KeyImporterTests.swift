@@ -25,8 +25,10 @@ import Testing
     mutating func publish(_ keys: String) async throws -> ResourceCatalog {
       try write("APIKeys.json", keys)
       version += 1
-      try Publisher(source: source).pack(to: published, version: version)
-      return try await ResourceCatalog.load(from: published, cacheHome: cache)
+      var options = PackOptions()
+      options.plaintextSecrets = true
+      try Publisher(source: source).pack(to: published, version: version, options: options)
+      return try await ResourceCatalog.load(from: published, cacheHome: cache, trust: TrustPolicy(stateHome: root.appending(path: "state")))
     }
 
     func blobs() -> [String] {

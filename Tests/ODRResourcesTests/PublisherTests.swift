@@ -1,5 +1,6 @@
 import Foundation
 import ODRResources
+import ODRTrust
 import Testing
 
 @Suite struct PublisherTests {
@@ -18,6 +19,13 @@ import Testing
     func tags(_ json: String) throws { try write("tags.json", json) }
     var output: URL { root.deletingLastPathComponent().appending(path: root.lastPathComponent + "-out") }
     func remove() { try? FileManager.default.removeItem(at: root); try? FileManager.default.removeItem(at: output) }
+  }
+
+  /// Secrets tags published without recipients, as the older tests expect.
+  var plain: PackOptions {
+    var options = PackOptions()
+    options.plaintextSecrets = true
+    return options
   }
 
   func makeSUT() throws -> Folder {
@@ -39,7 +47,7 @@ import Testing
   @Test func packWritesCatalogAndContentAddressedBlobs() throws {
     let folder = try makeSUT()
     defer { folder.remove() }
-    let catalog = try Publisher(source: folder.root).pack(to: folder.output)
+    let catalog = try Publisher(source: folder.root).pack(to: folder.output, options: plain)
     #expect(catalog.version == 3)
     #expect(catalog.tags["Onboarding"]?.files.map(\.path) == ["Onboarding/deep/more.txt", "Onboarding/welcome.txt", "shared.txt"])
     #expect(catalog.tags["Level2"]?.preservationPriority == 0.2)
@@ -60,17 +68,17 @@ import Testing
   @Test func packingTwiceIsByteIdentical() throws {
     let folder = try makeSUT()
     defer { folder.remove() }
-    try Publisher(source: folder.root).pack(to: folder.output)
+    try Publisher(source: folder.root).pack(to: folder.output, options: plain)
     let first = try Data(contentsOf: folder.output.appending(path: "catalog.json"))
     try FileManager.default.removeItem(at: folder.output)
-    try Publisher(source: folder.root).pack(to: folder.output)
+    try Publisher(source: folder.root).pack(to: folder.output, options: plain)
     #expect(try Data(contentsOf: folder.output.appending(path: "catalog.json")) == first)
   }
 
   @Test func versionFlagOverridesTagsJSON() throws {
     let folder = try makeSUT()
     defer { folder.remove() }
-    #expect(try Publisher(source: folder.root).pack(to: folder.output, version: 9).version == 9)
+    #expect(try Publisher(source: folder.root).pack(to: folder.output, version: 9, options: plain).version == 9)
   }
 
   @Test(arguments: [
@@ -92,7 +100,7 @@ import Testing
     defer { folder.remove() }
     try folder.tags(tagsJSON)
     do {
-      try Publisher(source: folder.root).pack(to: folder.output)
+      try Publisher(source: folder.root).pack(to: folder.output, options: plain)
       Issue.record("packed a bad folder")
     } catch let error as ResourceError {
       #expect(error.message.contains(expected), "\(error.message)")
@@ -105,7 +113,7 @@ import Testing
     defer { folder.remove() }
     try FileManager.default.createSymbolicLink(atPath: folder.root.appending(path: "Onboarding/link.txt").path, withDestinationPath: "/etc/hostname")
     do {
-      try Publisher(source: folder.root).pack(to: folder.output)
+      try Publisher(source: folder.root).pack(to: folder.output, options: plain)
       Issue.record("packed a symlink")
     } catch let error as ResourceError {
       #expect(error.message.contains("symlink"))
@@ -124,5 +132,55 @@ import Testing
     let catalog = Catalog(bundle: "b", version: 1, tags: ["T": .init(category: .initial, files: [
       .init(path: "a", size: 1, sha256: hash)])])
     #expect(throws: ResourceError.self) { try Catalog.decode(catalog.encoded()) }
+  }
+
+  @Test func secretsTagsAreEncryptedToTheirRecipientsAndTheCatalogIsSigned() throws {
+    let folder = try makeSUT()
+    defer { folder.remove() }
+    let (identity, key) = (AgeIdentity(), SigningKey())
+    var options = PackOptions()
+    options.recipients = [identity.recipient]
+    options.signingKey = key
+    let catalog = try Publisher(source: folder.root).pack(to: folder.output, options: options)
+    let file = try #require(catalog.tags["APIKeys"]?.files.first)
+    #expect(catalog.tags["APIKeys"]?.encryption == Catalog.Encryption(recipients: 1))
+    let blob = try Data(contentsOf: folder.output.appending(path: "blobs/\(file.sha256)"))
+    #expect(!String(decoding: blob, as: UTF8.self).contains("k-123"))
+    #expect(try Age.decrypt(blob, identities: [identity]) == Data(#"{"Weather": "k-123"}"#.utf8))
+    let bytes = try Data(contentsOf: folder.output.appending(path: "catalog.json"))
+    let signature = try CatalogSignature(parsing: Data(contentsOf: folder.output.appending(path: "catalog.json.sig")))
+    #expect(signature.validSigner(of: bytes, among: [key.verifyingKey]) == key.verifyingKey)
+    #expect(catalog.signers == [key.verifyingKey])
+    let expires = try #require(catalog.expires)
+    #expect(abs(expires.timeIntervalSinceNow - 90 * 86_400) < 60)
+  }
+
+  @Test func aSecretsTagWithoutRecipientsIsRefusedBeforeAnythingIsWritten() throws {
+    let folder = try makeSUT()
+    defer { folder.remove() }
+    #expect(throws: ResourceError.self) { try Publisher(source: folder.root).pack(to: folder.output) }
+    #expect(!FileManager.default.fileExists(atPath: folder.output.path))
+  }
+
+  @Test func anInvalidSecretsDocumentIsRefusedBeforeAnythingIsWritten() throws {
+    let folder = try makeSUT()
+    defer { folder.remove() }
+    var options = PackOptions()
+    options.recipients = [AgeIdentity().recipient]
+    options.validateSecrets = { path, _ in throw ResourceError(.invalidSource, "\(path) is broken") }
+    let error = #expect(throws: ResourceError.self) { try Publisher(source: folder.root).pack(to: folder.output, options: options) }
+    #expect(error?.message == "APIKeys.json is broken")
+    #expect(!FileManager.default.fileExists(atPath: folder.output.path))
+  }
+
+  @Test func aSecretsFileInAnotherTagIsRefused() throws {
+    let folder = try makeSUT()
+    defer { folder.remove() }
+    try folder.tags("""
+      { "bundle": "com.example.demo", "tags": {
+        "APIKeys": { "category": "prefetch", "secrets": true, "files": ["APIKeys.json"] },
+        "Everything": { "category": "onDemand", "files": ["APIKeys.json"] } } }
+      """)
+    #expect(throws: ResourceError.self) { try Publisher(source: folder.root).pack(to: folder.output, options: plain) }
   }
 }

@@ -25,7 +25,8 @@ import Testing
     }
 
     func load(transport: any BlobTransport = FileTransport()) async throws -> ResourceCatalog {
-      try await ResourceCatalog.load(from: published, cacheHome: cache, transport: transport)
+      try await ResourceCatalog.load(from: published, cacheHome: cache, transport: transport,
+                                     trust: TrustPolicy(stateHome: root.appending(path: "state")))
     }
 
     func files(in folder: String) -> [String] {

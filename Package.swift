@@ -156,7 +156,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["odr", "odr-net", "WeatherClient", "ODRTesting"],
+      dependencies: ["odr", "odr-net", "WeatherClient", "ODRTesting", "ODRTrust"],
       swiftSettings: strictSettings
     ),
   ],

@@ -81,6 +81,9 @@ extension ODR {
       let tag = resources.catalog.tags[name]
       let (category, bytes) = (tag?.category.rawValue ?? "", tag?.size ?? 0)
       do {
+        if keyring.store == .secretService, let failure = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: keyring.timeout)).failure {
+          throw failure
+        }
         let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
         let importer = KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout))
         let report = try await importer.fetch(tags: [name])

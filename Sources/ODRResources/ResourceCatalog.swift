@@ -42,7 +42,14 @@ public struct ResourceCatalog: Sendable {
     } catch let error as TrustError {
       throw ResourceError(.integrity, "\(signatureURL.lastPathComponent): \(error.message) Nothing was changed here.")
     }
-    let catalog = try Catalog.decode(bytes)
+    let catalog: Catalog
+    do { catalog = try Catalog.decode(bytes) } catch let error as ResourceError {
+      // Unreadable and not what was signed: the bytes were changed on the way.
+      if let signature, signature.validSigners(of: bytes).isEmpty {
+        throw ResourceError(.integrity, "catalog.json at \(catalogURL.absoluteString) does not match its signature: it was changed after signing. Nothing was changed here.")
+      }
+      throw error
+    }
     let notices = try await TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome)
       .admit(catalog, bytes: bytes, signature: signature, policy: trust)
     let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)

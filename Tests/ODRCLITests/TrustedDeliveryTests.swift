@@ -1,0 +1,297 @@
+import Foundation
+import ODRTesting
+import ODRTrust
+import Testing
+
+/// Signed catalogs, encrypted secrets packs and no plaintext at rest, end
+/// to end: the built `odr`, the real keyring, the stock `age` tool.
+@Suite(.timeLimit(.minutes(2))) struct TrustedDeliveryTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-trust-\(UUID().uuidString)")
+  let bundle = "com.odr.trust.\(UUID().uuidString.prefix(8).lowercased())"
+  let value = "tk-\(UUID().uuidString)"
+  let suffix = UUID().uuidString.prefix(8).lowercased()
+  var source: URL { root.appending(path: "src") }
+  var published: URL { root.appending(path: "pub") }
+  var cache: URL { root.appending(path: "cache") }
+  var environment: [String: String] {
+    var env = KeyringSession.shared.environment
+    env["XDG_CACHE_HOME"] = cache.path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    env["TMPDIR"] = root.appending(path: "tmp").path
+    env["ODR_CATALOG"] = "file://" + published.path
+    for name in ["ODR_SERVICE", "ODR_IDENTITY", "ODR_TRUST", "ODR_SIGNING_KEY"] { env[name] = nil }
+    return env
+  }
+
+  init() throws {
+    try FileManager.default.createDirectory(at: root.appending(path: "tmp"), withIntermediateDirectories: true)
+  }
+
+  func odr(_ arguments: [String], input: String? = nil, _ extra: [String: String] = [:]) throws -> Command.Result {
+    try Command.odr(arguments, input: input, environment: environment.merging(extra) { $1 })
+  }
+
+  /// A signing key made in the keyring and exported: (public, secret).
+  func signingKey(_ name: String) throws -> (public: String, secret: String) {
+    let made = try odr(["signing-key", "new", "\(name)-\(suffix)"])
+    try #require(made.status == 0, "\(made.stderr)")
+    let secret = try odr(["signing-key", "export", "\(name)-\(suffix)"]).stdout
+    return (made.stdout.trimmingCharacters(in: .newlines), secret.trimmingCharacters(in: .newlines))
+  }
+
+  /// An identity made in the keyring: its recipient.
+  func identity(_ name: String) throws -> String {
+    let made = try odr(["identity", "new", "\(name)-\(suffix)"])
+    try #require(made.status == 0, "\(made.stderr)")
+    return made.stdout.trimmingCharacters(in: .newlines)
+  }
+
+  /// Publishes an APIKeys document (and a plain Onboarding tag).
+  func publish(_ weather: String, version: Int, signedBy key: String? = nil, recipients: [String], _ more: [String] = []) throws {
+    try FileManager.default.createDirectory(at: source.appending(path: "Onboarding"), withIntermediateDirectories: true)
+    try Data("""
+      { "bundle": "\(bundle)", "tags": {
+        "APIKeys": { "category": "prefetch", "secrets": true, "files": ["APIKeys.json"] },
+        "Onboarding": { "category": "initial", "files": ["Onboarding/"] } } }
+      """.utf8).write(to: source.appending(path: "tags.json"))
+    try Data(#"{"Weather": "\#(weather)"}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
+    try Data("welcome".utf8).write(to: source.appending(path: "Onboarding/welcome.txt"))
+    let pack = try odr(["pack", source.path, "--output", published.path, "--catalog-version", "\(version)", "--quiet"]
+                       + recipients.flatMap { ["--recipient", $0] } + more, key.map { ["ODR_SIGNING_KEY": $0] } ?? [:])
+    try #require(pack.status == 0, "\(pack.stderr)")
+  }
+
+  func lookup() throws -> String? {
+    let result = try Command.secretTool(["lookup", "service", bundle, "key", "Weather"], environment: environment)
+    return result.status == 0 ? result.stdout : nil
+  }
+
+  /// Files under `folder` whose bytes contain `needle`.
+  func filesContaining(_ needle: String, under folder: URL) -> [String] {
+    let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
+    var found: [String] = []
+    while let url = enumerator?.nextObject() as? URL {
+      if let data = try? Data(contentsOf: url), data.range(of: Data(needle.utf8)) != nil { found.append(url.path) }
+    }
+    return found
+  }
+
+  var apiKeysBlob: URL {
+    get throws {
+      let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: published.appending(path: "catalog.json"))) as? [String: Any]
+      let tags = catalog?["tags"] as? [String: [String: Any]]
+      let sha = ((tags?["APIKeys"]?["files"] as? [[String: Any]])?.first?["sha256"] as? String) ?? ""
+      return published.appending(path: "blobs/\(sha)")
+    }
+  }
+
+  @Test func signedEncryptedFetchImportsAndOnlyTheIdentityReadsTheBlob() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let key = try signingKey("release")
+    let recipient = try identity("laptop")
+    try publish(value, version: 1, signedBy: key.secret, recipients: [recipient])
+    #expect(filesContaining(value, under: published).isEmpty)
+
+    let fetch = try odr(["fetch", "APIKeys", "--trust", key.public])
+    #expect(fetch.status == 0, "\(fetch.stderr)")
+    #expect(try lookup() == value)
+
+    // The stock age tool: the exported identity opens the blob, another does not.
+    let exported = root.appending(path: "exported.txt")
+    try Data(try odr(["identity", "export", "laptop-\(suffix)"]).stdout.utf8).write(to: exported)
+    let opened = try Command.run("/usr/bin/age", ["-d", "-i", exported.path, try apiKeysBlob.path])
+    #expect(opened.status == 0)
+    #expect(opened.stdout.contains(value))
+    let other = root.appending(path: "other.txt")
+    #expect(try Command.run("/usr/bin/age-keygen", ["-o", other.path]).status == 0)
+    #expect(try Command.run("/usr/bin/age", ["-d", "-i", other.path, try apiKeysBlob.path]).status != 0)
+    #expect(try odr(["identity", "recipient", "laptop-\(suffix)"]).stdout == recipient + "\n")
+    #expect(try odr(["verify", published.path, "--trust", key.public, "--min-validity", "30d"]).status == 0)
+  }
+
+  @Test func anAgeKeygenIdentityInODRIdentityOpensThePack() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let file = root.appending(path: "ci.txt")
+    #expect(try Command.run("/usr/bin/age-keygen", ["-o", file.path]).status == 0)
+    let recipient = try Command.run("/usr/bin/age-keygen", ["-y", file.path]).stdout.trimmingCharacters(in: .newlines)
+    try publish(value, version: 1, recipients: [recipient])
+    let ciEnv = ["ODR_IDENTITY": try String(contentsOf: file, encoding: .utf8), "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
+    let exec = try odr(["exec", "--fetch", "APIKeys", "--", "/bin/sh", "-c", "test \"$WEATHER\" = \(value)"], ciEnv)
+    #expect(exec.status == 0, "\(exec.stderr)")
+    let fromFile = try odr(["fetch", "APIKeys", "--identity-file", file.path])
+    #expect(fromFile.status == 0, "\(fromFile.stderr)")
+    #expect(try lookup() == value)
+  }
+
+  @Test func aMachineThatIsNotARecipientExitsTenAndChangesNothing() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let mine = try identity("mine")
+    try publish(value, version: 1, recipients: [mine])
+    #expect(try odr(["fetch", "APIKeys"]).status == 0)
+    try publish(value + "-2", version: 2, recipients: [AgeIdentity().recipient.description])
+    let result = try odr(["fetch", "APIKeys"])
+    #expect(result.status == 10)
+    #expect(result.stderr.contains("APIKeys (catalog version 2 of \(bundle))"))
+    #expect(result.stderr.contains("odr identity new"))
+    #expect(try lookup() == value)
+    let exec = try odr(["exec", "--fetch", "APIKeys", "--", "/bin/true"], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"])
+    #expect(exec.status == 10)
+  }
+
+  @Test func aFlippedByteInTheCatalogOrItsSignatureIsRefusedBeforeAnythingIsWritten() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let key = try signingKey("flip")
+    let recipient = try identity("flip")
+    try publish(value, version: 1, signedBy: key.secret, recipients: [recipient])
+    #expect(try odr(["fetch", "APIKeys", "--trust", key.public]).status == 0)
+    try publish(value + "-2", version: 2, signedBy: key.secret, recipients: [recipient])
+    let cached = try Data(contentsOf: cache.appending(path: "odr/\(bundle)/catalog.json"))
+    for name in ["catalog.json", "catalog.json.sig"] {
+      let file = published.appending(path: name)
+      let original = try Data(contentsOf: file)
+      for index in Set([0, 1, original.count / 4, original.count / 2, original.count * 3 / 4, original.count - 2]) {
+        var tampered = original
+        tampered[index] ^= 0x04
+        try tampered.write(to: file)
+        for trust in [["--trust", key.public], []] {
+          let result = try odr(["fetch", "APIKeys"] + trust)
+          #expect(result.status == 4, "\(name)[\(index)] \(trust): \(result.stderr)")
+        }
+        #expect(try lookup() == value)
+        #expect(try Data(contentsOf: cache.appending(path: "odr/\(bundle)/catalog.json")) == cached)
+      }
+      try original.write(to: file)
+    }
+    #expect(try odr(["fetch", "APIKeys", "--trust", key.public]).status == 0)
+    #expect(try lookup() == value + "-2")
+  }
+
+  @Test func aMissingSignatureAfterASignedVersionIsRefused() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let key = try signingKey("downgrade")
+    let recipient = try identity("downgrade")
+    try publish(value, version: 1, signedBy: key.secret, recipients: [recipient])
+    let first = try odr(["fetch", "APIKeys"])
+    #expect(first.status == 0)
+    #expect(first.stderr.contains("trusting \(key.public) for \(bundle) on first use"))
+    try publish(value + "-2", version: 2, recipients: [recipient])
+    #expect(!FileManager.default.fileExists(atPath: published.appending(path: "catalog.json.sig").path))
+    let result = try odr(["fetch", "APIKeys"])
+    #expect(result.status == 4)
+    #expect(result.stderr.contains("downgrade"))
+    #expect(try lookup() == value)
+    // Deleting the cache does not reset trust: it lives in the state folder.
+    try FileManager.default.removeItem(at: cache)
+    #expect(try odr(["fetch", "APIKeys"]).status == 4)
+  }
+
+  @Test func anUntrustedKeyIsRefused() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let (pinned, other) = (try signingKey("pinned"), try signingKey("other"))
+    try publish(value, version: 1, signedBy: other.secret, recipients: [try identity("untrusted")])
+    let result = try odr(["fetch", "APIKeys"], ["ODR_TRUST": pinned.public])
+    #expect(result.status == 4)
+    #expect(result.stderr.contains("signed by \(other.public), which is not trusted"))
+    #expect(try lookup() == nil)
+  }
+
+  @Test func anExpiredCatalogIsRefusedOnlineAndServedOfflineWithAWarning() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let key = try signingKey("expiry")
+    try publish(value, version: 1, signedBy: key.secret, recipients: [try identity("expiry")])
+    #expect(try odr(["fetch", "APIKeys"]).status == 0)
+    // The publisher's catalog, re-signed with an expiry in the past.
+    let file = published.appending(path: "catalog.json")
+    let text = try String(contentsOf: file, encoding: .utf8)
+    let expired = Data(text.replacing(/"expires" : "[^"]*"/, with: #""expires" : "2001-01-01T00:00:00Z""#).utf8)
+    try expired.write(to: file)
+    try CatalogSignature(signing: expired, with: try SigningKey(key.secret)).encoded.write(to: published.appending(path: "catalog.json.sig"))
+    let online = try odr(["fetch", "APIKeys"])
+    #expect(online.status == 4)
+    #expect(online.stderr.contains("expired on 2001-01-01"))
+    #expect(try odr(["verify", published.path]).status == 4)
+    // Time passes for the copy on disk too: offline serves it with a warning.
+    let stored = cache.appending(path: "odr/\(bundle)/catalog.json")
+    try String(contentsOf: stored, encoding: .utf8).replacing(/"expires" : "[^"]*"/, with: #""expires" : "2001-01-01T00:00:00Z""#)
+      .write(to: stored, atomically: true, encoding: .utf8)
+    let offline = try odr(["fetch", "APIKeys", "--offline"])
+    #expect(offline.status == 0, "\(offline.stderr)")
+    #expect(offline.stderr.contains("warning: the catalog of \(bundle) (version 1) expired"))
+  }
+
+  @Test func aRotationChainIsFollowedAndAnUnlistedKeyRefused() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let (k1, k2, k3) = (try signingKey("k1"), try signingKey("k2"), try signingKey("k3"))
+    let recipient = try identity("rotation")
+    try publish(value, version: 1, signedBy: k1.secret, recipients: [recipient], ["--next-signer", k2.public])
+    #expect(try odr(["fetch", "APIKeys", "--trust", k1.public]).status == 0)
+    try publish(value + "-2", version: 2, signedBy: k2.secret, recipients: [recipient])
+    #expect(try odr(["fetch", "APIKeys"]).status == 0)
+    #expect(try lookup() == value + "-2")
+    try publish(value + "-3", version: 3, signedBy: k3.secret, recipients: [recipient])
+    let refused = try odr(["fetch", "APIKeys"])
+    #expect(refused.status == 4)
+    #expect(refused.stderr.contains("not trusted"))
+    try publish(value + "-3", version: 3, signedBy: k1.secret, recipients: [recipient])
+    #expect(try odr(["fetch", "APIKeys"]).status == 4)  // K1 handed over to K2
+    #expect(try lookup() == value + "-2")
+  }
+
+  @Test func oversizedCatalogsAndBlobsLongerThanDeclaredAreRefused() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try publish(value, version: 1, recipients: [try identity("sizes")])
+    let catalog = published.appending(path: "catalog.json")
+    let original = try Data(contentsOf: catalog)
+    try (original + Data(repeating: 0x20, count: 4 << 20)).write(to: catalog)
+    let big = try odr(["fetch", "APIKeys"])
+    #expect(big.status == 4)
+    #expect(big.stderr.contains("larger than 4194304 bytes"))
+    try original.write(to: catalog)
+    let blob = try apiKeysBlob
+    try (try Data(contentsOf: blob) + Data("x".utf8)).write(to: blob)
+    let long = try odr(["fetch", "APIKeys"])
+    #expect(long.status == 4, "\(long.stderr)")
+    #expect(try lookup() == nil)
+    #expect(!FileManager.default.fileExists(atPath: cache.appending(path: "odr/\(bundle)/blobs/\(blob.lastPathComponent)").path))
+  }
+
+  @Test func secretsTagsAreNeverFilesOnDisk() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try publish(value, version: 1, recipients: [try identity("hygiene")])
+    let begin = try odr(["begin", "APIKeys"])
+    #expect(begin.status == 2)
+    #expect(begin.stderr.contains("odr fetch APIKeys"))
+    #expect(try odr(["path", "APIKeys"]).status == 2)
+    let noBus = try odr(["prefetch"], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"])
+    #expect(noBus.status == 0, "\(noBus.stderr)")
+    #expect(noBus.stdout.contains("skipped    APIKeys"))
+    let prefetch = try odr(["prefetch"])
+    #expect(prefetch.status == 0, "\(prefetch.stderr)")
+    #expect(prefetch.stdout.contains("imported   APIKeys"))
+    #expect(try lookup() == value)
+    #expect(try odr(["begin", "Onboarding"]).status == 0)
+    #expect(try odr(["status"]).stdout.contains("APIKeys  prefetch, secrets encrypted to 1"))
+
+    // odr fetch killed at random points, 30 times.
+    try publish(value + "-2", version: 2, recipients: [try identity("hygiene2")])
+    for _ in 0..<30 {
+      let process = Process()
+      process.executableURL = Paths.odr
+      process.arguments = ["fetch", "APIKeys", "--quiet"]
+      process.environment = environment
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      usleep(UInt32.random(in: 0...60_000))  // a random point in the run, not a synchronisation
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    #expect(try odr(["fetch", "APIKeys"]).status == 0)
+    #expect(try lookup() == value + "-2")
+    for secret in [value, value + "-2"] {
+      for folder in [cache, root.appending(path: "state"), root.appending(path: "tmp"), published] {
+        #expect(filesContaining(secret, under: folder).isEmpty)
+      }
+    }
+  }
+}

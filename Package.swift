@@ -109,7 +109,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-bench",
-      dependencies: ["ODRKeyring", "ODRKeys", "ODRNetworking", "CLibsecret", "ODRTesting"],
+      dependencies: ["ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources", "ODRTrust", "CLibsecret", "ODRTesting"],
       path: "Benchmarks/odr-bench",
       swiftSettings: strictSettings
     ),

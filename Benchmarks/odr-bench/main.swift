@@ -7,7 +7,9 @@ import ODRKeys
 import ODRNetworking
 import Foundation
 import ODRKeyring
+import ODRResources
 import ODRTesting
+import ODRTrust
 
 let runs = Int(ProcessInfo.processInfo.environment["ODR_BENCH_RUNS"] ?? "") ?? 21
 let odrPath = CommandLine.arguments.dropFirst().first ?? ".build/release/odr"
@@ -121,7 +123,7 @@ if fetchRuns > 0 {
   var env = ProcessInfo.processInfo.environment
   env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
   env["XDG_STATE_HOME"] = work.appending(path: "state").path
-  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "catalog").path, "--quiet"], environment: env)
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "catalog").path, "--quiet", "--plaintext-secrets"], environment: env)
   let fetchArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "catalog").path, "--quiet"]
   let fetchStore = try SecretServiceStore(service: fetchService)
   let loop500 = "for i in $(seq 1 500); do printf 'value-%s' \"$i\" | secret-tool store --label=bench service \(fetchService).tool key K$i || exit 1; done"
@@ -315,4 +317,66 @@ if prefetchRuns > 0 {
     }
     report("(h) prefetch 20 × 8 MiB, server latency \(ms(latency)):  odr prefetch \(ms(median(odrTimes)))   sequential curl loop \(ms(median(curlTimes)))   speed-up \(ratio(median(curlTimes), median(odrTimes)))   (target ≥ 3.00×)   [median of \(prefetchRuns)]")
   }
+}
+
+// (i) Trusted delivery (issue 11): `odr fetch` of a signed catalog whose
+// 500-key pack is encrypted to an identity in the keyring vs the same keys
+// plain and unsigned, alternating, each into an emptied keyring.
+let trustRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_TRUST_RUNS"] ?? "") ?? 9
+if trustRuns > 0 {
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-trust-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  let source = work.appending(path: "src")
+  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+  let trustService = "com.odr.bench.trust"
+  try Data(#"{"bundle": "\#(trustService)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+    .write(to: source.appending(path: "tags.json"))
+  let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
+  try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
+  var env = ProcessInfo.processInfo.environment
+  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  env["XDG_STATE_HOME"] = work.appending(path: "state").path
+  let identityName = "bench-\(UUID().uuidString.prefix(8))"
+  let identity = AgeIdentity()
+  try await SecretServiceStore(service: "odr.identity").setValue(identity.secretKeyString, for: identityName)
+  let signing = SigningKey()
+  var signEnv = env
+  signEnv["ODR_SIGNING_KEY"] = signing.secretKeyString
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "trusted").path, "--quiet", "--recipient", identity.recipient.description], environment: signEnv)
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "plain").path, "--quiet", "--plaintext-secrets"], environment: env)
+  let trustedArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "trusted").path, "--quiet", "--trust", signing.verifyingKey.description]
+  let plainArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "plain").path, "--quiet"]
+  let trustStore = try SecretServiceStore(service: trustService)
+  var trusted: [Duration] = [], plain: [Duration] = []
+  var plainEnv = env
+  plainEnv["XDG_STATE_HOME"] = work.appending(path: "state-plain").path  // its own trust state: plain and signed are different publishers
+  for run in 0..<trustRuns {
+    for which in run % 2 == 0 ? [true, false] : [false, true] {
+      try await trustStore.deleteAll()
+      if which { trusted.append(try time(odrPath, trustedArgs, environment: env)) } else { plain.append(try time(odrPath, plainArgs, environment: plainEnv)) }
+    }
+  }
+  try await trustStore.deleteAll()
+  _ = try await SecretServiceStore(service: "odr.identity").deleteValue(for: identityName)
+  report("(i) fetch 500, signed + encrypted vs plain + unsigned:  \(ms(median(trusted)))   vs \(ms(median(plain)))   ratio \(ratio(median(trusted), median(plain)))   (target ≤ 1.05×)   [median of \(trustRuns)]")
+
+  // Verifying a signed 10,000-file catalog in-process: parse the signature,
+  // check it, decode and validate the catalog.
+  var files: [Catalog.File] = []
+  for index in 0..<10_000 {
+    files.append(Catalog.File(path: "assets/\(index / 100)/file-\(index).bin", size: Int64(index), sha256: String(repeating: String(index % 10), count: 64)))
+  }
+  let big = Catalog(bundle: "com.odr.bench.big", version: 1, expires: Date().addingTimeInterval(86_400), signers: [signing.verifyingKey],
+                    tags: Dictionary(uniqueKeysWithValues: (0..<100).map { ("Tag\($0)", Catalog.Tag(category: .onDemand, files: Array(files[($0 * 100)..<($0 * 100 + 100)]))) }))
+  let bytes = big.encoded()
+  let signatureFile = try CatalogSignature(signing: bytes, with: signing).encoded
+  var verifies: [Duration] = []
+  for _ in 0..<21 {
+    let start = clock.now
+    let signature = try CatalogSignature(parsing: signatureFile)
+    guard signature.validSigner(of: bytes, among: [signing.verifyingKey]) != nil else { fatalError("signature") }
+    _ = try Catalog.decode(bytes)
+    verifies.append(clock.now - start)
+  }
+  report("(j) verify a signed 10,000-file catalog (\(bytes.count / 1024) KiB) in-process: \(ms(median(verifies))) \(spread(verifies))   (target ≤ 20 ms)   [median of 21]")
 }

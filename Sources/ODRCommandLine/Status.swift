@@ -68,7 +68,7 @@ extension ODR {
       for tag in tags {
         var state = tag.onDisk ? "on disk" : "not on disk"
         if tag.secrets { state = tag.recipients == nil ? "never on disk (odr fetch imports it)" : tag.onDisk ? "ciphertext on disk" : "not on disk" }
-        let secrets = tag.secrets ? (tag.recipients.map { ", secrets encrypted to \($0)" } ?? ", secrets in plaintext") : ""
+        let secrets = tag.secrets ? (tag.recipients.map { ", secrets encrypted to \($0) recipient\($0 == 1 ? "" : "s")" } ?? ", secrets in plaintext") : ""
         let holders = tag.pinnedBy.map { "\($0.pid)\($0.command.map { " (\($0))" } ?? "")" }.joined(separator: ", ")
         let pinned = tag.pins > 0 ? ", pinned ×\(tag.pins) by \(holders)" : ""
         let used = tag.lastUse.map { ", last used \(Date(timeIntervalSince1970: $0).formatted(.iso8601))" } ?? ""

@@ -270,7 +270,7 @@ import Testing
     #expect(prefetch.stdout.contains("imported   APIKeys"))
     #expect(try lookup() == value)
     #expect(try odr(["begin", "Onboarding"]).status == 0)
-    #expect(try odr(["status"]).stdout.contains("APIKeys  prefetch, secrets encrypted to 1"))
+    #expect(try odr(["status"]).stdout.contains("APIKeys  prefetch, secrets encrypted to 1 recipient"))
 
     // odr fetch killed at random points, 30 times.
     try publish(value + "-2", version: 2, recipients: [try identity("hygiene2")])

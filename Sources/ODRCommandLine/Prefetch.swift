@@ -86,8 +86,8 @@ extension ODR {
         }
         let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
         let importer = KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout))
-        let report = try await importer.fetch(tags: [name])
-        return (.init(tag: name, category: category, outcome: .imported, bytes: bytes, error: "\(report.keys.count) keys in the keyring", code: nil), nil)
+        _ = try await importer.fetch(tags: [name])
+        return (.init(tag: name, category: category, outcome: .imported, bytes: bytes, error: nil, code: nil), nil)
       } catch let error as KeyringError where [.noSessionBus, .noProvider, .noDefaultCollection].contains(error.code) {
         let note = "no keyring here, so its keys were not imported (`odr fetch \(name)` where a keyring runs, or `odr exec --fetch \(name) -- CMD`)"
         return (.init(tag: name, category: category, outcome: .skipped, bytes: bytes, error: note, code: nil), nil)

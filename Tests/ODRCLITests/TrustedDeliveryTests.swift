@@ -315,4 +315,22 @@ import Testing
     #expect(missing.status == 4)
     #expect(missing.stderr.contains("not signed"))
   }
+
+  @Test func aRollbackIsRefusedEvenWithTheCacheDeleted() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let key = try signingKey("rollback")
+    let recipient = try identity("rollback")
+    try publish(value + "-old", version: 1, signedBy: key.secret, recipients: [recipient])
+    let old = try FileManager.default.contentsOfDirectory(atPath: published.path)
+      .reduce(into: [String: Data]()) { $0[$1] = try? Data(contentsOf: published.appending(path: $1)) }
+    try publish(value, version: 2, signedBy: key.secret, recipients: [recipient])
+    #expect(try odr(["fetch", "APIKeys", "--trust", key.public]).status == 0)
+    // A host replays version 1, properly signed.
+    for (name, data) in old where name.hasPrefix("catalog.json") { try data.write(to: published.appending(path: name)) }
+    try FileManager.default.removeItem(at: cache)
+    let replay = try odr(["fetch", "APIKeys", "--trust", key.public])
+    #expect(replay.status == 4)
+    #expect(replay.stderr.contains("older than version 2"))
+    #expect(try lookup() == value)
+  }
 }

@@ -167,7 +167,7 @@ public actor APIKeyProvider {
     let metadata: String?
 
     init(of store: any SecretStore) async throws {
-      let items = try await ImportJournal.settledItems(of: store)
+      let items = try await ImportJournal.settledItems(of: store, lock: ImportLock(service: store.service))
       values = items.filter { !KeyringInput.isRecord($0.key) }
       metadata = items[KeyringInput.metadataName]
     }

@@ -19,12 +19,15 @@ public struct KeyImporter: Sendable {
   /// Where the age identities that open encrypted tags come from; asked
   /// only when an encrypted tag is read.
   public let identities: @Sendable () async throws -> [AgeIdentity]
+  /// Serializes imports of the service across processes.
+  public let lock: ImportLock
 
   public init(catalog: ResourceCatalog, store: any SecretStore,
-              identities: @escaping @Sendable () async throws -> [AgeIdentity] = { [] }) {
+              identities: @escaping @Sendable () async throws -> [AgeIdentity] = { [] }, lock: ImportLock? = nil) {
     self.catalog = catalog
     self.store = store
     self.identities = identities
+    self.lock = lock ?? ImportLock(service: store.service)
   }
 
   /// Fetches `tags`; with `prune`, keys of the service that no document
@@ -108,8 +111,26 @@ public struct KeyImporter: Sendable {
     return keys
   }
 
+  /// Writes under the service's import lock, held for the whole import: no
+  /// other import runs meanwhile and no reader sees a half-written state.
   private func write(_ incoming: [String: APIKey], prune: Bool, tags: [String]) async throws -> ImportReport {
-    let items = try await ImportJournal.settledItems(of: store)
+    let clock = ContinuousClock()
+    let deadline = clock.now + ImportJournal.patience
+    while true {
+      let report = try await lock.withExclusive { () async throws -> ImportReport? in
+        // Nil while the importer of a journal found here still runs (it used another lock folder).
+        guard let items = try await ImportJournal.settle(store) else { return nil }
+        return try await apply(incoming, to: items, prune: prune, tags: tags)
+      }
+      if let report { return report }
+      guard clock.now < deadline else {
+        throw KeyringError(.timeout, "Another odr process has been importing into \(store.service) for over \(ImportJournal.patience.components.seconds) s. Try again when it ends.")
+      }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+  }
+
+  private func apply(_ incoming: [String: APIKey], to items: [String: String], prune: Bool, tags: [String]) async throws -> ImportReport {
     let oldRecord = items[KeyringInput.metadataName]
     var before = items.filter { !KeyringInput.isRecord($0.key) }
     let oldMetadata = KeyMetadataRecord(json: oldRecord)
@@ -135,7 +156,7 @@ public struct KeyImporter: Sendable {
     guard !changes.isEmpty else { return report }
 
     // Write-ahead: if this process or the keyring dies half-way, the next
-    // reader puts these values back (ImportJournal.settledItems).
+    // reader puts these values back (ImportJournal.settle).
     let journal = ImportJournal(previous: Dictionary(uniqueKeysWithValues: changes.map { ($0.name, before[$0.name]) }))
     try await store.setValue(journal.json, for: KeyringInput.journalName)
     var done: [String] = []
@@ -148,6 +169,10 @@ public struct KeyImporter: Sendable {
         }
         done.append(change.name)
       }
+    } catch let error as KeyringError where [.timeout, .noProvider, .noSessionBus].contains(error.code) {
+      // The keyring stopped answering: each restore would wait for it too.
+      // Stop now; the journal lets the next reader put the values back.
+      throw KeyringError(error.code, "\(error.message) The import stopped after \(done.count) of \(changes.count) changes; the previous values are kept in the keyring's journal and are put back by the next `odr fetch`, `odr exec` or `odr env` once the keyring answers.")
     } catch {
       let unrestored = await restore(done, to: before)
       guard unrestored.isEmpty else {

@@ -93,15 +93,16 @@ enum FileIO {
     return String(decoding: bytes, as: UTF8.self)
   }
 
-  /// Runs `body` holding an exclusive `flock` on `url` (created 0600). The
-  /// kernel releases it if the process dies, so a crash never leaves it held.
-  static func withLock<T>(_ url: URL, _ body: () async throws -> T) async throws -> T {
+  /// Runs `body` holding an exclusive (or `shared`) `flock` on `url`
+  /// (created 0600). The kernel releases it if the process dies, so a crash
+  /// never leaves it held.
+  static func withLock<T>(_ url: URL, shared: Bool = false, _ body: () async throws -> T) async throws -> T {
     let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
     guard fd >= 0 else { throw error("Cannot open the lock '\(url.path)'") }
     defer { close(fd) }
     // Poll rather than block: a blocked flock would hold one of the few
     // cooperative threads, and the holder may need it to finish.
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+    while flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
       guard errno == EWOULDBLOCK || errno == EINTR else { throw error("Cannot lock '\(url.path)'") }
       try await Task.sleep(for: .milliseconds(5))
     }

@@ -40,11 +40,7 @@ public struct LocalStore: Sendable {
     }
   }
 
-  static func defaultCacheHome() -> URL {
-    if let xdg = getenv("XDG_CACHE_HOME"), xdg.pointee == UInt8(ascii: "/") { return URL(filePath: String(cString: xdg)) }
-    let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
-    return URL(filePath: home).appending(path: ".cache")
-  }
+  static func defaultCacheHome() -> URL { XDGFolders.cacheHome }
 
   // MARK: Catalog
 

@@ -106,17 +106,8 @@ public struct PinLedger: Sendable {
     return decoded.leases
   }
 
-  /// The start time of process `pid` (field 22 of /proc/PID/stat), or nil
-  /// when there is no such process.
-  static func startTime(of pid: Int32) -> UInt64? {
-    guard pid > 0, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")") else { return nil }
-    // After "pid (comm) ", field 3 is the state; the start time is field 22.
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    guard fields.count > 19, let start = UInt64(fields[19]) else { return nil }
-    // A zombie has exited: it holds nothing.
-    return fields[0] == "Z" ? nil : start
-  }
+  /// The start time of process `pid`, or nil when there is no such process.
+  static func startTime(of pid: Int32) -> UInt64? { ProcessIdentity.startTime(of: pid) }
 }
 
 extension String {

@@ -25,7 +25,7 @@ struct TrustLedger {
 
   init(bundle: String, stateHome: URL?) {
     self.bundle = bundle
-    folder = (stateHome ?? TrustPolicy.defaultStateHome()).appending(path: "odr").appending(path: bundle)
+    folder = (stateHome ?? XDGFolders.stateHome).appending(path: "odr").appending(path: bundle)
   }
 
   var file: URL { folder.appending(path: "trust.json") }

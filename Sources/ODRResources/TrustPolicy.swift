@@ -1,8 +1,5 @@
 public import FoundationEssentials
 public import ODRTrust
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What a client trusts when it loads a catalog (DESIGN §3.2): keys pinned
 /// by the user, plus what earlier accepted catalogs of the bundle said,
@@ -23,11 +20,5 @@ public struct TrustPolicy: Sendable {
     self.pinned = Set(pinned)
     self.stateHome = stateHome
     self.now = now
-  }
-
-  static func defaultStateHome() -> URL {
-    if let xdg = getenv("XDG_STATE_HOME"), xdg.pointee == UInt8(ascii: "/") { return URL(filePath: String(cString: xdg)) }
-    let home = getenv("HOME").map { String(cString: $0) } ?? "/tmp"
-    return URL(filePath: home).appending(path: ".local/state")
   }
 }

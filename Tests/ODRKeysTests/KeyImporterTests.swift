@@ -35,6 +35,9 @@ import Testing
       (try? FileManager.default.contentsOfDirectory(atPath: cache.appending(path: "odr/com.example.test/blobs").path)) ?? []
     }
 
+    /// The service's import lock, in this fixture's own state folder.
+    var lock: ImportLock { ImportLock(service: "com.example.test", stateHome: root.appending(path: "state")) }
+
     func remove() { try? FileManager.default.removeItem(at: root) }
   }
 
@@ -54,7 +57,7 @@ import Testing
   @Test func firstImportAddsEveryKeyAndDeletesThePlaintext() async throws {
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
-    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     #expect(report.keys.map(\.outcome) == [.added, .added])
     #expect(try await store.value(for: "Weather") == "w-1")
     #expect(try await store.names() == ["Maps", "Weather"])
@@ -67,9 +70,9 @@ import Testing
   @Test func reimportingTheSameDocumentWritesNothing() async throws {
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
-    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     let writes = store.writes
-    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     #expect(report.keys.map(\.outcome) == [.unchanged, .unchanged])
     #expect(store.writes == writes)
   }
@@ -77,10 +80,10 @@ import Testing
   @Test func aChangedDocumentWritesOnlyTheChangedKeys() async throws {
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
-    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     let writes = store.writes
     let v2 = Self.v1.replacingOccurrences(of: "w-1", with: "w-2")
-    let report = try await KeyImporter(catalog: fixture.publish(v2), store: store).fetch(tags: ["APIKeys"])
+    let report = try await KeyImporter(catalog: fixture.publish(v2), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     #expect(report.keys == [.init(name: "Maps", outcome: .unchanged), .init(name: "Weather", outcome: .changed)])
     // The one changed key, between opening and closing the import's journal.
     #expect(store.written.dropFirst(writes) == [KeyringInput.journalName, "Weather", KeyringInput.journalName])
@@ -92,9 +95,9 @@ import Testing
     defer { fixture.remove() }
     try await store.setValue("old", for: "Legacy")
     let catalog = try await fixture.publish(Self.v1)
-    let kept = try await KeyImporter(catalog: catalog, store: store).fetch(tags: ["APIKeys"])
+    let kept = try await KeyImporter(catalog: catalog, store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     #expect(!kept.keys.contains { $0.outcome == .pruned })
-    let pruned = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"], prune: true)
+    let pruned = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"], prune: true)
     #expect(pruned.keys.first { $0.name == "Legacy" }?.outcome == .pruned)
     #expect(try await store.names() == ["Maps", "Weather"])
   }
@@ -102,11 +105,11 @@ import Testing
   @Test func anInvalidDocumentChangesNothingAndLeavesNoPlaintext() async throws {
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
-    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     let writes = store.writes
     let bad = #"{"Weather": "w-secret-2", "Maps": ""}"#
     await #expect(throws: KeysError.self) {
-      try await KeyImporter(catalog: fixture.publish(bad), store: store).fetch(tags: ["APIKeys"])
+      try await KeyImporter(catalog: fixture.publish(bad), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     }
     #expect(store.writes == writes)
     #expect(try await store.value(for: "Weather") == "w-1")
@@ -116,12 +119,12 @@ import Testing
   @Test func aFailureHalfwayRestoresThePreviousValues() async throws {
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
-    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     let before = try await store.values(for: nil)
     let v2 = #"{"Alpha": "a-new", "Maps": "m-2", "Weather": "w-2", "Zulu": "z-new"}"#
     store.failWrite(after: 2)
     await #expect(throws: KeyringError.self) {
-      try await KeyImporter(catalog: fixture.publish(v2), store: store).fetch(tags: ["APIKeys"])
+      try await KeyImporter(catalog: fixture.publish(v2), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     }
     #expect(try await store.values(for: nil) == before)
   }
@@ -129,11 +132,11 @@ import Testing
   @Test func aFailureThatAlsoBlocksTheRestoreSaysWhichKeysMayHaveChanged() async throws {
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
-    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     let before = try await store.valuesAndRecords()
     store.failWrite(after: 2, persistently: true)  // the journal and Maps get through
     do {
-      _ = try await KeyImporter(catalog: fixture.publish(#"{"Maps": "m-2", "Weather": "w-2"}"#), store: store).fetch(tags: ["APIKeys"])
+      _ = try await KeyImporter(catalog: fixture.publish(#"{"Maps": "m-2", "Weather": "w-2"}"#), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
       Issue.record("the import succeeded")
     } catch let error as KeysError {
       #expect(error.code == .interruptedImport)
@@ -143,29 +146,75 @@ import Testing
     #expect(try await store.value(for: "Maps") == "m-2")  // the keyring is stuck half-way...
     store.stopFailing()
     // ...until the next reader rolls the import back from its journal.
-    #expect(try await store.keys().map(\.value).sorted() == ["m-1", "w-1"])
+    #expect(try await store.keys(lock: fixture.lock).map(\.value).sorted() == ["m-1", "w-1"])
     #expect(try await store.valuesAndRecords() == before)
   }
 
   @Test func aProcessKilledMidImportIsRolledBackByTheNextImport() async throws {
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
-    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     let before = try await store.valuesAndRecords()
     // What a SIGKILL after two writes leaves: the journal and one new value.
     let journal = #"{"previous":{"Maps":"m-1","New":null}}"#
     try await store.setValue(journal, for: KeyringInput.journalName)
     try await store.setValue("m-9", for: "Maps")
     try await store.setValue("n-9", for: "New")
-    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["APIKeys"])
+    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     #expect(report.keys.map(\.outcome) == [.unchanged, .unchanged])
     #expect(try await store.valuesAndRecords() == before)
+  }
+
+  @Test func aKeyringThatStopsAnsweringStopsTheImportAtTheFirstTimeout() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
+    let before = try await store.valuesAndRecords()
+    let many = (1...50).map { "\"K\($0)\": \"v-\($0)\"" }.joined(separator: ", ")
+    store.failWrite(after: 3, persistently: true, with: .timeout)  // the journal and two keys get through
+    let error = await #expect(throws: KeyringError.self) {
+      try await KeyImporter(catalog: fixture.publish("{\(many)}"), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
+    }
+    #expect(error?.code == .timeout)
+    #expect(store.failedAttempts == 1)
+    store.stopFailing()
+    #expect(try await store.keys(lock: fixture.lock).map(\.value).sorted() == ["m-1", "w-1"])
+    #expect(try await store.valuesAndRecords() == before)
+  }
+
+  /// An import in progress in another process (one that locks another
+  /// folder): a reader waits for it instead of undoing it.
+  @Test func aReaderNeverRollsBackTheImportOfALiveProcess() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
+    let importer = Process()
+    importer.executableURL = URL(filePath: "/bin/sleep")
+    importer.arguments = ["60"]
+    try importer.run()
+    defer { importer.terminate() }
+    let identity = try #require(ProcessIdentity(pid: importer.processIdentifier))
+    let journal = String(decoding: try JSONEncoder().encode(Journal(previous: ["Maps": "m-1"], importer: identity)), as: UTF8.self)
+    try await store.setValue(journal, for: KeyringInput.journalName)
+    try await store.setValue("m-2", for: "Maps")  // half-way through its import
+    let (reads, lock) = (store.reads, fixture.lock)
+    let reader = Task { try await store.keys(lock: lock).map(\.value).sorted() }
+    while store.reads < reads + 3 { try await Task.sleep(for: .milliseconds(1)) }  // it looked three times and still waits
+    try await store.setValue("w-2", for: "Weather")  // the import completes
+    _ = try await store.deleteValue(for: KeyringInput.journalName)
+    #expect(try await reader.value == ["m-2", "w-2"])
+  }
+
+  /// The shape of odr's journal, as another process writes it.
+  struct Journal: Encodable {
+    let previous: [String: String?]
+    let importer: ProcessIdentity
   }
 
   @Test func tagsWithoutSecretsAreJustMadeAvailable() async throws {
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
-    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store).fetch(tags: ["Art"])
+    let report = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["Art"])
     #expect(report.keys.isEmpty)
     #expect(store.writes == 0)
     #expect(fixture.blobs().count == 1)
@@ -176,7 +225,8 @@ import Testing
 final class RecordingStore: SecretStore {
   let service: String
   private let inner: MemoryStore
-  private let state = Mutex((writes: 0, reads: 0, failAt: Int?.none, persistently: false, written: [String]()))
+  private let state = Mutex((writes: 0, reads: 0, failAt: Int?.none, persistently: false, written: [String](),
+                             failure: KeyringError.Code.locked, failedAttempts: 0))
 
   init(service: String) {
     self.service = service
@@ -184,6 +234,8 @@ final class RecordingStore: SecretStore {
   }
 
   var writes: Int { state.withLock { $0.writes } }
+  /// Writes refused so far.
+  var failedAttempts: Int { state.withLock { $0.failedAttempts } }
   var reads: Int { state.withLock { $0.reads } }
   /// The names written (set or deleted), in order.
   var written: [String] { state.withLock { $0.written } }
@@ -192,10 +244,11 @@ final class RecordingStore: SecretStore {
   func stopFailing() { state.withLock { $0.failAt = nil } }
   /// Lets `more` writes through, then fails the next one (and, if
   /// `persistently`, every one after it).
-  func failWrite(after more: Int, persistently: Bool = false) {
+  func failWrite(after more: Int, persistently: Bool = false, with code: KeyringError.Code = .locked) {
     state.withLock { state in
       state.failAt = state.writes + more
       state.persistently = persistently
+      state.failure = code
     }
   }
 
@@ -203,7 +256,8 @@ final class RecordingStore: SecretStore {
     try state.withLock { state in
       if let failAt = state.failAt, state.writes >= failAt {
         if !state.persistently { state.failAt = nil }
-        throw KeyringError(.locked, "The keyring collection 'Login' is locked.")
+        state.failedAttempts += 1
+        throw KeyringError(state.failure, state.failure == .locked ? "The keyring collection 'Login' is locked." : "The keyring did not answer.")
       }
       state.writes += 1
       state.written.append(name)

@@ -1,0 +1,36 @@
+public import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A running process, named so that a recycled pid is not mistaken for it:
+/// its pid and its start time (clock ticks after boot, field 22 of
+/// `/proc/PID/stat`). Holders of pins and of imports are recorded this way.
+public struct ProcessIdentity: Codable, Sendable, Equatable {
+  public let pid: Int32
+  public let start: UInt64
+
+  /// The process `pid`, or nil when there is no such running process.
+  public init?(pid: Int32) {
+    guard let start = Self.startTime(of: pid) else { return nil }
+    self.pid = pid
+    self.start = start
+  }
+
+  /// This process.
+  public static var current: ProcessIdentity { ProcessIdentity(pid: getpid())! }
+
+  /// True while the process runs (a zombie has exited: it is not live).
+  public var isLive: Bool { Self.startTime(of: pid) == start }
+
+  /// Field 22 of /proc/PID/stat, or nil when there is no such process. The
+  /// command name in field 2 may be any bytes (even not UTF-8), so the
+  /// fields are read after its closing parenthesis.
+  static func startTime(of pid: Int32) -> UInt64? {
+    guard pid > 0, let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat"),
+          let close = data.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+    let fields = String(decoding: data[(close + 1)...], as: UTF8.self).split(separator: " ")
+    guard fields.count > 19, let start = UInt64(fields[19]) else { return nil }
+    return fields[0] == "Z" ? nil : start
+  }
+}

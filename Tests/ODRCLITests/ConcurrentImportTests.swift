@@ -1,0 +1,81 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// 8 processes import two documents in turn while readers run `odr env`,
+/// for 30 s: no reader ever sees a mix, and the last import wins.
+@Suite(.timeLimit(.minutes(2))) struct ConcurrentImportTests {
+  @Test func eightImportersAndReadersNeverMixTwoDocuments() throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-concurrent-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let bundle = "com.odr.concurrent.\(UUID().uuidString.prefix(8).lowercased())"
+    var env = KeyringSession.shared.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    env["ODR"] = Paths.odr.path
+    env["ROOT"] = root.path
+    env["BUNDLE"] = bundle
+    for document in ["A", "B"] {
+      let source = root.appending(path: "src-\(document)")
+      try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+      try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+        .write(to: source.appending(path: "tags.json"))
+      let keys = (1...20).map { #""K\#($0)": "\#(document.lowercased())-\#($0)-\#(UUID().uuidString.prefix(6))""# }.joined(separator: ", ")
+      try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
+      let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: document).path, "--quiet", "--plaintext-secrets"], environment: env)
+      try #require(pack.status == 0, "\(pack.stderr)")
+    }
+
+    let script = #"""
+      end=$((SECONDS + 30))
+      fetcher() {
+        n=$1
+        while [ $SECONDS -lt $end ]; do
+          d=A; [ $((n % 2)) -eq 1 ] && d=B; n=$((n + 1))
+          if "$ODR" fetch APIKeys --catalog "$ROOT/$d" --quiet 2>>"$ROOT/errors.log"; then echo "$(date +%s%N) $d" >> "$ROOT/fetches.log"
+          else echo "fetch exited $?" >> "$ROOT/errors.log"; fi
+        done
+      }
+      reader() {
+        while [ $SECONDS -lt $end ]; do
+          out=$("$ODR" env --format json --service "$BUNDLE" 2>>"$ROOT/errors.log") && printf '%s\n' "$out" | tr -d '\n' >> "$ROOT/reads.$1.log" && echo >> "$ROOT/reads.$1.log"
+        done
+      }
+      for i in 1 2 3 4 5 6 7 8; do fetcher $i & done
+      reader 1 & reader 2 &
+      wait
+      """#
+    let run = try Command.run("/bin/bash", ["-c", script], environment: env)
+    #expect(run.status == 0)
+    let errors = (try? String(contentsOf: root.appending(path: "errors.log"), encoding: .utf8)) ?? ""
+    #expect(errors.isEmpty, "\(errors.prefix(2000))")
+
+    // Every read holds one whole document.
+    var reads = 0
+    for reader in [1, 2] {
+      let lines = ((try? String(contentsOf: root.appending(path: "reads.\(reader).log"), encoding: .utf8)) ?? "").split(separator: "\n")
+      for line in lines where !line.isEmpty && line != "{}" {
+        let values = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]).values
+        let documents = Set(values.map { $0.prefix(2) })
+        #expect(documents.count == 1 && values.count == 20, "a mixed read: \(documents.sorted())")
+        reads += 1
+      }
+    }
+    #expect(reads > 10)
+
+    // The last successful import wins (or one that ended within 20 ms of it:
+    // the two recordings may race).
+    let fetches = try String(contentsOf: root.appending(path: "fetches.log"), encoding: .utf8).split(separator: "\n")
+      .compactMap { line -> (UInt64, String)? in
+        let parts = line.split(separator: " ")
+        return parts.count == 2 ? UInt64(parts[0]).map { ($0, String(parts[1])) } : nil
+      }.sorted { $0.0 < $1.0 }
+    #expect(fetches.count > 16)
+    let last = try #require(fetches.last)
+    let acceptable = Set(fetches.filter { $0.0 + 20_000_000 >= last.0 }.map(\.1))
+    let final = try Command.odr(["env", "--format", "json", "--service", bundle], environment: env)
+    let values = try #require(try JSONSerialization.jsonObject(with: Data(final.stdout.utf8)) as? [String: String]).values
+    let winner = Set(values.map { String($0.prefix(1)).uppercased() })
+    #expect(winner.count == 1 && acceptable.isSuperset(of: winner), "final \(winner), last fetches \(acceptable)")
+  }
+}

@@ -1,5 +1,5 @@
 public import FoundationEssentials
-public import ODRResources
+import ODRResources
 
 /// The cross-process lock of one service's imports:
 /// `${XDG_STATE_HOME:-~/.local/state}/odr/<service>/import.lock`. `odr fetch`

@@ -4,10 +4,11 @@ public import ODRKeys
 ///
 /// A key's variable is its `env` metadata, else its name in upper snake
 /// case (`Weather` → `WEATHER`, `mapsKey` → `MAPS_KEY`, `OpenAIKey` →
-/// `OPEN_AI_KEY`, `geo.v2-key` → `GEO_V2_KEY`). Two keys with one variable,
-/// a name that is not `[A-Za-z_][A-Za-z0-9_]*`, or a variable that would
-/// change how the command itself is found or started (`PATH`, `LD_*`,
-/// `BASH_ENV`, …) are refused: a pack must not be able to take over the job.
+/// `OPEN_AI_KEY`, `geo.v2-key` → `GEO_V2_KEY`); ``VariableName`` says which
+/// variables a pack may not set. Such an item in the keyring (written by
+/// another tool, or a name with a space) is skipped with a warning, so one
+/// foreign item does not block the rest; asked for by `--only`, it is an
+/// error. Two keys with one variable are refused.
 public struct SecretVariables: Sendable {
   /// One variable: its name, the key it comes from, and the value.
   public struct Variable: Sendable, Equatable {
@@ -18,6 +19,8 @@ public struct SecretVariables: Sendable {
 
   /// The variables, sorted by name.
   public let variables: [Variable]
+  /// One warning per key left out, naming it (never its value).
+  public let skipped: [String]
 
   /// The variables of `keys`; with `only`, just those keys (each must exist).
   public init(keys: [APIKey], only: [String]? = nil) throws {
@@ -34,63 +37,38 @@ public struct SecretVariables: Sendable {
         selected.append(key)
       }
     }
-    guard !selected.isEmpty else {
-      throw CIError(.notFound, "There are no keys to inject. Run `odr fetch APIKeys` first, or use --fetch TAG.")
-    }
     var owners: [String: String] = [:]
     var variables: [Variable] = []
+    var skipped: [String] = []
     for key in selected {
-      let name = key.metadata.env ?? Self.upperSnakeCase(key.name)
-      try Self.validate(variable: name, of: key.name)
+      let name = VariableName.of(key)
+      if let refusal = VariableName.refusal(name) {
+        let shown = Self.shown(key.name)
+        guard only == nil else {
+          throw CIError(.invalidVariable, "Key \(shown): \(refusal), so odr does not set it. Give it another \"env\" in the APIKeys document.")
+        }
+        skipped.append("skipped key \(shown): \(refusal).")
+        continue
+      }
       if let other = owners.updateValue(key.name, forKey: name) {
         throw CIError(.invalidVariable, "Keys '\(other)' and '\(key.name)' both map to the variable \(name). Give one of them another \"env\" in the APIKeys document, or pick one with --only.")
       }
       variables.append(Variable(name: name, key: key.name, value: key.value))
     }
+    guard !variables.isEmpty else {
+      throw CIError(.notFound, "There are no keys to inject\(skipped.isEmpty ? "" : " (\(skipped.count) skipped: \(skipped.joined(separator: " ")))"). Run `odr fetch APIKeys` first, or use --fetch TAG.")
+    }
     self.variables = variables.sorted { $0.name < $1.name }
+    self.skipped = skipped
   }
 
-  /// `name` in upper snake case: a '_' between a lower-case letter or digit
-  /// and an upper-case one, and before the last capital of an acronym that
-  /// starts a word; '.' and '-' become '_'.
-  public static func upperSnakeCase(_ name: String) -> String {
-    let chars = Array(name)
-    var result = ""
-    for (i, c) in chars.enumerated() {
-      if c == "." || c == "-" || c == "_" {
-        if !result.hasSuffix("_") { result.append("_") }
-        continue
-      }
-      if c.isUppercase, i > 0, !result.hasSuffix("_") {
-        let previous = chars[i - 1]
-        let next = i + 1 < chars.count ? chars[i + 1] : nil
-        if previous.isLowercase || previous.isNumber || (previous.isUppercase && next?.isLowercase == true) {
-          result.append("_")
-        }
-      }
-      result.append(contentsOf: c.uppercased())
-    }
-    return result
-  }
+  /// `name` in upper snake case (``VariableName/upperSnakeCase(_:)``).
+  public static func upperSnakeCase(_ name: String) -> String { VariableName.upperSnakeCase(name) }
 
-  /// Variables a pack may not set: they decide which program runs, which
-  /// libraries it loads or which code a shell runs first.
-  static let reserved: Set<String> = [
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "IFS", "ENV", "BASH_ENV", "PS4", "PROMPT_COMMAND",
-    "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES", "TMPDIR", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME",
-    "PERL5LIB", "PERL5OPT", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "GIT_SSH_COMMAND", "GIT_EXEC_PATH",
-  ]
-
-  static func validate(variable name: String, of key: String) throws {
-    let bytes = Array(name.utf8)
-    guard let first = bytes.first, !(0x30...0x39).contains(first), bytes.count <= 255,
-          bytes.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) || $0 == UInt8(ascii: "_") })
-    else {
-      throw CIError(.invalidVariable, "Key '\(key)': '\(String(name.prefix(64)))' is not a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*). Set \"env\" for it in the APIKeys document.")
-    }
-    let upper = name.uppercased()
-    if reserved.contains(upper) || upper.hasPrefix("LD_") || upper.hasPrefix("BASH_FUNC_") {
-      throw CIError(.invalidVariable, "Key '\(key)': the variable \(name) changes how programs are found or started, so odr does not set it from a pack. Set another \"env\" for it in the APIKeys document.")
-    }
+  /// A key name from the keyring for a message: quoted, control characters
+  /// escaped, shortened.
+  static func shown(_ name: String) -> String {
+    let escaped = name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? $0.escaped(asASCII: true) : String($0) }.joined()
+    return "'" + (escaped.count > 64 ? String(escaped.prefix(64)) + "…" : escaped) + "'"
   }
 }

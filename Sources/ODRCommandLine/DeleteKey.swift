@@ -32,7 +32,7 @@ extension ODR {
     func validate() throws {
       if names.isEmpty == !all { throw ValidationError("Name the keys to delete, or pass --all (not both).") }
       for name in names {
-        do { try KeyringInput.validate(name: name) } catch { throw ValidationError(error.message) }
+        do { try KeyringInput.validate(userKeyName: name) } catch { throw ValidationError(error.message) }
       }
     }
 

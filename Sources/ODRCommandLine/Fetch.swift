@@ -25,8 +25,11 @@ extension ODR {
     @Argument(help: "The tags to fetch.")
     var tags: [String]
 
-    @Flag(help: "Delete keys of the service that the documents no longer hold.")
+    @Flag(help: "Delete keys that an earlier `odr fetch` imported and the documents no longer hold (never keys stored by `odr set` or other tools).")
     var prune = false
+
+    @Flag(help: "Change nothing: say what would be added, changed, kept and pruned.")
+    var dryRun = false
 
     @Flag(help: "Print the outcome as JSON.")
     var json = false
@@ -36,21 +39,28 @@ extension ODR {
 
     func validate() throws {
       if tags.isEmpty { throw ValidationError("Name at least one tag, for example APIKeys.") }
+      if keyring.store == .memory {
+        throw ValidationError("--store memory keeps keys for this process only, so `odr fetch` would import them nowhere. For a one-shot job use `odr exec --fetch TAG -- CMD` or `odr env --fetch TAG`; to keep them, run a keyring (`dbus-run-session -- sh -c 'gnome-keyring-daemon --unlock --components=secrets </dev/null; odr fetch TAG'`).")
+      }
     }
 
     func run() async throws {
       let resources = try await catalog.load()
       let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
       let bar = ProgressBar(quiet: quiet || json)
-      let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout)).fetch(tags: tags, prune: prune, progress: bar.callback)
+      let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout)).fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.callback)
       bar.finish()
       if json { return try Output.json(report) }
       guard !quiet else { return }
       if report.keys.isEmpty {
         Output.error("\(tags.joined(separator: ", ")): available (no secrets)")
       } else {
-        Output.write(report.keys.map { "\($0.outcome.rawValue + String(repeating: " ", count: max(0, 10 - $0.outcome.rawValue.count)))\($0.name)\n" }.joined())
-        Output.error("keys of \(report.service) are in the keyring; no plaintext was written to disk")
+        let prefix = dryRun ? "would be " : ""
+        Output.write(report.keys.map { entry in
+          let outcome = prefix + entry.outcome.rawValue
+          return outcome + String(repeating: " ", count: max(1, prefix.count + 10 - outcome.count)) + entry.name + "\n"
+        }.joined())
+        Output.error(dryRun ? "dry run: nothing was written to \(report.service)" : "keys of \(report.service) are in the keyring; no plaintext was written to disk")
       }
     }
   }

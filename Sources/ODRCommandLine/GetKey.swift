@@ -22,6 +22,7 @@ extension ODR {
     var name: String
 
     func run() async throws {
+      try KeyringInput.validate(userKeyName: name)
       try await Self.print(options.makeStore().value(for: name))
     }
 

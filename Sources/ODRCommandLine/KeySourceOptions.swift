@@ -26,8 +26,11 @@ struct KeySourceOptions: ParsableArguments {
   }
 
   /// The variables to inject.
+  /// The variables to inject; a warning on stderr for each key left out.
   func variables() async throws -> SecretVariables {
-    try SecretVariables(keys: try await keys(), only: onlyNames)
+    let variables = try SecretVariables(keys: try await keys(), only: onlyNames)
+    for warning in variables.skipped { Output.error(warning) }
+    return variables
   }
 
   private func keys() async throws -> [APIKey] {

@@ -37,7 +37,7 @@ struct QuickGet {
         name = argument
       }
     }
-    guard let name, (try? KeyringInput.validate(name: name)) != nil,
+    guard let name, (try? KeyringInput.validate(userKeyName: name)) != nil,
           let service = service ?? StoreOptions.environmentService,
           (try? KeyringInput.validate(service: service)) != nil
     else { return nil }

@@ -30,7 +30,7 @@ extension ODR {
 
     func run() async throws {
       let store = try options.makeStore()
-      try KeyringInput.validate(name: name)
+      try KeyringInput.validate(userKeyName: name)
       let value = try SecretInput.read(prompt: "Value for \(name): ", keepNewline: keepNewline)
       try await store.setValue(value, for: name)
       if !quiet { Output.error("stored '\(name)' for \(store.service)") }

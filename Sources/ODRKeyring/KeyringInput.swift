@@ -30,6 +30,16 @@ public enum KeyringInput {
     }
   }
 
+  /// `validate(name:)` for a name a user typed: odr's own records
+  /// (names beginning `_odr.`) are refused too, so `odr get`, `set` and
+  /// `delete` never touch the journal or the metadata.
+  public static func validate(userKeyName name: String) throws(KeyringError) {
+    if name.hasPrefix("_odr.") {
+      throw KeyringError(.invalidInput, "Invalid key name \(quoted(name)): names beginning with '_odr.' are reserved for odr's own records.")
+    }
+    try validate(name: name)
+  }
+
   /// Throws unless `service` looks like a bundle id: 1–255 of letters,
   /// digits, '.', '_' or '-', starting with a letter or digit.
   public static func validate(service: String) throws(KeyringError) {

@@ -52,6 +52,11 @@ public struct APIKeysDocument: Sendable, Equatable {
       }
     }
     if keys.isEmpty { throw invalid("The document holds no keys.") }
+    for key in keys.sorted(by: { $0.name < $1.name }) {
+      if let refusal = VariableName.refusal(VariableName.of(key)) {
+        throw invalid("Key '\(key.name)': \(refusal), so a pack may not set it. Give the key another \"env\" (such as \(VariableName.upperSnakeCase(key.name).filter { $0.isLetter || $0.isNumber })_API_KEY).")
+      }
+    }
     return APIKeysDocument(keys: keys)
   }
 
@@ -86,7 +91,7 @@ public struct APIKeysDocument: Sendable, Equatable {
   }
 
   private static func validate(name: String) throws(KeysError) {
-    do { try KeyringInput.validate(name: name) } catch { throw invalid(error.message) }
+    do { try KeyringInput.validate(userKeyName: name) } catch { throw invalid(error.message) }
   }
 
   private static func validate(value: JSONValue, of name: String) throws(KeysError) -> String {
@@ -94,6 +99,9 @@ public struct APIKeysDocument: Sendable, Equatable {
       throw invalid("Key '\(name)': the value must be a string, not \(value.kind).")
     }
     do { try KeyringInput.validate(value: text, for: name) } catch { throw invalid(error.message) }
+    if text.utf8.contains(0) {
+      throw invalid("Key '\(name)': the value contains a NUL character, which environment variables and many programs cannot carry.")
+    }
     return text
   }
 

@@ -21,4 +21,14 @@ public struct ImportReport: Sendable, Equatable, Codable {
   public let tags: [String]
   /// One entry per key, sorted by name.
   public let keys: [Entry]
+  /// True when nothing was written (`odr fetch --dry-run`): the outcomes
+  /// say what would happen.
+  public var dryRun = false
+
+  public init(service: String, tags: [String], keys: [Entry], dryRun: Bool = false) {
+    self.service = service
+    self.tags = tags
+    self.keys = keys
+    self.dryRun = dryRun
+  }
 }

@@ -30,9 +30,12 @@ public struct KeyImporter: Sendable {
     self.lock = lock ?? ImportLock(service: store.service)
   }
 
-  /// Fetches `tags`; with `prune`, keys of the service that no document
-  /// holds any more are deleted. `progress` hears of the downloads.
-  public func fetch(tags: [String], prune: Bool = false, progress: ResourceRequest.Progress? = nil) async throws -> ImportReport {
+  /// Fetches `tags`; with `prune`, keys that an earlier import wrote and no
+  /// document holds any more are deleted (never keys stored by `odr set` or
+  /// other tools). With `dryRun`, nothing is written: the report says what
+  /// would change. `progress` hears of the downloads.
+  public func fetch(tags: [String], prune: Bool = false, dryRun: Bool = false,
+                    progress: ResourceRequest.Progress? = nil) async throws -> ImportReport {
     let resolved = try tags.map { ($0, try catalog.tag($0)) }
     let plain = resolved.filter { !$0.1.secrets }.map(\.0)
     if !plain.isEmpty {
@@ -46,7 +49,7 @@ public struct KeyImporter: Sendable {
     catalog.store.remove(secretTags.filter { $0.1.encryption == nil }.flatMap(\.1.files), keepingThoseUsedBy: Array(others))
     guard !secretTags.isEmpty else { return ImportReport(service: store.service, tags: tags, keys: []) }
     let incoming = try await documentKeys(secretTags, inMemoryOnly: false)
-    return try await write(incoming, prune: prune, tags: tags)
+    return try await write(incoming, prune: prune, dryRun: dryRun, tags: tags)
   }
 
   /// The keys of the secrets tags among `tags`, read straight from the
@@ -113,14 +116,14 @@ public struct KeyImporter: Sendable {
 
   /// Writes under the service's import lock, held for the whole import: no
   /// other import runs meanwhile and no reader sees a half-written state.
-  private func write(_ incoming: [String: APIKey], prune: Bool, tags: [String]) async throws -> ImportReport {
+  private func write(_ incoming: [String: APIKey], prune: Bool, dryRun: Bool, tags: [String]) async throws -> ImportReport {
     let clock = ContinuousClock()
     let deadline = clock.now + ImportJournal.patience
     while true {
       let report = try await lock.withExclusive { () async throws -> ImportReport? in
         // Nil while the importer of a journal found here still runs (it used another lock folder).
         guard let items = try await ImportJournal.settle(store) else { return nil }
-        return try await apply(incoming, to: items, prune: prune, tags: tags)
+        return try await apply(incoming, to: items, prune: prune, dryRun: dryRun, tags: tags)
       }
       if let report { return report }
       guard clock.now < deadline else {
@@ -130,7 +133,8 @@ public struct KeyImporter: Sendable {
     }
   }
 
-  private func apply(_ incoming: [String: APIKey], to items: [String: String], prune: Bool, tags: [String]) async throws -> ImportReport {
+  private func apply(_ incoming: [String: APIKey], to items: [String: String], prune: Bool, dryRun: Bool,
+                     tags: [String]) async throws -> ImportReport {
     let oldRecord = items[KeyringInput.metadataName]
     var before = items.filter { !KeyringInput.isRecord($0.key) }
     let oldMetadata = KeyMetadataRecord(json: oldRecord)
@@ -143,7 +147,7 @@ public struct KeyImporter: Sendable {
       entries.append(.init(name: key.name, outcome: outcome))
       if old != key.value { changes.append((key.name, key.value)) }
     }
-    let pruned = prune ? before.keys.filter { incoming[$0] == nil }.sorted() : []
+    let pruned = prune ? before.keys.filter { incoming[$0] == nil && oldMetadata.imported.contains($0) }.sorted() : []
     entries += pruned.map { .init(name: $0, outcome: .pruned) }
     changes += pruned.map { ($0, nil) }
 
@@ -152,8 +156,8 @@ public struct KeyImporter: Sendable {
     for name in pruned { newMetadata[name] = nil }
     if newMetadata.json != oldRecord { changes.append((KeyringInput.metadataName, newMetadata.json)) }
     before[KeyringInput.metadataName] = oldRecord
-    let report = ImportReport(service: store.service, tags: tags, keys: entries.sorted { $0.name < $1.name })
-    guard !changes.isEmpty else { return report }
+    let report = ImportReport(service: store.service, tags: tags, keys: entries.sorted { $0.name < $1.name }, dryRun: dryRun)
+    guard !changes.isEmpty, !dryRun else { return report }
 
     // Write-ahead: if this process or the keyring dies half-way, the next
     // reader puts these values back (ImportJournal.settle).

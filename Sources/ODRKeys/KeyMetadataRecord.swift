@@ -3,7 +3,9 @@ import ODRKeyring
 
 /// The metadata of a service's keys, kept as JSON in the keyring item
 /// ``KeyringInput/metadataName`` so every consumer (exec, provider, HTTP
-/// client) can read it without the pack. Holds no values.
+/// client) can read it without the pack. Holds no values. It has an entry
+/// (empty when the key has no metadata) for every key `odr fetch` imported:
+/// the keys `--prune` may delete.
 struct KeyMetadataRecord: Equatable {
   private var entries: [String: KeyMetadata]
 
@@ -12,11 +14,15 @@ struct KeyMetadataRecord: Equatable {
     entries = json.flatMap { try? JSONDecoder().decode([String: KeyMetadata].self, from: Data($0.utf8)) } ?? [:]
   }
 
-  /// A key's metadata; keys without any read as empty metadata.
+  /// A key's metadata; keys without any read as empty metadata. Setting
+  /// marks the key as imported; nil forgets it.
   subscript(name: String) -> KeyMetadata? {
     get { entries[name] ?? KeyMetadata() }
-    set { entries[name] = newValue?.isEmpty == false ? newValue : nil }
+    set { entries[name] = newValue }
   }
+
+  /// The keys an `odr fetch` imported (those recorded by odr 0.2 or later).
+  var imported: Set<String> { Set(entries.keys) }
 
   /// The record as stable JSON, or nil when it holds nothing.
   var json: String? {

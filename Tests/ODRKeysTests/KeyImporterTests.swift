@@ -90,16 +90,45 @@ import Testing
     #expect(try await store.value(for: "Weather") == "w-2")
   }
 
-  @Test func pruneDeletesKeysNoLongerPublished() async throws {
+  /// Only keys an earlier import wrote are pruned; a key stored by hand
+  /// (`odr set`, secret-tool) is never touched.
+  @Test func pruneDeletesOnlyImportedKeysNoLongerPublished() async throws {
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
     try await store.setValue("old", for: "Legacy")
-    let catalog = try await fixture.publish(Self.v1)
+    let catalog = try await fixture.publish(#"{"Maps": "m-1", "Weather": "w-1", "Gone": "g-1"}"#)
     let kept = try await KeyImporter(catalog: catalog, store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     #expect(!kept.keys.contains { $0.outcome == .pruned })
     let pruned = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"], prune: true)
-    #expect(pruned.keys.first { $0.name == "Legacy" }?.outcome == .pruned)
-    #expect(try await store.names() == ["Maps", "Weather"])
+    #expect(pruned.keys.filter { $0.outcome == .pruned }.map(\.name) == ["Gone"])
+    #expect(try await store.names() == ["Legacy", "Maps", "Weather"])
+  }
+
+  @Test func aDryRunSaysWhatWouldChangeAndWritesNothing() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
+    let (before, writes) = (try await store.valuesAndRecords(), store.writes)
+    let report = try await KeyImporter(catalog: fixture.publish(#"{"Maps": "m-2", "New": "n-1"}"#), store: store, lock: fixture.lock)
+      .fetch(tags: ["APIKeys"], prune: true, dryRun: true)
+    #expect(report.dryRun)
+    #expect(report.keys.map { "\($0.outcome) \($0.name)" } == ["changed Maps", "added New", "pruned Weather"])
+    #expect(store.writes == writes)
+    #expect(try await store.valuesAndRecords() == before)
+  }
+
+  @Test(arguments: [
+    (#"{"_odr.journal": "x"}"#, "reserved"), (#"{"Path": "x"}"#, "PATH"), (#"{"keys": {"K": {"value": "x", "env": "GIT_SSH_COMMAND"}}}"#, "GIT_SSH_COMMAND"),
+    (#"{"keys": {"K": {"value": "x", "env": "http_proxy"}}}"#, "upper-case"), (#"{"K": "a\u0000b"}"#, "NUL"),
+  ])
+  func documentsThatWouldTakeOverAJobAreRefusedAtImport(document: String, reason: String) async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    let error = await #expect(throws: KeysError.self) {
+      try await KeyImporter(catalog: fixture.publish(document), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
+    }
+    #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+    #expect(store.writes == 0)
   }
 
   @Test func anInvalidDocumentChangesNothingAndLeavesNoPlaintext() async throws {

@@ -62,7 +62,7 @@ public struct APIKeysDocument: Sendable, Equatable {
 
   // MARK: Validation
 
-  static let metadataFields = ["value", "env", "header", "scheme", "query", "hosts"]
+  static let metadataFields = ["value", "env", "header", "scheme", "query", "hosts", "insecure"]
 
   private static func parseExtended(name: String, _ entry: JSONValue) throws(KeysError) -> APIKey {
     try validate(name: name)
@@ -80,7 +80,8 @@ public struct APIKeysDocument: Sendable, Equatable {
       scheme: try string(fields["scheme"], "scheme", of: name, rule: isToken, help: "an auth scheme such as Bearer"),
       query: try string(fields["query"], "query", of: name, rule: isQueryName,
                         help: "a query parameter name (letters, digits, '_', '.', '-', '~')"),
-      hosts: try hosts(fields["hosts"], of: name))
+      hosts: try hosts(fields["hosts"], of: name),
+      insecure: try flag(fields["insecure"], "insecure", of: name))
     if metadata.header != nil && metadata.query != nil {
       throw invalid("Key '\(name)': set \"header\" or \"query\", not both; a key is sent one way.")
     }
@@ -114,6 +115,12 @@ public struct APIKeysDocument: Sendable, Equatable {
       throw invalid("Key '\(name)': \"\(field)\" must be \(help).")
     }
     return text
+  }
+
+  private static func flag(_ value: JSONValue?, _ field: String, of name: String) throws(KeysError) -> Bool? {
+    guard let value else { return nil }
+    guard case .bool(let flag) = value else { throw invalid("Key '\(name)': \"\(field)\" must be true or false.") }
+    return flag
   }
 
   private static func hosts(_ value: JSONValue?, of name: String) throws(KeysError) -> [String]? {

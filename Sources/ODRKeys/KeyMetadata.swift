@@ -11,13 +11,18 @@ public struct KeyMetadata: Sendable, Equatable, Codable {
   public var query: String?
   /// The hosts the key may be sent to; nil means none is bound.
   public var hosts: [String]?
+  /// True lets the key travel over plain `http://` to a host that is not
+  /// loopback (nil or false: https only, or http to loopback).
+  public var insecure: Bool?
 
-  public init(env: String? = nil, header: String? = nil, scheme: String? = nil, query: String? = nil, hosts: [String]? = nil) {
+  public init(env: String? = nil, header: String? = nil, scheme: String? = nil, query: String? = nil, hosts: [String]? = nil,
+              insecure: Bool? = nil) {
     self.env = env
     self.header = header
     self.scheme = scheme
     self.query = query
     self.hosts = hosts
+    self.insecure = insecure
   }
 
   /// True when no field is set.

@@ -106,6 +106,7 @@ public actor APIClient {
   /// Sends one attempt, following redirects itself so the key is attached
   /// (or not) at every hop.
   nonisolated private func perform<Response>(_ request: APIRequest<Response>, url: URL, key: APIKey?) async throws -> (Data, HTTPURLResponse, URL) {
+    let route = KeyRoute(requested: url)
     var url = url
     var method = request.method
     var body = request.body
@@ -115,7 +116,7 @@ public actor APIClient {
       urlRequest.httpBody = body
       urlRequest.timeoutInterval = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
       for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-      attach(key, to: &urlRequest)
+      attach(key, to: &urlRequest, route: route)
       let redactor = Redactor(key.map { [$0.value] } ?? [])
       logger.debug("\(method) \(redactor.redact(urlRequest.url?.absoluteString ?? ""))")  // built only at debug level
       let (data, response): (Data, URLResponse)
@@ -144,13 +145,12 @@ public actor APIClient {
     throw APIError(.tooManyRedirects, "\(request.method) \(Redactor(key.map { [$0.value] } ?? []).redact(url.absoluteString)) was redirected more than \(Self.maxRedirects) times.")
   }
 
-  /// Puts the key in its header or query parameter, if the request's host
-  /// is one it is bound to.
-  nonisolated private func attach(_ key: APIKey?, to request: inout URLRequest) {
+  /// Puts the key in its header or query parameter, if `route` lets it go
+  /// to the request's URL.
+  nonisolated private func attach(_ key: APIKey?, to request: inout URLRequest, route: KeyRoute) {
     guard let key, let url = request.url else { return }
-    let host = url.host(percentEncoded: false)?.lowercased() ?? ""
-    guard key.metadata.hosts?.contains(host) == true else {
-      logger.warning("key not attached: host is not one of its hosts", metadata: ["key": "\(key.name)", "host": "\(host)"])
+    if let refusal = route.refusal(for: key, at: url) {
+      logger.warning("key not attached: \(refusal)", metadata: ["key": "\(key.name)"])
       return
     }
     if let header = key.metadata.header {

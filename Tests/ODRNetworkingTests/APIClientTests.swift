@@ -63,6 +63,38 @@ import Testing
     #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
   }
 
+  @Test func aRedirectToAnotherPortOfTheSameHostDropsTheKey() async throws {
+    let other = try HTTPTestServer { _ in .text("other port") }
+    let server = try HTTPTestServer { _ in HTTPTestServer.Reply(status: 302, headers: ["Location": other.url + "/landing"]) }
+    let moved = try await client(headerKey()).send(.data(path: server.url + "/moved", key: "Weather"))
+    #expect(String(decoding: moved.value, as: UTF8.self) == "other port")
+    #expect(server.requests.first?.headers["authorization"] == "Bearer \(secret)")
+    #expect(other.requests.map(\.path) == ["/landing"])
+    #expect(other.requests.first?.headers["authorization"] == nil)
+  }
+
+  @Test(arguments: [
+    ("https://api.example/v1", "https://api.example:443/v2", true),
+    ("https://api.example/v1", "https://api.example:8443/v1", false),
+    ("https://api.example/v1", "http://api.example/v1", false),
+    ("http://api.example/v1", "http://api.example/v1", false),
+    ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/x", true),
+    ("http://localhost/", "http://localhost:80/x", true),
+    ("https://other.example/", "https://other.example/", false),
+  ])
+  func keysGoOnlyToTheRequestedOriginOverHTTPSOrLoopback(requested: String, hop: String, allowed: Bool) {
+    let key = APIKey(name: "K", value: secret, metadata: KeyMetadata(header: "X-Api-Key", hosts: ["api.example", "127.0.0.1", "localhost"]))
+    let route = KeyRoute(requested: URL(string: requested)!)
+    #expect((route.refusal(for: key, at: URL(string: hop)!) == nil) == allowed)
+  }
+
+  @Test func insecureLetsAKeyOverPlainHTTPToItsOwnOriginOnly() {
+    let key = APIKey(name: "K", value: secret, metadata: KeyMetadata(header: "X-Api-Key", hosts: ["api.example"], insecure: true))
+    let route = KeyRoute(requested: URL(string: "http://api.example/v1")!)
+    #expect(route.refusal(for: key, at: URL(string: "http://api.example/v2")!) == nil)
+    #expect(route.refusal(for: key, at: URL(string: "http://api.example:8080/v2")!) != nil)
+  }
+
   @Test func transientFailuresAreRetriedABoundedNumberOfTimes() async throws {
     let failures = Mutex(2)
     let server = try HTTPTestServer { request in

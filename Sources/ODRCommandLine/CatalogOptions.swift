@@ -28,9 +28,13 @@ struct CatalogOptions: ParsableArguments {
     let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
     let unit = text.last.flatMap { units[Character($0.uppercased())] }
     guard let number = Int64(unit == nil ? text : String(text.dropLast())), number >= 0 else {
-      throw ValidationError("'\(text)' is not a size: use bytes or a number with K, M, G or T, for example 500M.")
+      throw ValidationError("'\(text.prefix(40))' is not a size: use bytes or a number with K, M, G or T, for example 500M.")
     }
-    return number * (unit ?? 1)
+    let (bytes, overflow) = number.multipliedReportingOverflow(by: unit ?? 1)
+    guard !overflow, bytes <= 1 << 60 else {
+      throw ValidationError("'\(text.prefix(40))' is larger than any store can be; the largest budget is 1024P (2^60 bytes).")
+    }
+    return bytes
   }
 
   /// The project file read when neither the flag nor the variable is set.
@@ -71,7 +75,10 @@ struct CatalogOptions: ParsableArguments {
       throw ValidationError("No catalog: pass --catalog URL, set ODR_CATALOG, or add {\"catalog\": \"…\"} to odr.json here.")
     }
     if text.hasPrefix("http://") || text.hasPrefix("https://") {
-      guard let url = URL(string: text), url.host != nil else { throw ValidationError("'\(text)' is not a valid URL.") }
+      guard let url = URL(string: text), url.host != nil else { throw ValidationError("The catalog URL is not a valid URL.") }
+      guard url.user == nil && url.password == nil else {
+        throw ValidationError("The catalog URL carries a user name or password; odr never takes credentials from a URL (they would show in process lists, logs and odr's files). Remove them: a signed catalog with encrypted secrets packs can be served from a public host.")
+      }
       return url
     }
     if text.hasPrefix("file://") {

@@ -29,12 +29,13 @@ public struct APIKeysDocument: Sendable, Equatable {
 
   /// Parses `data`, refusing anything that breaks the rules.
   public static func parse(_ data: Data) throws(KeysError) -> APIKeysDocument {
+    // JSON first: in broken JSON a "key" the scanner finds may be a value.
+    guard let root = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+      throw invalid("The document is not JSON.")
+    }
     if let duplicate = StrictJSON.firstDuplicateKey(in: data) {
       let place = duplicate.path.last.map { $0 == "keys" ? "" : " of key '\($0)'" } ?? ""
       throw invalid("'\(shown(duplicate.key))' appears twice\(place); each name may appear once.")
-    }
-    guard let root = try? JSONDecoder().decode(JSONValue.self, from: data) else {
-      throw invalid("The document is not JSON.")
     }
     guard case .object(let top) = root else {
       throw invalid("The document must be a JSON object, {\"Name\": \"value\", …} or {\"keys\": {…}}, not \(root.kind).")

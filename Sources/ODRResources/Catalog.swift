@@ -9,6 +9,9 @@ public import ODRTrust
 public struct Catalog: Codable, Sendable, Equatable {
   /// The catalog format this code reads and writes.
   public static let currentFormatVersion = 1
+  /// The largest file a catalog may list (1 TiB): with the 4 MiB cap on
+  /// catalog.json, no sum of sizes can overflow.
+  public static let maxFileSize: Int64 = 1 << 40
 
   /// One file of a tag.
   public struct File: Codable, Sendable, Equatable {
@@ -50,8 +53,9 @@ public struct Catalog: Codable, Sendable, Equatable {
       self.files = files
     }
 
-    /// Total bytes of the tag's files.
-    public var size: Int64 { files.reduce(0) { $0 + $1.size } }
+    /// Total bytes of the tag's files (validation caps each file at
+    /// ``Catalog/maxFileSize``, so the sum cannot overflow).
+    public var size: Int64 { files.reduce(0) { $0 &+ $1.size } }
   }
 
   /// How a tag's files are encrypted: `age-v1` to `recipients` X25519
@@ -120,7 +124,7 @@ public struct Catalog: Codable, Sendable, Equatable {
       throw ResourceError(.invalidSource, "The catalog has format version \(formatVersion); this odr reads version \(Self.currentFormatVersion). Update odr.")
     }
     guard Naming.isValidBundle(bundle) else {
-      throw ResourceError(.invalidSource, "The catalog's bundle '\(bundle)' is not a bundle id (letters, digits, '.', '_', '-').")
+      throw ResourceError(.invalidSource, "The catalog's bundle '\(bundle.prefix(80))\(bundle.count > 80 ? "…" : "")' is not a bundle id (1–255 letters, digits, '.', '_', '-').")
     }
     guard version >= 1 else { throw ResourceError(.invalidSource, "The catalog's version must be 1 or more, not \(version).") }
     for (name, tag) in tags {
@@ -142,8 +146,8 @@ public struct Catalog: Codable, Sendable, Equatable {
         guard Naming.isSHA256Hex(file.sha256) else {
           throw ResourceError(.invalidSource, "File '\(file.path)' of tag '\(name)' has a malformed sha256 (64 lowercase hex digits expected).")
         }
-        guard file.size >= 0 else {
-          throw ResourceError(.invalidSource, "File '\(file.path)' of tag '\(name)' has a negative size.")
+        guard (0...Self.maxFileSize).contains(file.size) else {
+          throw ResourceError(.invalidSource, "File '\(file.path)' of tag '\(name)' has size \(file.size); sizes are 0 to \(Self.maxFileSize) bytes.")
         }
       }
     }

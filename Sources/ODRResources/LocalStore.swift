@@ -50,19 +50,15 @@ public struct LocalStore: Sendable {
     return try? Catalog.decode(data)
   }
 
-  /// Accepts `catalog` as the current one unless it is older than the one
-  /// already seen (rollback protection) or for another bundle.
+  /// Keeps `catalog` as the current one (for `--offline` and purging). Its
+  /// admission — rollback, signature, expiry — was decided before, by the
+  /// trust state (``TrustPolicy``), which lives outside the cache.
   public func accept(_ catalog: Catalog) async throws {
     guard catalog.bundle == bundle else {
       throw ResourceError(.invalidSource, "The catalog is for '\(catalog.bundle)', not '\(bundle)'.")
     }
     try await FileIO.withLock(root.appending(path: "locks/catalog")) {
-      if let current = cachedCatalog() {
-        guard catalog.version >= current.version else {
-          throw ResourceError(.integrity, "The catalog's version \(catalog.version) is older than version \(current.version) already seen for \(bundle); refusing a rollback. If the publisher really went back, delete '\(root.path)'.")
-        }
-        if catalog == current { return }
-      }
+      if cachedCatalog() == catalog { return }
       try FileIO.atomicWrite(catalog.encoded(), to: root.appending(path: "catalog.json"), mode: 0o600)
     }
   }

@@ -34,6 +34,9 @@ public struct ResourceCatalog: Sendable {
   public static func load(from location: URL, cacheHome: URL? = nil, transport: any BlobTransport = FileTransport(),
                           trust: TrustPolicy = TrustPolicy()) async throws -> ResourceCatalog {
     let catalogURL = location.pathExtension == "json" ? location : location.appending(path: "catalog.json")
+    guard catalogURL.user == nil && catalogURL.password == nil else {
+      throw ResourceError(.invalidSource, "The catalog URL carries a user name or password; odr never takes credentials from a URL (they would reach logs and odr's files). Remove them.")
+    }
     let bytes = try await transport.data(at: catalogURL, limit: maxCatalogBytes)
     let signatureURL = catalogURL.deletingLastPathComponent().appending(path: catalogURL.lastPathComponent + ".sig")
     let signature: CatalogSignature?
@@ -51,7 +54,7 @@ public struct ResourceCatalog: Sendable {
       throw error
     }
     let notices = try await TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome)
-      .admit(catalog, bytes: bytes, signature: signature, policy: trust)
+      .admit(catalog, bytes: bytes, signature: signature, origin: catalogURL.absoluteString, policy: trust)
     let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
     try await store.accept(catalog)
     store.removeStalePartials()

@@ -18,6 +18,10 @@ struct TrustLedger {
     var signers: [VerifyingKey]
     /// The key that signed the last accepted catalog (it may re-serve that version).
     var signer: VerifyingKey?
+    /// For unsigned catalogs, the highest version accepted from each
+    /// location: anyone may publish an unsigned catalog claiming the
+    /// bundle, so one location's versions must not lock out another's.
+    var unsignedVersions: [String: Int]? = nil
   }
 
   let bundle: String
@@ -38,11 +42,12 @@ struct TrustLedger {
   /// Admits `catalog` (whose exact bytes are `bytes`) or throws an
   /// integrity error saying why not; returns notices for the user (trust on
   /// first use). Nothing is recorded when it is refused.
-  func admit(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, policy: TrustPolicy) async throws -> [String] {
+  func admit(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, origin: String,
+             policy: TrustPolicy) async throws -> [String] {
     try FileIO.makePrivateDirectory(folder.deletingLastPathComponent())
     try FileIO.makePrivateDirectory(folder)
     return try await FileIO.withLock(folder.appending(path: "lock")) {
-      let (next, notices) = try decide(catalog, bytes: bytes, signature: signature, state: state(), policy: policy)
+      let (next, notices) = try decide(catalog, bytes: bytes, signature: signature, origin: origin, state: state(), policy: policy)
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
       try FileIO.atomicWrite(try encoder.encode(next), to: file, mode: 0o600)
@@ -51,12 +56,14 @@ struct TrustLedger {
   }
 
   /// The decision alone: the next state, or the reason for refusing.
-  func decide(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, state: State?,
+  func decide(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, origin: String, state: State?,
               policy: TrustPolicy) throws -> (State, [String]) {
     let name = "the catalog of \(bundle) (version \(catalog.version))"
-    if let state, catalog.version < state.version {
-      throw ResourceError(.integrity, "\(name) is older than version \(state.version) already accepted on this machine; refusing a rollback. If the publisher really went back, they must publish a version above \(state.version).")
+    func refuseRollback(below seen: Int) throws {
+      guard catalog.version < seen else { return }
+      throw ResourceError(.integrity, "\(name) is older than version \(seen) already accepted on this machine; refusing a rollback. If the publisher really went back, they must publish a version above \(seen).")
     }
+    if let state, state.signed { try refuseRollback(below: state.version) }
     guard let signature else {
       if state?.signed == true {
         throw ResourceError(.integrity, "\(name) is not signed (no catalog.json.sig), but this bundle's catalogs were signed before; refusing a downgrade to unsigned. The publisher must sign it (odr pack --sign).")
@@ -64,7 +71,10 @@ struct TrustLedger {
       if !policy.pinned.isEmpty {
         throw ResourceError(.integrity, "\(name) is not signed (no catalog.json.sig), but signing keys are pinned (--trust, ODR_TRUST or odr.json); refusing it. The publisher must sign it (odr pack --sign).")
       }
-      return (State(signed: false, version: catalog.version, signers: [], signer: nil), [])
+      var versions = state?.unsignedVersions ?? [:]
+      try refuseRollback(below: versions[origin] ?? 0)
+      versions[origin] = catalog.version
+      return (State(signed: false, version: catalog.version, signers: [], signer: nil, unsignedVersions: versions), [])
     }
     var trusted = policy.pinned
     if let state, state.signed {

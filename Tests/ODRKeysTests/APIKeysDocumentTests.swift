@@ -100,4 +100,11 @@ import Testing
       #expect(!text.contains(Self.secret), "\(text)")
     }
   }
+
+  @Test func aMalformedDocumentNeverEchoesAStringFromIt() {
+    let document = #"{"Weather": "sk-live-9", "sk-live-9": "x", "sk-live-9": "y""#  // no closing brace
+    let error = #expect(throws: KeysError.self) { try APIKeysDocument.parse(Data(document.utf8)) }
+    #expect(error?.message.contains("sk-live-9") == false)
+    #expect(error?.message.contains("not JSON") == true)
+  }
 }

@@ -34,6 +34,9 @@ public struct KeyringError: Error, Sendable, CustomStringConvertible {
   public let message: String
   /// The provider's own error text, when there is one.
   public let underlying: String?
+  /// For `.locked`: the D-Bus path of the locked collection (to ask the
+  /// desktop to unlock it).
+  var lockedPath: String?
 
   /// Creates an error.
   public init(_ code: Code, _ message: String, underlying: String? = nil) {
@@ -50,7 +53,7 @@ public struct KeyringError: Error, Sendable, CustomStringConvertible {
 
 extension KeyringError {
   static let unavailableHelp =
-    "Run inside a desktop session, start a throwaway keyring with `scripts/with-keyring odr …`, or use `--store memory` for a one-shot process."
+    "In CI or a container, skip the keyring: `odr exec --fetch TAG -- CMD` and `odr env --fetch TAG` read the pack into memory. Or give odr a session of its own: `dbus-run-session -- sh -c 'gnome-keyring-daemon --unlock --components=secrets </dev/null >/dev/null; odr …'` (a throwaway keyring, gone when the command ends)."
 
   static func noSessionBus(_ underlying: String?) -> KeyringError {
     KeyringError(.noSessionBus, "No D-Bus session bus is reachable, so the keyring cannot be used. \(unavailableHelp)", underlying: underlying)
@@ -64,8 +67,10 @@ extension KeyringError {
     KeyringError(.noDefaultCollection, "The Secret Service has no default collection to store keys in. Create a keyring and make it the default (for example with seahorse), or log in once so the login keyring is created.", underlying: underlying)
   }
 
-  static func locked(_ collection: String) -> KeyringError {
-    KeyringError(.locked, "The keyring collection '\(collection)' is locked. Unlock it (log in to the desktop session, use seahorse, or `gnome-keyring-daemon --unlock --replace` with the password on stdin) and try again.")
+  static func locked(_ collection: String, path: String? = nil) -> KeyringError {
+    var error = KeyringError(.locked, "The keyring collection '\(collection)' is locked, and no desktop prompt could unlock it here. Unlock it in your desktop session (log in, or unlock it in Passwords and Keys / seahorse), then try again; odr asks the desktop itself when it runs in a graphical session.")
+    error.lockedPath = path
+    return error
   }
 
   static func notFound(_ name: String, service: String) -> KeyringError {

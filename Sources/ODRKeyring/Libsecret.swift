@@ -1,6 +1,9 @@
 internal import CLibsecret
 import Dispatch
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // Every call into libsecret and GLib lives in this file. No GLib type or C
 // pointer leaves it: callers get Swift values and KeyringError.
@@ -23,7 +26,14 @@ final class Libsecret: Sendable {
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         queue.async {
-          let result = Result { try body(Session(cancellable: cancellable, deadline: deadline)) }
+          let session = Session(cancellable: cancellable, deadline: deadline)
+          let result = Result {
+            do { return try body(session) } catch let error as KeyringError where error.code == .locked && Session.desktopCanPrompt {
+              // A desktop session: ask it to unlock (it prompts the user), once, within the deadline.
+              guard let path = error.lockedPath, (try? session.unlock(path)) == true else { throw error }
+              return try body(session)
+            }
+          }
           continuation.resume(with: result)
         }
       }
@@ -121,11 +131,14 @@ struct Session {
       g_strfreev(locked)
     }
     try check(error)
-    if locked?.pointee != nil { throw lockedOr(nil) }
+    if locked?.pointee != nil {
+      throw (try? lockedCollection(holding: strings(locked))).flatMap { $0.map { KeyringError.locked($0.label, path: $0.path) } }
+        ?? KeyringError(.failed, "The Secret Service reported a locked item but no locked collection.")
+    }
     let paths = strings(unlocked)
     // Nothing found may mean "all locked": say so rather than "empty".
     guard !paths.isEmpty else {
-      if let label = try lockedCollectionLabel() { throw KeyringError.locked(label) }
+      if let found = try lockedCollection() { throw KeyringError.locked(found.label, path: found.path) }
       return []
     }
     let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
@@ -225,34 +238,97 @@ struct Session {
   }
 
   /// After a miss or a refusal without an error: `.locked` if a collection
-  /// is locked (libsecret reports locked as "nothing there"), else `fallback`.
-  func lockedOr(_ fallback: KeyringError?) -> KeyringError {
-    if let label = try? lockedCollectionLabel() { return .locked(label) }
+  /// that would answer is locked (libsecret reports locked as "nothing
+  /// there"), else `fallback`. With `attributes`, the collections holding
+  /// locked items that match them count too.
+  func lockedOr(_ fallback: KeyringError?, attributes: [String: String]? = nil) -> KeyringError {
+    let lockedItems = attributes.flatMap { try? lockedItemPaths($0) } ?? []
+    if let found = try? lockedCollection(holding: lockedItems) { return .locked(found.label, path: found.path) }
     return fallback ?? KeyringError(.failed, "The Secret Service reported a locked item but no locked collection.")
   }
 
-  /// The label of a locked collection, nil when none is locked. Reads the
-  /// service's Collections and each one's Locked property over D-Bus: no
+  /// The locked items matching `attributes` (D-Bus paths).
+  func lockedItemPaths(_ attributes: [String: String]) throws -> [String] {
+    let service = try connect()
+    defer { g_object_unref(service) }
+    var error: UnsafeMutablePointer<GError>?
+    var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+    var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+    _ = withAttributeTable(attributes) {
+      secret_service_search_for_dbus_paths_sync(service, nil, $0, cancellable.pointer, &unlocked, &locked, &error)
+    }
+    defer {
+      g_strfreev(unlocked)
+      g_strfreev(locked)
+    }
+    try check(error)
+    return strings(locked)
+  }
+
+  /// The label of a locked collection among those that would answer — the
+  /// one the `default` alias names (where new items go) and those holding
+  /// `lockedItems` — or nil when none is locked. Another locked collection
+  /// is none of odr's business. Reads D-Bus properties directly: no
   /// collection or item proxies, so it stays cheap however many items exist.
-  func lockedCollectionLabel() throws -> String? {
+  func lockedCollection(holding lockedItems: [String] = []) throws -> (label: String, path: String)? {
     let service = try connect()
     defer { g_object_unref(service) }
     let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
-    guard let collections = g_dbus_proxy_get_cached_property(proxy, "Collections") else { return nil }
-    defer { g_variant_unref(collections) }
-    for index in 0..<g_variant_n_children(collections) {
-      let child = g_variant_get_child_value(collections, index)
-      let path = String(cString: g_variant_get_string(child, nil))
-      g_variant_unref(child)
+    var paths: [String] = []
+    if let alias = try defaultAliasPath(proxy: proxy), alias != "/" { paths.append(alias) }
+    for item in lockedItems {
+      let collection = String(item[..<(item.lastIndex(of: "/") ?? item.endIndex)])
+      if !paths.contains(collection) { paths.append(collection) }
+    }
+    for path in paths {
       let locked = try property("Locked", of: path, interface: "org.freedesktop.Secret.Collection", proxy: proxy)
       defer { g_variant_unref(locked) }
       guard g_variant_get_boolean(locked) != 0 else { continue }
       let label = try property("Label", of: path, interface: "org.freedesktop.Secret.Collection", proxy: proxy)
       defer { g_variant_unref(label) }
       let text = String(cString: g_variant_get_string(label, nil))
-      return text.isEmpty ? "default" : text
+      return (text.isEmpty ? "default" : text, path)
     }
     return nil
+  }
+
+  /// True when a graphical session can show the Secret Service's unlock
+  /// prompt (a display to prompt on); elsewhere odr never asks.
+  static var desktopCanPrompt: Bool {
+    ["DISPLAY", "WAYLAND_DISPLAY"].contains { (name: String) in getenv(name).map { $0.pointee != 0 } ?? false }
+  }
+
+  /// Asks the provider to unlock the collection at `path`; the desktop
+  /// prompts for the password. True when it was unlocked.
+  func unlock(_ path: String) throws -> Bool {
+    let service = try connect()
+    defer { g_object_unref(service) }
+    var error: UnsafeMutablePointer<GError>?
+    var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+    defer { g_strfreev(unlocked) }
+    let count = path.withCString { pointer -> Int32 in
+      var paths: [UnsafePointer<gchar>?] = [pointer, nil]
+      return paths.withUnsafeMutableBufferPointer {
+        secret_service_unlock_dbus_paths_sync(service, $0.baseAddress, cancellable.pointer, &unlocked, &error)
+      }
+    }
+    try check(error)
+    return count > 0
+  }
+
+  /// The object path the `default` alias names ("/" when none).
+  private func defaultAliasPath(proxy: UnsafeMutablePointer<GDBusProxy>) throws -> String? {
+    var error: UnsafeMutablePointer<GError>?
+    var arguments: [OpaquePointer?] = [g_variant_new_string("default")]
+    let reply = g_dbus_connection_call_sync(g_dbus_proxy_get_connection(proxy), g_dbus_proxy_get_name(proxy), "/org/freedesktop/secrets",
+                                            "org.freedesktop.Secret.Service", "ReadAlias", g_variant_new_tuple(&arguments, 1),
+                                            nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellable.pointer, &error)
+    try check(error)
+    guard let reply else { return nil }
+    defer { g_variant_unref(reply) }
+    let path = g_variant_get_child_value(reply, 0)
+    defer { g_variant_unref(path) }
+    return String(cString: g_variant_get_string(path, nil))
   }
 
   /// One D-Bus property of an object of the provider (a new reference).

@@ -44,7 +44,7 @@ public struct SecretServiceStore: SecretStore {
     let service = service
     return try await Libsecret.shared.perform(deadline: deadline) { session in
       if let value = try session.lookup(attributes) { return value }
-      throw session.lockedOr(.notFound(name, service: service))
+      throw session.lockedOr(.notFound(name, service: service), attributes: attributes)
     }
   }
 
@@ -82,7 +82,9 @@ public struct SecretServiceStore: SecretStore {
     return try await Libsecret.shared.perform(deadline: deadline) { session in
       if try session.clear(attributes) { return true }
       // libsecret reports "nothing deleted" for locked items too.
-      if let label = try session.lockedCollectionLabel() { throw KeyringError.locked(label) }
+      if let found = try session.lockedCollection(holding: session.lockedItemPaths(attributes)) {
+        throw KeyringError.locked(found.label, path: found.path)
+      }
       return false
     }
   }

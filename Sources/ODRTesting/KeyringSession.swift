@@ -57,6 +57,9 @@ public final class KeyringSession: @unchecked Sendable {
   public var environment: [String: String] {
     var env = ProcessInfo.processInfo.environment
     env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+    // No display: odr would ask a desktop prompter to unlock, and this session has none.
+    env["DISPLAY"] = nil
+    env["WAYLAND_DISPLAY"] = nil
     return env
   }
 
@@ -92,6 +95,13 @@ public final class KeyringSession: @unchecked Sendable {
   public func lock() throws {
     try send(to: "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
              "array:objpath:/org/freedesktop/secrets/collection/login")
+  }
+
+  /// Points the `default` alias at the in-memory session collection, so the
+  /// login collection becomes one that new items do not go to.
+  public func makeSessionCollectionTheDefault() throws {
+    try send(to: "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.SetAlias", "string:default",
+             "objpath:/org/freedesktop/secrets/collection/session")
   }
 
   /// Deletes the login collection, leaving the `default` alias dangling.

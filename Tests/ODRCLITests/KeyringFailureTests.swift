@@ -31,6 +31,28 @@ import Testing
     #expect(set.status == 6)
   }
 
+  /// Only the collections that would answer count: the default one and
+  /// those holding matching items. Another locked collection does not.
+  @Test func anUnrelatedLockedCollectionDoesNotLockOdrOut() throws {
+    let session = try KeyringSession()
+    defer { session.end() }
+    #expect(try odr(["set", "Old"], in: session, input: "in-login").status == 0)
+    try session.makeSessionCollectionTheDefault()
+    try session.lock()  // the login collection, no longer the default
+    let missing = try odr(["get", "Missing"], in: session)
+    #expect(missing.status == 3, "\(missing.stderr)")
+    #expect(try odr(["set", "New"], in: session, input: "in-session").status == 0)
+    #expect(try odr(["get", "New"], in: session).stdout == "in-session")
+    // A key whose item is in the locked collection is still reported locked.
+    let old = try odr(["get", "Old"], in: session)
+    #expect(old.status == 6)
+    #expect(old.stderr.contains("'Login' is locked"))
+    #expect(!old.stderr.contains("--replace"))
+    #expect(try odr(["list"], in: session).status == 6)
+    let other = try Command.odr(["list", "--service", service + ".other"], environment: session.environment)
+    #expect(other.status == 0, "\(other.stderr)")
+  }
+
   @Test func missingDefaultCollectionExitsFiveAndSaysSo() throws {
     let session = try KeyringSession()
     try session.deleteDefaultCollection()

@@ -141,7 +141,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRKeysTests",
-      dependencies: ["ODRKeys", "ODRKeyring", "ODRResources"],
+      dependencies: ["ODRKeys", "ODRKeyring", "ODRResources", "ODRTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(

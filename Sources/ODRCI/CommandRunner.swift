@@ -1,3 +1,4 @@
+import ODRKeys
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,7 +7,7 @@ import Glibc
 ///
 /// Either odr becomes the command (`execve`: same pid, so exit codes and
 /// signals are the command's own), or it runs it as a child whose stdout
-/// and stderr go through an ``OutputMasker``; then signals sent to odr are
+/// and stderr go through a ``SecretMasker`` (ODRKeys); then signals sent to odr are
 /// forwarded and odr ends the way the child ended. Secrets only ever travel
 /// in the environment block, never in argv.
 public enum CommandRunner {
@@ -130,7 +131,7 @@ public enum CommandRunner {
   /// closed, or the child has ended and nothing came for 100 ms (a
   /// background grandchild may keep the pipes open forever).
   private static func pump(child pid: pid_t, from descriptors: [Int32], masking values: [String]) -> Int32 {
-    var maskers = descriptors.map { _ in OutputMasker(values: values) }
+    var maskers = descriptors.map { _ in SecretMasker(values: values) }
     var fds = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
     let targets = [STDOUT_FILENO, STDERR_FILENO]
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)

@@ -1,14 +1,15 @@
 import Foundation
 import FoundationEssentials
-@testable import ODRCI
+@testable import ODRKeys
+import ODRTesting
 import Testing
 
-@Suite struct OutputMaskerTests {
+@Suite struct SecretMaskerTests {
   let secret = "sk-live-8f3Kq9Zx"
 
   /// Feeds `text` in the given chunk sizes and returns what comes out.
   func masked(_ text: String, values: [String], chunks: [Int]? = nil) -> String {
-    var masker = OutputMasker(values: values)
+    var masker = SecretMasker(values: values)
     let bytes = Array(text.utf8)
     var output: [UInt8] = []
     var offset = 0
@@ -38,7 +39,7 @@ import Testing
   }
 
   @Test func aHeldBackPrefixThatIsNoSecretIsWrittenLater() {
-    var masker = OutputMasker(values: [secret])
+    var masker = SecretMasker(values: [secret])
     #expect(masker.mask(Array("log sk-live".utf8)) == Array("log ".utf8))
     #expect(masker.mask(Array("ly\n".utf8)) == Array("sk-lively\n".utf8))
     #expect(masker.mask(Array("tail sk-".utf8)) == Array("tail ".utf8))
@@ -80,5 +81,55 @@ import Testing
     #expect(masked("x abcdef y", values: ["abc", "abcdef"]) == "x *** y")
     #expect(masked("x abcdef y", values: ["abc", "abcdef"], chunks: [5]) == "x *** y")
     #expect(masked("x abc y", values: ["abc", "abcdef"], chunks: [5]) == "x *** y")
+  }
+
+  /// What real tools print for `value`, by a Python expression over `v`.
+  func printed(_ expression: String, _ value: String) throws -> String {
+    let result = try Command.run("/usr/bin/python3", ["-c", "import sys, base64, json, re, urllib.parse; v = sys.stdin.read(); sys.stdout.write(\(expression))"], input: value)
+    try #require(result.status == 0, "\(result.stderr)")
+    return result.stdout
+  }
+
+  @Test(arguments: [
+    "base64.encodebytes(v.encode()).decode()",                        // MIME / coreutils: 76 columns
+    "base64.encodebytes(v.encode()).decode().replace('\\n', '\\r\\n')",
+    "'\\n'.join(base64.b64encode(v.encode()).decode()[i:i+64] for i in range(0, 200, 64))",  // openssl / PEM: 64
+  ])
+  func wrappedBase64LeavesNoLineOfTheKey(tool: String) throws {
+    let key = "sk-live-" + String(repeating: "Ab9x", count: 30)
+    let out = masked(try printed(tool, key), values: [key])
+    let lines = out.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+    #expect(lines.allSatisfy { $0 == "***" || $0.count < 8 }, "\(out)")
+  }
+
+  @Test func pythonsQuoteAndJSONEscapesAndFormEncodingAreMasked() throws {
+    let value = "pä/ss wörd+1"
+    for tool in ["urllib.parse.quote(v)", "urllib.parse.quote_plus(v)", "urllib.parse.quote(v).lower()", "json.dumps(v)",
+                 "json.dumps(v, ensure_ascii=False)", "re.sub(r'u00[0-9a-f]{2}', lambda m: m.group().upper().replace('U', 'u'), json.dumps(v))"] {
+      let text = try printed("'x=' + \(tool) + ';'", value)
+      #expect(masked(text, values: [value]).hasSuffix("***;") || masked(text, values: [value]).hasSuffix("***\";"),
+              "\(tool): \(text) -> \(masked(text, values: [value]))")
+    }
+  }
+
+  @Test func colourCodesInsideAValueDoNotHideIt() {
+    let coloured = "sk-live-\u{1b}[1;31m8f3K\u{1b}[0mq9Zx"
+    #expect(masked("token \(coloured) end", values: [secret]) == "token *** end")
+    #expect(masked("token \(coloured) end", values: [secret], chunks: [11]) == "token *** end")
+    #expect(masked("\u{1b}[32mok\u{1b}[0m", values: [secret]) == "\u{1b}[32mok\u{1b}[0m")
+  }
+
+  @Test func redactionUsesEveryForm() {
+    let value = "p@ss/wörd x"
+    for text in ["p%40ss%2fw%c3%b6rd%20x", "p%40ss%2Fw%C3%B6rd+x", #"p@ss\/wörd x"#, Data(value.utf8).base64EncodedString()] {
+      #expect(SecretMasker.redact("before \(text) after", values: [value], replacement: "<redacted>") == "before <redacted> after", "\(text)")
+    }
+  }
+
+  @Test func manyKeysMaskLikeOne() {
+    let keys = (0..<200).map { "key-\($0)-\(UUID().uuidString)" }
+    let text = keys.enumerated().map { "line \($0.offset): \($0.element) and \(Data($0.element.utf8).base64EncodedString())\n" }.joined()
+    let out = masked(text, values: keys, chunks: [4096])
+    #expect(out == (0..<200).map { "line \($0): *** and ***\n" }.joined())
   }
 }

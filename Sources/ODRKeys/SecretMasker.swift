@@ -1,0 +1,193 @@
+/// Replaces every form of a set of secret values (``SecretForms``) in a
+/// byte stream, chunk by chunk: `odr exec --mask` and the HTTP client's
+/// redaction.
+///
+/// One pass over the bytes whatever the number of values: the forms are
+/// compiled into one Aho–Corasick automaton, made a DFA over byte classes,
+/// so each byte costs a table step. Every byte inside a match is replaced
+/// (overlapping matches merge, so no tail of a longer form stays visible);
+/// bytes that could still begin a match are held back until the next chunk
+/// shows whether they do. Terminal escape sequences (`ESC [ … m` colours,
+/// and two-byte `ESC x`) inside a value do not hide it.
+public struct SecretMasker: Sendable {
+  /// What each match is replaced with.
+  public let replacement: [UInt8]
+  private let automaton: Automaton
+
+  // Streaming state.
+  private var state: UInt32 = 0
+  private var pending: [UInt8] = []
+  /// Absolute offset of `pending[0]` in the stream.
+  private var base = 0
+  /// Absolute offsets of the last `automaton.longest` bytes fed to the
+  /// automaton (escape sequences are not), newest at `recentCount - 1`.
+  private var recent: [Int]
+  private var recentCount = 0
+  /// Matched spans not written yet, absolute, in order, not overlapping.
+  private var spans: [(start: Int, end: Int)] = []
+  private var escape: UInt8 = 0  // 0 none, 1 after ESC, 2 inside CSI
+
+  /// A masker for `values` (empty values are ignored).
+  public init(values: [String], replacement: String = "***") {
+    self.replacement = Array(replacement.utf8)
+    automaton = Automaton(patterns: values.reduce(into: Set<[UInt8]>()) { $0.formUnion(SecretForms.of($1)) })
+    // A power of two, so the ring index is a mask.
+    var size = 1
+    while size < automaton.longest { size <<= 1 }
+    recent = [Int](repeating: 0, count: size)
+  }
+
+  /// `text` with every form of the values replaced (one call, no stream).
+  public static func redact(_ text: String, values: [String], replacement: String) -> String {
+    var masker = SecretMasker(values: values, replacement: replacement)
+    guard masker.automaton.longest > 0 else { return text }
+    return String(decoding: masker.mask(Array(text.utf8)) + masker.finish(), as: UTF8.self)
+  }
+
+  /// The masked bytes that can be written now for `chunk`.
+  public mutating func mask(_ chunk: some Collection<UInt8>) -> [UInt8] {
+    guard automaton.longest > 0 else { return Array(chunk) }
+    pending.append(contentsOf: chunk)
+    let start = pending.count - chunk.count
+    // The hot loop works on locals and raw buffers: one table step per byte.
+    var state = Int(self.state), escape = self.escape, recentCount = self.recentCount
+    let ringMask = recent.count - 1, classCount = automaton.classCount, base = self.base
+    var found: [(start: Int, end: Int)] = []
+    automaton.table.withUnsafeBufferPointer { table in
+      automaton.matchLength.withUnsafeBufferPointer { matchLength in
+        automaton.byteClass.withUnsafeBufferPointer { byteClass in
+          recent.withUnsafeMutableBufferPointer { recent in
+            pending.withUnsafeBufferPointer { bytes in
+              for index in start..<bytes.count {
+                let byte = bytes[index]
+                if escape != 0 || byte == 0x1b {
+                  escape = byte == 0x1b ? 1 : escape == 1 ? (byte == UInt8(ascii: "[") ? 2 : 0) : ((0x40...0x7e).contains(byte) ? 0 : 2)
+                  continue
+                }
+                state = Int(table[state &* classCount &+ Int(byteClass[Int(byte)])])
+                recent[recentCount & ringMask] = base &+ index
+                recentCount &+= 1
+                let length = Int(matchLength[state])
+                if length > 0 { found.append((recent[(recentCount &- length) & ringMask], base &+ index)) }
+              }
+            }
+          }
+        }
+      }
+    }
+    self.state = UInt32(state)
+    self.escape = escape
+    self.recentCount = recentCount
+    for span in found { addSpan(from: span.start, to: span.end) }
+    // Bytes from here on may still be part of a match.
+    let depth = Int(automaton.depth[state])
+    var keepFrom = depth > 0 ? recent[(recentCount - depth) & ringMask] : base + pending.count
+    if let open = spans.first(where: { $0.end >= keepFrom }) { keepFrom = min(keepFrom, open.start) }
+    return emit(upTo: keepFrom)
+  }
+
+  /// The rest, at the end of the stream.
+  public mutating func finish() -> [UInt8] {
+    let output = emit(upTo: base + pending.count)
+    state = 0
+    escape = 0
+    return output
+  }
+
+  private mutating func addSpan(from start: Int, to end: Int) {
+    if let last = spans.last, start <= last.end {
+      spans[spans.count - 1] = (min(last.start, start), max(last.end, end))
+    } else {
+      spans.append((start, end))
+    }
+  }
+
+  /// Writes the pending bytes before absolute offset `limit`, spans replaced.
+  private mutating func emit(upTo limit: Int) -> [UInt8] {
+    var output: [UInt8] = []
+    output.reserveCapacity(limit - base)
+    var cursor = base
+    var done = 0
+    for span in spans {
+      guard span.end < limit else { break }
+      output += pending[(cursor - base)..<(span.start - base)]
+      output += replacement
+      cursor = span.end + 1
+      done += 1
+    }
+    spans.removeFirst(done)
+    output += pending[(cursor - base)..<(limit - base)]
+    pending.removeFirst(limit - base)
+    base = limit
+    return output
+  }
+}
+
+/// The forms as one DFA: states × byte classes, with the longest form
+/// ending at each state and each state's depth.
+private struct Automaton: Sendable {
+  let byteClass: [UInt8]
+  let classCount: Int
+  let table: [UInt32]
+  let matchLength: [UInt32]
+  let depth: [UInt32]
+  let longest: Int
+
+  init(patterns: Set<[UInt8]>) {
+    // Bytes no form contains share class 0.
+    var classes = [UInt8](repeating: 0, count: 256)
+    var count = 1
+    for byte in Set(patterns.joined()).sorted() {
+      classes[Int(byte)] = UInt8(count)
+      count += 1
+    }
+    byteClass = classes
+    classCount = count
+    longest = patterns.map(\.count).max() ?? 0
+    // The trie.
+    var children: [[UInt8: UInt32]] = [[:]]
+    var depths: [UInt32] = [0]
+    var terminal: [UInt32] = [0]
+    for pattern in patterns.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+      var node = 0
+      for byte in pattern {
+        let c = classes[Int(byte)]
+        if let next = children[node][c] { node = Int(next); continue }
+        children.append([:])
+        depths.append(depths[node] + 1)
+        terminal.append(0)
+        children[node][c] = UInt32(children.count - 1)
+        node = children.count - 1
+      }
+      terminal[node] = UInt32(pattern.count)
+    }
+    // Breadth first: failure links become table rows.
+    var table = [UInt32](repeating: 0, count: children.count * count)
+    var matches = terminal
+    var fail = [UInt32](repeating: 0, count: children.count)
+    var queue: [Int] = []
+    for (c, child) in children[0] {
+      table[Int(c)] = child
+      queue.append(Int(child))
+    }
+    var head = 0
+    while head < queue.count {
+      let node = queue[head]
+      head += 1
+      let failure = Int(fail[node])
+      if matches[node] == 0 { matches[node] = matches[failure] }
+      for c in 0..<count {
+        if let child = children[node][UInt8(c)] {
+          table[node * count + c] = child
+          fail[Int(child)] = table[failure * count + c]
+          queue.append(Int(child))
+        } else {
+          table[node * count + c] = table[failure * count + c]
+        }
+      }
+    }
+    self.table = table
+    matchLength = matches
+    depth = depths
+  }
+}

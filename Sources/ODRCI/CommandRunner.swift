@@ -70,6 +70,9 @@ public enum CommandRunner {
     guard pipe(&out) == 0, pipe(&err) == 0, (out + err).allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 }) else {
       throw CIError(.io, "Cannot create pipes for the command: \(String(cString: strerror(errno))).")
     }
+    // Bigger pipes, fewer reads and wakeups (best effort: the limit is the system's).
+    _ = fcntl(out[0], Self.setPipeSize, Self.pipeSize)
+    _ = fcntl(err[0], Self.setPipeSize, Self.pipeSize)
     installForwarding()
 
     var actions = posix_spawn_file_actions_t()
@@ -127,6 +130,11 @@ public enum CommandRunner {
 
   // MARK: Output
 
+  /// The size asked for the output pipes, and read at once (1 MiB).
+  static let pipeSize: Int32 = 1 << 20
+  /// F_SETPIPE_SZ (Linux; Glibc hides it behind _GNU_SOURCE).
+  static let setPipeSize: Int32 = 1031
+
   /// Copies the child's stdout and stderr to odr's, masked, until both are
   /// closed, or the child has ended and nothing came for 100 ms (a
   /// background grandchild may keep the pipes open forever).
@@ -134,7 +142,7 @@ public enum CommandRunner {
     var maskers = descriptors.map { _ in SecretMasker(values: values) }
     var fds = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
     let targets = [STDOUT_FILENO, STDERR_FILENO]
-    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    var buffer = [UInt8](repeating: 0, count: Int(pipeSize))
     var status: Int32 = 0
     var exited = false
     func close(_ k: Int) {

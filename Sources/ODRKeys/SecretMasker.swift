@@ -56,22 +56,33 @@ public struct SecretMasker: Sendable {
     automaton.table.withUnsafeBufferPointer { table in
       automaton.matchLength.withUnsafeBufferPointer { matchLength in
         automaton.byteClass.withUnsafeBufferPointer { byteClass in
+        automaton.staysAtRoot.withUnsafeBufferPointer { staysAtRoot in
           recent.withUnsafeMutableBufferPointer { recent in
             pending.withUnsafeBufferPointer { bytes in
-              for index in start..<bytes.count {
+              var index = start
+              let end = bytes.count
+              while index < end {
+                // At the root, bytes that start no form leave it there and
+                // need no bookkeeping: skip them in a tight loop.
+                if state == 0 && escape == 0 {
+                  while index < end && staysAtRoot[Int(bytes[index])] { index &+= 1 }
+                  if index == end { break }
+                }
                 let byte = bytes[index]
+                index &+= 1
                 if escape != 0 || byte == 0x1b {
                   escape = byte == 0x1b ? 1 : escape == 1 ? (byte == UInt8(ascii: "[") ? 2 : 0) : ((0x40...0x7e).contains(byte) ? 0 : 2)
                   continue
                 }
                 state = Int(table[state &* classCount &+ Int(byteClass[Int(byte)])])
-                recent[recentCount & ringMask] = base &+ index
+                recent[recentCount & ringMask] = base &+ index &- 1
                 recentCount &+= 1
                 let length = Int(matchLength[state])
-                if length > 0 { found.append((recent[(recentCount &- length) & ringMask], base &+ index)) }
+                if length > 0 { found.append((recent[(recentCount &- length) & ringMask], base &+ index &- 1)) }
               }
             }
           }
+        }
         }
       }
     }
@@ -108,15 +119,17 @@ public struct SecretMasker: Sendable {
     output.reserveCapacity(limit - base)
     var cursor = base
     var done = 0
-    for span in spans {
-      guard span.end < limit else { break }
-      output += pending[(cursor - base)..<(span.start - base)]
-      output += replacement
-      cursor = span.end + 1
-      done += 1
+    pending.withUnsafeBufferPointer { bytes in
+      for span in spans {
+        guard span.end < limit else { break }
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[(cursor - base)..<(span.start - base)]))
+        output.append(contentsOf: replacement)
+        cursor = span.end + 1
+        done += 1
+      }
+      output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[(cursor - base)..<(limit - base)]))
     }
     spans.removeFirst(done)
-    output += pending[(cursor - base)..<(limit - base)]
     pending.removeFirst(limit - base)
     base = limit
     return output
@@ -127,6 +140,8 @@ public struct SecretMasker: Sendable {
 /// ending at each state and each state's depth.
 private struct Automaton: Sendable {
   let byteClass: [UInt8]
+  /// Bytes that leave the automaton at its root (and are not ESC).
+  let staysAtRoot: [Bool]
   let classCount: Int
   let table: [UInt32]
   let matchLength: [UInt32]
@@ -189,5 +204,6 @@ private struct Automaton: Sendable {
     self.table = table
     matchLength = matches
     depth = depths
+    staysAtRoot = (0..<256).map { byte in byte != 0x1b && table[Int(classes[byte])] == 0 }
   }
 }

@@ -69,6 +69,9 @@ import Testing
     let result = try Command.odr(["get", "Weather", "--service", service], environment: environment(bus: bus))
     #expect(result.status == 5)
     #expect(result.stderr.contains("No D-Bus session bus"))
+    // Advice that works outside a checkout of odr.
+    #expect(result.stderr.contains("odr exec --fetch TAG") && result.stderr.contains("dbus-run-session"))
+    #expect(!result.stderr.contains("scripts/with-keyring"))
     #expect(result.duration < .seconds(1))
   }
 

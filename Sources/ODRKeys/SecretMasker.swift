@@ -49,13 +49,13 @@ public struct SecretMasker: Sendable {
     guard automaton.longest > 0 else { return Array(chunk) }
     pending.append(contentsOf: chunk)
     let start = pending.count - chunk.count
-    // The hot loop works on locals and raw buffers: one table step per byte.
+    // The hot loop works on locals and raw buffers.
     var state = Int(self.state), escape = self.escape, recentCount = self.recentCount
-    let ringMask = recent.count - 1, classCount = automaton.classCount, base = self.base
+    let ringMask = recent.count - 1, base = self.base
     var found: [(start: Int, end: Int)] = []
-    automaton.table.withUnsafeBufferPointer { table in
-      automaton.matchLength.withUnsafeBufferPointer { matchLength in
-        automaton.byteClass.withUnsafeBufferPointer { byteClass in
+    let automaton = self.automaton
+    automaton.matchLength.withUnsafeBufferPointer { matchLength in
+      automaton.byteClass.withUnsafeBufferPointer { byteClass in
         automaton.staysAtRoot.withUnsafeBufferPointer { staysAtRoot in
           recent.withUnsafeMutableBufferPointer { recent in
             pending.withUnsafeBufferPointer { bytes in
@@ -74,7 +74,7 @@ public struct SecretMasker: Sendable {
                   escape = byte == 0x1b ? 1 : escape == 1 ? (byte == UInt8(ascii: "[") ? 2 : 0) : ((0x40...0x7e).contains(byte) ? 0 : 2)
                   continue
                 }
-                state = Int(table[state &* classCount &+ Int(byteClass[Int(byte)])])
+                state = automaton.step(state, Int(byteClass[Int(byte)]))
                 recent[recentCount & ringMask] = base &+ index &- 1
                 recentCount &+= 1
                 let length = Int(matchLength[state])
@@ -82,7 +82,6 @@ public struct SecretMasker: Sendable {
               }
             }
           }
-        }
         }
       }
     }
@@ -136,17 +135,48 @@ public struct SecretMasker: Sendable {
   }
 }
 
-/// The forms as one DFA: states × byte classes, with the longest form
-/// ending at each state and each state's depth.
+/// The forms as one Aho–Corasick automaton over byte classes. States near
+/// the root (depth ≤ ``denseDepth``), where a log's bytes keep the automaton,
+/// have full transition rows: one table step per byte. Deeper states — the
+/// long, rarely entered paths of each form — keep only their edges and
+/// failure link, so memory and set-up grow with the forms' total length, not
+/// with it times the alphabet.
 private struct Automaton: Sendable {
+  static let denseDepth: UInt32 = 2
+
   let byteClass: [UInt8]
   /// Bytes that leave the automaton at its root (and are not ESC).
   let staysAtRoot: [Bool]
   let classCount: Int
+  /// Dense rows, indexed by `row[state] * classCount + class`.
   let table: [UInt32]
+  /// A state's dense row, or -1.
+  let row: [Int32]
+  /// Sparse states' edges: `edges[edgeStart[s]..<edgeStart[s + 1]]`, by class.
+  let edgeStart: [UInt32]
+  let edgeClass: [UInt8]
+  let edgeTarget: [UInt32]
+  let fail: [UInt32]
   let matchLength: [UInt32]
   let depth: [UInt32]
   let longest: Int
+
+  /// The state after `state` reads a byte of class `c`.
+  @inline(__always)
+  func step(_ state: Int, _ c: Int) -> Int {
+    var s = state
+    while true {
+      let r = Int(row[s])
+      if r >= 0 { return Int(table[r &* classCount &+ c]) }
+      var e = Int(edgeStart[s])
+      let end = Int(edgeStart[s &+ 1])
+      while e < end {
+        if Int(edgeClass[e]) == c { return Int(edgeTarget[e]) }
+        e &+= 1
+      }
+      s = Int(fail[s])
+    }
+  }
 
   init(patterns: Set<[UInt8]>) {
     // Bytes no form contains share class 0.
@@ -156,54 +186,87 @@ private struct Automaton: Sendable {
       classes[Int(byte)] = UInt8(count)
       count += 1
     }
-    byteClass = classes
     classCount = count
     longest = patterns.map(\.count).max() ?? 0
-    // The trie.
-    var children: [[UInt8: UInt32]] = [[:]]
+    // The trie, states numbered breadth first (parents before children).
+    var children: [[(UInt8, UInt32)]] = [[]]
     var depths: [UInt32] = [0]
     var terminal: [UInt32] = [0]
-    for pattern in patterns.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+    for pattern in patterns {
       var node = 0
       for byte in pattern {
         let c = classes[Int(byte)]
-        if let next = children[node][c] { node = Int(next); continue }
-        children.append([:])
+        if let next = children[node].first(where: { $0.0 == c })?.1 { node = Int(next); continue }
+        children.append([])
         depths.append(depths[node] + 1)
         terminal.append(0)
-        children[node][c] = UInt32(children.count - 1)
+        children[node].append((c, UInt32(children.count - 1)))
         node = children.count - 1
       }
       terminal[node] = UInt32(pattern.count)
     }
-    // Breadth first: failure links become table rows.
-    var table = [UInt32](repeating: 0, count: children.count * count)
-    var matches = terminal
-    var fail = [UInt32](repeating: 0, count: children.count)
-    var queue: [Int] = []
-    for (c, child) in children[0] {
-      table[Int(c)] = child
-      queue.append(Int(child))
-    }
+    var order: [Int] = [0]
     var head = 0
-    while head < queue.count {
-      let node = queue[head]
+    while head < order.count {
+      order += children[order[head]].map { Int($0.1) }
       head += 1
-      let failure = Int(fail[node])
-      if matches[node] == 0 { matches[node] = matches[failure] }
-      for c in 0..<count {
-        if let child = children[node][UInt8(c)] {
-          table[node * count + c] = child
-          fail[Int(child)] = table[failure * count + c]
-          queue.append(Int(child))
-        } else {
-          table[node * count + c] = table[failure * count + c]
+    }
+    // Dense rows for shallow states, edge lists for deep ones.
+    var row = [Int32](repeating: -1, count: children.count)
+    var rows = 0
+    var edgeStart = [UInt32](repeating: 0, count: children.count + 1)
+    var edgeClass: [UInt8] = [], edgeTarget: [UInt32] = []
+    for node in 0..<children.count {
+      edgeStart[node] = UInt32(edgeClass.count)
+      if depths[node] <= Self.denseDepth {
+        row[node] = Int32(rows)
+        rows += 1
+      } else {
+        for (c, child) in children[node].sorted(by: { $0.0 < $1.0 }) {
+          edgeClass.append(c)
+          edgeTarget.append(child)
         }
       }
     }
+    edgeStart[children.count] = UInt32(edgeClass.count)
+    self.row = row
+    self.edgeStart = edgeStart
+    self.edgeClass = edgeClass
+    self.edgeTarget = edgeTarget
+    self.byteClass = classes
+    // Failure links and dense rows, breadth first: each uses only states
+    // shallower than the one it is for.
+    var fail = [UInt32](repeating: 0, count: children.count)
+    var table = [UInt32](repeating: 0, count: rows * count)
+    var matches = terminal
+    func step(_ state: Int, _ c: Int) -> Int {
+      var s = state
+      while true {
+        if row[s] >= 0 { return Int(table[Int(row[s]) * count + c]) }
+        if let e = (Int(edgeStart[s])..<Int(edgeStart[s + 1])).first(where: { Int(edgeClass[$0]) == c }) { return Int(edgeTarget[e]) }
+        s = Int(fail[s])
+      }
+    }
+    for node in order {
+      if node != 0 && matches[node] == 0 { matches[node] = matches[Int(fail[node])] }
+      for (c, child) in children[node] {
+        fail[Int(child)] = node == 0 ? 0 : UInt32(step(Int(fail[node]), Int(c)))
+      }
+      if row[node] >= 0 {
+        let base = Int(row[node]) * count
+        for c in 0..<count {
+          if let child = children[node].first(where: { Int($0.0) == c })?.1 {
+            table[base + c] = child
+          } else {
+            table[base + c] = node == 0 ? 0 : UInt32(step(Int(fail[node]), c))
+          }
+        }
+      }
+    }
+    self.fail = fail
     self.table = table
-    matchLength = matches
-    depth = depths
+    self.matchLength = matches
+    self.depth = depths
     staysAtRoot = (0..<256).map { byte in byte != 0x1b && table[Int(classes[byte])] == 0 }
   }
 }

@@ -370,6 +370,15 @@ if trustRuns > 0 {
                     tags: Dictionary(uniqueKeysWithValues: (0..<100).map { ("Tag\($0)", Catalog.Tag(category: .onDemand, files: Array(files[($0 * 100)..<($0 * 100 + 100)]))) }))
   let bytes = big.encoded()
   let signatureFile = try CatalogSignature(signing: bytes, with: signing).encoded
+  var decodes: [Duration] = []
+  for _ in 0..<21 {
+    let start = clock.now
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    _ = try decoder.decode(Catalog.self, from: bytes)
+    decodes.append(clock.now - start)
+  }
+  report("(j') JSONDecoder alone on it: \(ms(median(decodes)))")
   var verifies: [Duration] = [], signatures: [Duration] = []
   for _ in 0..<21 {
     let start = clock.now

@@ -54,34 +54,29 @@ public struct SecretMasker: Sendable {
     let ringMask = recent.count - 1, base = self.base
     var found: [(start: Int, end: Int)] = []
     let automaton = self.automaton
-    automaton.matchLength.withUnsafeBufferPointer { matchLength in
-      automaton.byteClass.withUnsafeBufferPointer { byteClass in
-        automaton.staysAtRoot.withUnsafeBufferPointer { staysAtRoot in
-          recent.withUnsafeMutableBufferPointer { recent in
-            pending.withUnsafeBufferPointer { bytes in
-              var index = start
-              let end = bytes.count
-              while index < end {
-                // At the root, bytes that start no form leave it there and
-                // need no bookkeeping: skip them in a tight loop.
-                if state == 0 && escape == 0 {
-                  while index < end && staysAtRoot[Int(bytes[index])] { index &+= 1 }
-                  if index == end { break }
-                }
-                let byte = bytes[index]
-                index &+= 1
-                if escape != 0 || byte == 0x1b {
-                  escape = byte == 0x1b ? 1 : escape == 1 ? (byte == UInt8(ascii: "[") ? 2 : 0) : ((0x40...0x7e).contains(byte) ? 0 : 2)
-                  continue
-                }
-                state = automaton.step(state, Int(byteClass[Int(byte)]))
-                recent[recentCount & ringMask] = base &+ index &- 1
-                recentCount &+= 1
-                let length = Int(matchLength[state])
-                if length > 0 { found.append((recent[(recentCount &- length) & ringMask], base &+ index &- 1)) }
-              }
-            }
+    let (matchLength, byteClass, staysAtRoot) = (automaton.matchLength, automaton.byteClass, automaton.staysAtRoot)
+    recent.withUnsafeMutableBufferPointer { recent in
+      pending.withUnsafeBufferPointer { bytes in
+        var index = start
+        let end = bytes.count
+        while index < end {
+          // At the root, bytes that start no form leave it there and need
+          // no bookkeeping: skip them in a tight loop.
+          if state == 0 && escape == 0 {
+            while index < end && staysAtRoot[Int(bytes[index])] { index &+= 1 }
+            if index == end { break }
           }
+          let byte = bytes[index]
+          index &+= 1
+          if escape != 0 || byte == 0x1b {
+            escape = byte == 0x1b ? 1 : escape == 1 ? (byte == UInt8(ascii: "[") ? 2 : 0) : ((0x40...0x7e).contains(byte) ? 0 : 2)
+            continue
+          }
+          state = automaton.step(state, Int(byteClass[Int(byte)]))
+          recent[recentCount & ringMask] = base &+ index &- 1
+          recentCount &+= 1
+          let length = Int(matchLength[state])
+          if length > 0 { found.append((recent[(recentCount &- length) & ringMask], base &+ index &- 1)) }
         }
       }
     }
@@ -141,25 +136,44 @@ public struct SecretMasker: Sendable {
 /// long, rarely entered paths of each form — keep only their edges and
 /// failure link, so memory and set-up grow with the forms' total length, not
 /// with it times the alphabet.
-private struct Automaton: Sendable {
+///
+/// Immutable once built; its tables live in buffers of its own so the hot
+/// loop reads them without bounds checks or copy-on-write checks.
+private final class Automaton: @unchecked Sendable {
   static let denseDepth: UInt32 = 2
 
-  let byteClass: [UInt8]
+  let byteClass: UnsafeBufferPointer<UInt8>
   /// Bytes that leave the automaton at its root (and are not ESC).
-  let staysAtRoot: [Bool]
+  let staysAtRoot: UnsafeBufferPointer<Bool>
   let classCount: Int
   /// Dense rows, indexed by `row[state] * classCount + class`.
-  let table: [UInt32]
+  let table: UnsafeBufferPointer<UInt32>
   /// A state's dense row, or -1.
-  let row: [Int32]
+  let row: UnsafeBufferPointer<Int32>
   /// Sparse states' edges: `edges[edgeStart[s]..<edgeStart[s + 1]]`, by class.
-  let edgeStart: [UInt32]
-  let edgeClass: [UInt8]
-  let edgeTarget: [UInt32]
-  let fail: [UInt32]
-  let matchLength: [UInt32]
-  let depth: [UInt32]
+  let edgeStart: UnsafeBufferPointer<UInt32>
+  let edgeClass: UnsafeBufferPointer<UInt8>
+  let edgeTarget: UnsafeBufferPointer<UInt32>
+  let fail: UnsafeBufferPointer<UInt32>
+  let matchLength: UnsafeBufferPointer<UInt32>
+  let depth: UnsafeBufferPointer<UInt32>
   let longest: Int
+
+  deinit {
+    for buffer in [UnsafeRawBufferPointer(byteClass), UnsafeRawBufferPointer(staysAtRoot), UnsafeRawBufferPointer(table),
+                   UnsafeRawBufferPointer(row), UnsafeRawBufferPointer(edgeStart), UnsafeRawBufferPointer(edgeClass),
+                   UnsafeRawBufferPointer(edgeTarget), UnsafeRawBufferPointer(fail), UnsafeRawBufferPointer(matchLength),
+                   UnsafeRawBufferPointer(depth)] {
+      buffer.baseAddress.map { UnsafeMutableRawPointer(mutating: $0).deallocate() }
+    }
+  }
+
+  /// A buffer of its own holding `array`.
+  private static func own<T>(_ array: [T]) -> UnsafeBufferPointer<T> {
+    let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: max(1, array.count))
+    _ = buffer.initialize(from: array)
+    return UnsafeBufferPointer(rebasing: buffer[0..<array.count])
+  }
 
   /// The state after `state` reads a byte of class `c`.
   @inline(__always)
@@ -187,56 +201,67 @@ private struct Automaton: Sendable {
       count += 1
     }
     classCount = count
+    byteClass = Self.own(classes)
     longest = patterns.map(\.count).max() ?? 0
-    // The trie, states numbered breadth first (parents before children).
-    var children: [[(UInt8, UInt32)]] = [[]]
-    var depths: [UInt32] = [0]
-    var terminal: [UInt32] = [0]
-    for pattern in patterns {
-      var node = 0
-      for byte in pattern {
-        let c = classes[Int(byte)]
-        if let next = children[node].first(where: { $0.0 == c })?.1 { node = Int(next); continue }
-        children.append([])
-        depths.append(depths[node] + 1)
+    // The trie, built from the forms in sorted order: each shares a prefix
+    // with the one before, so no lookups are needed. Flat arrays throughout.
+    let sorted = patterns.map { $0.map { classes[Int($0)] } }.sorted { $0.lexicographicallyPrecedes($1) }
+    var depths: [UInt32] = [0], terminal: [UInt32] = [0]
+    var parent: [UInt32] = [0], label: [UInt8] = [0]
+    var path: [Int] = [0]  // the previous form's states
+    var previous: [UInt8] = []
+    for form in sorted {
+      var shared = 0
+      while shared < min(form.count, previous.count) && form[shared] == previous[shared] { shared += 1 }
+      path.removeLast(path.count - shared - 1)
+      for c in form[shared...] {
+        parent.append(UInt32(path.last!))
+        label.append(c)
+        depths.append(UInt32(path.count))
         terminal.append(0)
-        children[node].append((c, UInt32(children.count - 1)))
-        node = children.count - 1
+        path.append(depths.count - 1)
       }
-      terminal[node] = UInt32(pattern.count)
+      terminal[path.last!] = UInt32(form.count)
+      previous = form
     }
-    var order: [Int] = [0]
-    var head = 0
-    while head < order.count {
-      order += children[order[head]].map { Int($0.1) }
-      head += 1
+    let states = depths.count
+    // Children as compressed rows (counting sort by parent; classes stay in order).
+    var childStart = [Int](repeating: 0, count: states + 1)
+    for node in 1..<states { childStart[Int(parent[node]) + 1] += 1 }
+    for node in 0..<states { childStart[node + 1] += childStart[node] }
+    var childOf = [UInt32](repeating: 0, count: max(0, states - 1))
+    var fill = childStart
+    for node in 1..<max(1, states) {
+      childOf[fill[Int(parent[node])]] = UInt32(node)
+      fill[Int(parent[node])] += 1
     }
+    // Breadth-first order: by depth.
+    let order = (0..<states).sorted { depths[$0] < depths[$1] }
     // Dense rows for shallow states, edge lists for deep ones.
-    var row = [Int32](repeating: -1, count: children.count)
+    var row = [Int32](repeating: -1, count: states)
     var rows = 0
-    var edgeStart = [UInt32](repeating: 0, count: children.count + 1)
+    var edgeStart = [UInt32](repeating: 0, count: states + 1)
     var edgeClass: [UInt8] = [], edgeTarget: [UInt32] = []
-    for node in 0..<children.count {
+    for node in 0..<states {
       edgeStart[node] = UInt32(edgeClass.count)
       if depths[node] <= Self.denseDepth {
         row[node] = Int32(rows)
         rows += 1
       } else {
-        for (c, child) in children[node].sorted(by: { $0.0 < $1.0 }) {
-          edgeClass.append(c)
-          edgeTarget.append(child)
+        for k in childStart[node]..<childStart[node + 1] {
+          edgeClass.append(label[Int(childOf[k])])
+          edgeTarget.append(childOf[k])
         }
       }
     }
-    edgeStart[children.count] = UInt32(edgeClass.count)
-    self.row = row
-    self.edgeStart = edgeStart
-    self.edgeClass = edgeClass
-    self.edgeTarget = edgeTarget
-    self.byteClass = classes
+    edgeStart[states] = UInt32(edgeClass.count)
+    self.row = Self.own(row)
+    self.edgeStart = Self.own(edgeStart)
+    self.edgeClass = Self.own(edgeClass)
+    self.edgeTarget = Self.own(edgeTarget)
     // Failure links and dense rows, breadth first: each uses only states
     // shallower than the one it is for.
-    var fail = [UInt32](repeating: 0, count: children.count)
+    var fail = [UInt32](repeating: 0, count: states)
     var table = [UInt32](repeating: 0, count: rows * count)
     var matches = terminal
     func step(_ state: Int, _ c: Int) -> Int {
@@ -249,24 +274,22 @@ private struct Automaton: Sendable {
     }
     for node in order {
       if node != 0 && matches[node] == 0 { matches[node] = matches[Int(fail[node])] }
-      for (c, child) in children[node] {
-        fail[Int(child)] = node == 0 ? 0 : UInt32(step(Int(fail[node]), Int(c)))
+      let kids = childOf[childStart[node]..<childStart[node + 1]]
+      for child in kids {
+        fail[Int(child)] = node == 0 ? 0 : UInt32(step(Int(fail[node]), Int(label[Int(child)])))
       }
       if row[node] >= 0 {
         let base = Int(row[node]) * count
         for c in 0..<count {
-          if let child = children[node].first(where: { Int($0.0) == c })?.1 {
-            table[base + c] = child
-          } else {
-            table[base + c] = node == 0 ? 0 : UInt32(step(Int(fail[node]), c))
-          }
+          table[base + c] = node == 0 ? 0 : UInt32(step(Int(fail[node]), c))
         }
+        for child in kids { table[base + Int(label[Int(child)])] = child }
       }
     }
-    self.fail = fail
-    self.table = table
-    self.matchLength = matches
-    self.depth = depths
-    staysAtRoot = (0..<256).map { byte in byte != 0x1b && table[Int(classes[byte])] == 0 }
+    self.fail = Self.own(fail)
+    self.table = Self.own(table)
+    self.matchLength = Self.own(matches)
+    self.depth = Self.own(depths)
+    staysAtRoot = Self.own((0..<256).map { byte in byte != 0x1b && table[Int(classes[byte])] == 0 })
   }
 }

@@ -17,12 +17,28 @@ enum Naming {
   /// A path inside a tag: relative, `/`-separated, no empty, `.` or `..`
   /// component, no backslash or control character.
   static func validate(path: String, in tag: String) throws {
-    let components = path.split(separator: "/", omittingEmptySubsequences: false)
-    let safe = !path.isEmpty && !path.hasPrefix("/") && path.utf8.count <= 1024
-      && components.allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
-      && !path.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7f || $0 == "\\" }
-    guard safe else {
+    guard isSafe(path: path) else {
       throw ResourceError(.invalidSource, "Tag '\(tag)' has an unsafe path '\(path.prefix(80))': paths are relative, use '/', and never contain '..', '.', empty parts or control characters.")
+    }
+  }
+
+  /// One pass over the bytes (catalogs list thousands of paths).
+  private static func isSafe(path: String) -> Bool {
+    var path = path
+    return path.withUTF8 { bytes in
+      guard !bytes.isEmpty, bytes.count <= 1024 else { return false }
+      var componentStart = 0
+      for index in 0...bytes.count {
+        let byte = index < bytes.count ? bytes[index] : UInt8(ascii: "/")
+        if byte < 0x20 || byte == 0x7f || byte == UInt8(ascii: "\\") { return false }
+        guard byte == UInt8(ascii: "/") else { continue }
+        let length = index - componentStart
+        if length == 0 || (bytes[componentStart] == UInt8(ascii: ".") && (length == 1 || (length == 2 && bytes[componentStart + 1] == UInt8(ascii: "."))))  {
+          return false
+        }
+        componentStart = index + 1
+      }
+      return true
     }
   }
 

@@ -242,6 +242,10 @@ public struct ResourceCatalog: Sendable {
     guard let tag = catalog.tags[name] else {
       return .init(tag: name, category: "", outcome: .failed, bytes: 0, error: "No tag '\(name)' in the catalog.", code: ResourceError.Code.notFound.rawValue)
     }
+    if tag.secrets && tag.encryption == nil {
+      return .init(tag: name, category: tag.category.rawValue, outcome: .skipped, bytes: tag.size,
+                   error: "a plaintext secrets tag is never cached; ODRKeys' KeyImporter (odr fetch) imports it", code: nil)
+    }
     if isInstalled([tag]) {
       return .init(tag: name, category: tag.category.rawValue, outcome: .alreadyOnDisk, bytes: tag.size, error: nil, code: nil)
     }

@@ -50,6 +50,29 @@ import Testing
     return fixture
   }
 
+  /// Through the library too, a secrets tag published in plaintext never
+  /// becomes a file: requests refuse it and prefetch skips it.
+  @Test func aPlaintextSecretsTagIsNeverCached() async throws {
+    let fixture = Fixture()
+    defer { fixture.remove() }
+    try fixture.write("tags.json", Data("""
+      { "bundle": "com.example.test", "tags": {
+        "APIKeys": { "category": "prefetch", "secrets": true, "files": ["APIKeys.json"] },
+        "A": { "category": "initial", "files": ["a.txt"] } } }
+      """.utf8))
+    try fixture.write("APIKeys.json", Data(#"{"Weather": "w-secret-1"}"#.utf8))
+    try fixture.write("a.txt", Data("alpha".utf8))
+    var options = PackOptions()
+    options.plaintextSecrets = true
+    try Publisher(source: fixture.source).pack(to: fixture.published, options: options)
+    let catalog = try await fixture.load()
+    let error = #expect(throws: ResourceError.self) { try ResourceRequest(tags: ["APIKeys"], catalog: catalog) }
+    #expect(error?.code == .secretsTag)
+    let report = await catalog.prefetch()
+    #expect(report.entries.map { "\($0.tag) \($0.outcome)" } == ["A downloaded", "APIKeys skipped"])
+    #expect(fixture.files(in: "blobs").count == 1)
+  }
+
   @Test func aLibraryRequestPinsWithALeaseThatPurgeSpares() async throws {
     let fixture = try makeSUT()
     defer { fixture.remove() }

@@ -23,6 +23,8 @@ public struct CIError: Error, Sendable, CustomStringConvertible {
     public static let commandNotExecutable = Code("command-not-executable")
     /// Writing output or starting the command failed.
     public static let io = Code("io")
+    /// A dotenv file, template or `odr://` reference that does not parse.
+    public static let invalidInput = Code("invalid-input")
   }
 
   /// What kind of failure this is.

@@ -29,8 +29,14 @@ public enum CommandRunner {
   /// The environment for the command: odr's own (or, `pristine`, only
   /// PATH, HOME, USER, LANG and TERM) with `variables` set over it.
   public static func environment(with variables: SecretVariables, pristine: Bool) -> [String] {
+    environment(with: variables.variables.map { ($0.name, $0.value) }, pristine: pristine)
+  }
+
+  /// The command's environment: odr's own (only `PATH`, `HOME`, `USER`,
+  /// `LANG` and `TERM` when `pristine`), with `variables` set over it.
+  public static func environment(with variables: [(name: String, value: String)], pristine: Bool) -> [String] {
     let kept: Set<String> = ["PATH", "HOME", "USER", "LANG", "TERM"]
-    let overridden = Set(variables.variables.map(\.name))
+    let overridden = Set(variables.map(\.name))
     var result: [String] = []
     var entry: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
     while let pointer = entry?.pointee {
@@ -39,7 +45,7 @@ public enum CommandRunner {
       if !overridden.contains(name) && (!pristine || kept.contains(name)) { result.append(text) }
       entry = entry! + 1
     }
-    return result + variables.variables.map { "\($0.name)=\($0.value)" }
+    return result + variables.map { "\($0.name)=\($0.value)" }
   }
 
   /// Replaces odr with the command. Returns only by throwing: the command

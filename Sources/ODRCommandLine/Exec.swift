@@ -1,5 +1,6 @@
 import ArgumentParser
 import ODRCI
+import ODRKeys
 
 extension ODR {
   /// `odr exec [--only A,B] [--pristine] [--mask] [--fetch TAG] -- CMD…`
@@ -17,8 +18,11 @@ extension ODR {
         sent to odr, and exits as the command did. Exit 127: command not found; 126: not
         executable.
 
+        With --env-file (repeatable), the variables are exactly those of the dotenv files (later files win): a value that is an odr:// reference is resolved from the keyring (one search per service; with --fetch, from the pack), others pass as written. Every line of every file is parsed first; errors name file:line:column.
+
         Example:
           odr exec --service com.example.demo -- ./deploy.sh
+          odr exec --env-file .env.example --mask -- make test
           odr exec --only Weather --mask -- curl -fsS "https://api.example/v1?key=$WEATHER"
           odr exec --fetch APIKeys --catalog https://cdn.example/odr --pristine -- make test
         """
@@ -32,19 +36,54 @@ extension ODR {
     @Flag(help: "Mask key values in the command's stdout and stderr.")
     var mask = false
 
+    @Option(name: .customLong("env-file"), help: ArgumentHelp("A dotenv file whose odr:// references are resolved; repeatable, later files win.", valueName: "file"))
+    var envFiles: [String] = []
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var commandLine: [String] = []
 
     func validate() throws {
       if commandLine.isEmpty { throw ValidationError("Name the command to run after --, for example: odr exec -- ./deploy.sh") }
+      if !envFiles.isEmpty && source.onlyNames != nil { throw ValidationError("--only does not apply with --env-file: the files name the variables.") }
     }
 
     func run() async throws {
-      let variables = try await source.variables()
+      let (variables, secrets) = envFiles.isEmpty ? try await keyVariables() : try await fileVariables()
       let environment = CommandRunner.environment(with: variables, pristine: pristine)
       guard mask else { try CommandRunner.replaceProcess(with: commandLine, environment: environment) }
-      let status = try CommandRunner.runMasked(commandLine, environment: environment, masking: variables.variables.map(\.value))
+      let status = try CommandRunner.runMasked(commandLine, environment: environment, masking: secrets)
       CommandRunner.exit(likeStatus: status)
+    }
+
+    /// Every key of the service (or --only), and their values to mask.
+    private func keyVariables() async throws -> ([(name: String, value: String)], [String]) {
+      let variables = try await source.variables().variables
+      return (variables.map { ($0.name, $0.value) }, variables.map(\.value))
+    }
+
+    /// The variables of the dotenv files, references resolved in one read
+    /// per service; the resolved values are the ones to mask.
+    private func fileVariables() async throws -> ([(name: String, value: String)], [String]) {
+      let files = try envFiles.map { try DotenvFile(path: $0, text: try SecretFile.read($0)) }
+      var places: [SecretReference: String] = [:]
+      for entry in files.flatMap(\.entries) {
+        guard case .reference(let reference) = entry.value else { continue }
+        if VariableName.readsForBehaviour(entry.name) {
+          throw CIError(.invalidVariable, "\(entry.place): \(entry.name) is one of the variables programs read to decide what they run, load or trust, so odr does not set it from a key.")
+        }
+        places[reference] = places[reference] ?? entry.place
+      }
+      let values = try await source.resolve(Array(places.keys), place: { places[$0] ?? "" })
+      var order: [String] = []
+      var merged: [String: String] = [:]
+      for entry in files.flatMap(\.entries) {
+        if merged[entry.name] == nil { order.append(entry.name) }
+        switch entry.value {
+        case .plain(let text): merged[entry.name] = text
+        case .reference(let reference): merged[entry.name] = values[reference]
+        }
+      }
+      return (order.map { ($0, merged[$0]!) }, Array(Set(values.values)))
     }
   }
 }

@@ -33,6 +33,31 @@ struct KeySourceOptions: ParsableArguments {
     return variables
   }
 
+  /// The values of `references`: one keyring search per service, or with
+  /// --fetch the pack's keys in memory (its bundle is the only service).
+  /// The current service is --service, else $ODR_SERVICE, else the
+  /// catalog's bundle when a catalog is configured.
+  func resolve(_ references: [SecretReference], place: (SecretReference) -> String) async throws -> [SecretReference: String] {
+    if let tag = fetch {
+      let resources = try await catalog.load()
+      let keys = try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
+                                       identities: identity.source(timeout: keyring.timeout)).keysInMemory(tags: [tag])
+      return try await SecretReference.resolve(references, defaultService: resources.catalog.bundle, keys: { service in
+        guard service == resources.catalog.bundle else {
+          throw CIError(.notFound, "--fetch \(tag) holds the keys of \(resources.catalog.bundle) only, not of \(service).")
+        }
+        return keys
+      }, place: place)
+    }
+    var current = keyring.service ?? StoreOptions.environmentService
+    if current == nil, references.contains(where: { $0.service == nil }) {
+      current = try? await catalog.load().catalog.bundle
+    }
+    return try await SecretReference.resolve(references, defaultService: current, keys: { service in
+      try await keyring.makeStore(service: service).keys()
+    }, place: place)
+  }
+
   private func keys() async throws -> [APIKey] {
     if let tag = fetch {
       let resources = try await catalog.load()

@@ -39,6 +39,16 @@ struct StoreOptions: ParsableArguments {
 
   static func deadline(seconds: Double) -> Duration { .milliseconds(Int((seconds * 1000).rounded())) }
 
+  /// The store of `service` with these options' backend and deadline.
+  func makeStore(service: String) throws -> any SecretStore {
+    switch store {
+    case .secretService: return try SecretServiceStore(service: service, deadline: Self.deadline(seconds: timeout))
+    case .memory:
+      try KeyringInput.validate(service: service)
+      return MemoryStore(service: service)
+    }
+  }
+
   /// The store these options select, for `--service`, else `$ODR_SERVICE`,
   /// else `defaultService` (a catalog's bundle).
   func makeStore(defaultService: String? = nil) throws -> any SecretStore {

@@ -61,6 +61,14 @@ public enum VariableName {
     return nil
   }
 
+  /// True when `name` (in any case) falls in the families programs read
+  /// for behaviour, whatever its case: what a secret from a pack may not be
+  /// injected as, even where a variable's name is the user's choice.
+  public static func readsForBehaviour(_ name: String) -> Bool {
+    let upper = name.uppercased()
+    return exact.contains(upper) || prefixes.contains(where: upper.hasPrefix) || suffixes.contains(where: upper.hasSuffix)
+  }
+
   /// Tool and runtime families, by prefix.
   static let prefixes = [
     "LD_", "DYLD_", "BASH", "SHELL", "ZSH", "KSH", "GIT_", "SSH_", "GPG", "GNUPG", "JAVA", "JDK_", "MAVEN", "GRADLE",

@@ -1,0 +1,48 @@
+import ArgumentParser
+import ODRCI
+
+extension ODR {
+  /// `odr inject -i TEMPLATE [-o OUT] [--force] [--allow-empty]`
+  struct Inject: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Fill {{ odr://… }} references in a template with their values.",
+      discussion: """
+        Every reference is parsed and resolved (one keyring search per service) before anything is written. {{"{{"}} writes a literal {{. Output goes to standard output, or with -o to a file written atomically with mode 0600 that is not replaced without --force. A template with no reference is an error unless --allow-empty.
+
+        Example:
+          odr inject -i config.yml.tpl -o config.yml
+        """
+    )
+
+    @OptionGroup var source: KeySourceOptions
+
+    @Option(name: .customShort("i"), help: ArgumentHelp("The template.", valueName: "file"))
+    var input: String
+
+    @Option(name: .customShort("o"), help: ArgumentHelp("Write here (0600, atomically) instead of standard output.", valueName: "file"))
+    var output: String?
+
+    @Flag(help: "Replace the output file if it exists.")
+    var force = false
+
+    @Flag(help: "Accept a template without references.")
+    var allowEmpty = false
+
+    func validate() throws {
+      if source.onlyNames != nil { throw ValidationError("--only does not apply to odr inject.") }
+    }
+
+    func run() async throws {
+      let template = try SecretTemplate(path: input, text: try SecretFile.read(input))
+      let references = template.references
+      if references.isEmpty && !allowEmpty {
+        throw CIError(.invalidInput, "\(input) holds no {{ odr://… }} reference; pass --allow-empty to copy it anyway.")
+      }
+      let places = Dictionary(references.map { ($0.reference, $0.place) }, uniquingKeysWith: { first, _ in first })
+      let values = try await source.resolve(references.map(\.reference), place: { places[$0] ?? input })
+      let text = template.render(values)
+      if let output { return try SecretFile.write(text, to: output, force: force) }
+      Output.write(text)
+    }
+  }
+}

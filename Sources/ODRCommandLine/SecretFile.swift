@@ -1,0 +1,48 @@
+import FoundationEssentials
+import ODRCI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files that hold secrets: written 0600 and atomically (a temporary name
+/// beside the target, flushed, renamed), never over an existing file
+/// unless `force`.
+enum SecretFile {
+  static func write(_ text: String, to path: String, force: Bool) throws {
+    if !force && access(path, F_OK) == 0 {
+      throw CIError(.io, "'\(path)' exists; odr does not overwrite it without --force.")
+    }
+    let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+    var template = Array("\(folder.isEmpty ? "/" : folder)/.odr-XXXXXX".utf8CString)
+    let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    guard fd >= 0 else { throw CIError(.io, "Cannot create a file in '\(folder)': \(String(cString: strerror(errno))).") }
+    let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    var done = false
+    defer {
+      if !done { unlink(temporary) }
+    }
+    fchmod(fd, 0o600)
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+      let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+      if n < 0 && errno == EINTR { continue }
+      guard n > 0 else {
+        close(fd)
+        throw CIError(.io, "Cannot write '\(path)': \(String(cString: strerror(errno))).")
+      }
+      bytes = bytes.dropFirst(n)
+    }
+    guard fsync(fd) == 0, close(fd) == 0 else { throw CIError(.io, "Cannot write '\(path)': \(String(cString: strerror(errno))).") }
+    guard rename(temporary, path) == 0 else { throw CIError(.io, "Cannot write '\(path)': \(String(cString: strerror(errno))).") }
+    done = true
+  }
+
+  /// The text of a file the user named.
+  static func read(_ path: String) throws -> String {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw CIError(.notFound, "Cannot read '\(path)'.")
+    }
+    guard let text = String(validating: data, as: UTF8.self) else { throw CIError(.invalidInput, "'\(path)' is not UTF-8 text.") }
+    return text
+  }
+}

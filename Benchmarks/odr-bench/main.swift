@@ -441,3 +441,30 @@ if maskRuns > 0 {
          + results.map { "   \($0.count) key\($0.count == 1 ? "" : "s") \(ms($0.time)) (\(rate($0.time)))" }.joined()
          + "   1 key / cat \(ratio(one, median(cats))), / cat | cat \(ratio(one, median(piped))) (target ≤ 3.00×)   200 keys / 1 key \(ratio(results[2].time, one)) (target ≤ 1.30×)   [median of \(maskRuns)]")
 }
+
+// (l) Secret references (issue 16): `odr exec --env-file` of a file with 50
+// odr:// references vs `odr exec` of the same 50 keys, and vs a shell loop of
+// 50 `secret-tool lookup` calls (what resolving one by one costs).
+let referenceRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_REFERENCE_RUNS"] ?? "") ?? 21
+if referenceRuns > 0 {
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-refs-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+  let referenceService = "com.odr.bench.refs"
+  let referenceStore = try SecretServiceStore(service: referenceService)
+  try await referenceStore.deleteAll()
+  for index in 1...50 { try await referenceStore.setValue("value-\(index)-\(UUID().uuidString)", for: "K\(index)") }
+  let envFile = work.appending(path: ".env")
+  try Data((1...50).map { "VAR_\($0)=odr://K\($0)\n" }.joined().utf8).write(to: envFile)
+  var env = ProcessInfo.processInfo.environment
+  env["XDG_STATE_HOME"] = work.appending(path: "state").path
+  let loop = "for i in $(seq 1 50); do secret-tool lookup service \(referenceService) key K$i >/dev/null || exit 1; done"
+  var files: [Duration] = [], keys: [Duration] = [], lookups: [Duration] = []
+  for _ in 0..<referenceRuns {
+    files.append(try time(odrPath, ["exec", "--service", referenceService, "--env-file", envFile.path, "--", "/bin/true"], environment: env))
+    keys.append(try time(odrPath, ["exec", "--service", referenceService, "--", "/bin/true"], environment: env))
+    lookups.append(try time("/bin/bash", ["-c", loop]))
+  }
+  try await referenceStore.deleteAll()
+  report("(l) 50 references:  odr exec --env-file \(ms(median(files)))   odr exec (same 50 keys) \(ms(median(keys)))   ratio \(ratio(median(files), median(keys))) (target ≤ 1.10×)   50 × secret-tool lookup \(ms(median(lookups)))   speed-up \(ratio(median(lookups), median(files))) (target ≥ 10×)   [median of \(referenceRuns)]")
+}

@@ -160,4 +160,21 @@ import Testing
     #expect(missing.stderr.contains("no key 'Nope' in \(service)"))
     #expect(try odr(["read", "https://not-a-reference"]).status == 2)
   }
+
+  @Test func fetchResolvesFromThePackWithoutAKeyring() throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data(#"{"bundle": "\#(service)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    try Data(#"{"Weather": "\#(weather)"}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
+    let catalog = root.appending(path: "pub").path
+    #expect(try odr(["pack", source.path, "--output", catalog, "--plaintext-secrets", "--quiet"]).status == 0)
+    let path = try file("ci.env", "API_TOKEN=odr://Weather\n")
+    var env = environment
+    env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+    let result = try Command.odr(["exec", "--env-file", path, "--fetch", "APIKeys", "--catalog", catalog, "--",
+                                  "/bin/sh", "-c", "test \"$API_TOKEN\" = \(weather)"], environment: env)
+    #expect(result.status == 0, "\(result.stderr)")
+  }
 }

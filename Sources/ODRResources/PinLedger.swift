@@ -20,7 +20,7 @@ public struct PinLedger: Sendable {
     public let since: Double
 
     /// True while the holder runs.
-    public var isLive: Bool { PinLedger.startTime(of: pid) == start }
+    public var isLive: Bool { ProcessIdentity(pid: pid, start: start).isLive }
 
     /// The holder's command name, while it runs.
     public var holder: String? {

@@ -17,11 +17,30 @@ public struct ProcessIdentity: Codable, Sendable, Equatable {
     self.start = start
   }
 
+  init(pid: Int32, start: UInt64) {
+    self.pid = pid
+    self.start = start
+  }
+
   /// This process.
   public static var current: ProcessIdentity { ProcessIdentity(pid: getpid())! }
 
   /// True while the process runs (a zombie has exited: it is not live).
-  public var isLive: Bool { Self.startTime(of: pid) == start }
+  /// When its /proc entry cannot be read for another reason (too many open
+  /// files, say), it counts as live: a live importer or pin holder must
+  /// never be taken for dead.
+  public var isLive: Bool {
+    if let current = Self.startTime(of: pid) { return current == start }
+    guard kill(pid, 0) == 0 || errno == EPERM else { return false }  // no such process
+    return FileManager.default.fileExists(atPath: "/proc/\(pid)") ? !Self.isZombie(pid) : true
+  }
+
+  /// True when /proc says `pid` has exited and awaits its parent.
+  static func isZombie(_ pid: Int32) -> Bool {
+    guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat"), let close = data.lastIndex(of: UInt8(ascii: ")")),
+          close + 2 < data.count else { return false }
+    return data[close + 2] == UInt8(ascii: "Z")
+  }
 
   /// Field 22 of /proc/PID/stat, or nil when there is no such process. The
   /// command name in field 2 may be any bytes (even not UTF-8), so the

@@ -47,6 +47,20 @@ public enum Command {
                   stderr: String(decoding: errData.value, as: UTF8.self), duration: clock.now - start)
   }
 
+  /// `run` on a thread of its own, for long runs (stress tests): waiting
+  /// on one of the few cooperative threads would starve other tests.
+  public static func runOffPool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> Result {
+    try await offPool { try run(executable, arguments, environment: environment) }
+  }
+
+  /// Runs blocking `body` on a thread of its own and waits without holding
+  /// a cooperative thread.
+  public static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+      Thread { continuation.resume(with: Swift.Result { try body() }) }.start()
+    }
+  }
+
   /// Runs the built `odr` binary.
   public static func odr(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> Result {
     try run(Paths.odr.path, arguments, input: input, environment: environment)

@@ -5,7 +5,7 @@ import Testing
 /// 8 processes import two documents in turn while readers run `odr env`,
 /// for 30 s: no reader ever sees a mix, and the last import wins.
 @Suite(.timeLimit(.minutes(2))) struct ConcurrentImportTests {
-  @Test func eightImportersAndReadersNeverMixTwoDocuments() throws {
+  @Test func eightImportersAndReadersNeverMixTwoDocuments() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-concurrent-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }
     let bundle = "com.odr.concurrent.\(UUID().uuidString.prefix(8).lowercased())"
@@ -26,6 +26,11 @@ import Testing
       try #require(pack.status == 0, "\(pack.stderr)")
     }
 
+    // Readers start once the keys exist: before the first import there is
+    // nothing to read, which `odr env` rightly reports.
+    let first = try Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "A").path, "--quiet"], environment: env)
+    try #require(first.status == 0, "\(first.stderr)")
+
     let script = #"""
       end=$((SECONDS + 30))
       fetcher() {
@@ -45,7 +50,7 @@ import Testing
       reader 1 & reader 2 &
       wait
       """#
-    let run = try Command.run("/bin/bash", ["-c", script], environment: env)
+    let run = try await Command.runOffPool("/bin/bash", ["-c", script], environment: env)
     #expect(run.status == 0)
     let errors = (try? String(contentsOf: root.appending(path: "errors.log"), encoding: .utf8)) ?? ""
     #expect(errors.isEmpty, "\(errors.prefix(2000))")

@@ -231,7 +231,8 @@ import Testing
     while store.reads < reads + 3 { try await Task.sleep(for: .milliseconds(1)) }  // it looked three times and still waits
     try await store.setValue("w-2", for: "Weather")  // the import completes
     _ = try await store.deleteValue(for: KeyringInput.journalName)
-    #expect(try await reader.value == ["m-2", "w-2"])
+    let seen = try await reader.value
+    #expect(seen == ["m-2", "w-2"], "\(seen)")
   }
 
   /// The shape of odr's journal, as another process writes it.

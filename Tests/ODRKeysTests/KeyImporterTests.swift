@@ -7,7 +7,7 @@ import Testing
 
 /// The fetch pipeline against `file://` catalogs and an in-memory store
 /// that counts writes and can fail on demand.
-@Suite struct KeyImporterTests {
+@Suite(.timeLimit(.minutes(1))) struct KeyImporterTests {
   struct Fixture {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-import-\(UUID().uuidString)")
     var source: URL { root.appending(path: "src") }
@@ -227,8 +227,13 @@ import Testing
     try await store.setValue(journal, for: KeyringInput.journalName)
     try await store.setValue("m-2", for: "Maps")  // half-way through its import
     let (reads, lock) = (store.reads, fixture.lock)
-    let reader = Task { try await store.keys(lock: lock).map(\.value).sorted() }
-    while store.reads < reads + 3 { try await Task.sleep(for: .milliseconds(1)) }  // it looked three times and still waits
+    let finished = Mutex(false)
+    let reader = Task {
+      defer { finished.withLock { $0 = true } }
+      return try await store.keys(lock: lock).map(\.value).sorted()
+    }
+    // It looked three times and still waits (or it wrongly finished: then the expectation below fails).
+    while store.reads < reads + 3 && !finished.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
     try await store.setValue("w-2", for: "Weather")  // the import completes
     _ = try await store.deleteValue(for: KeyringInput.journalName)
     let seen = try await reader.value

@@ -120,41 +120,33 @@ struct Session {
   func search(_ attributes: [String: String], loadSecrets: Bool) throws -> [(attributes: [String: String], secret: String?)] {
     let service = try connect()
     defer { g_object_unref(service) }
-    var error: UnsafeMutablePointer<GError>?
-    var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-    var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-    _ = withAttributeTable(attributes) {
-      secret_service_search_for_dbus_paths_sync(service, nil, $0, cancellable.pointer, &unlocked, &locked, &error)
-    }
-    defer {
-      g_strfreev(unlocked)
-      g_strfreev(locked)
-    }
-    try check(error)
-    if locked?.pointee != nil {
-      throw (try? lockedCollection(holding: strings(locked))).flatMap { $0.map { KeyringError.locked($0.label, path: $0.path) } }
-        ?? KeyringError(.failed, "The Secret Service reported a locked item but no locked collection.")
-    }
-    let paths = strings(unlocked)
-    // Nothing found may mean "all locked": say so rather than "empty".
-    guard !paths.isEmpty else {
-      if let found = try lockedCollection() { throw KeyringError.locked(found.label, path: found.path) }
-      return []
-    }
-    let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
-    var results: [(attributes: [String: String], secret: String?)] = try itemAttributes(paths, proxy: proxy).map { ($0, nil) }
-    guard loadSecrets else { return results }
-    let table = unlocked!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: paths.count + 1) {
-      secret_service_get_secrets_for_dbus_paths_sync(service, $0, cancellable.pointer, &error)
-    }
-    try check(error)
-    defer { g_hash_table_unref(table) }
-    for (index, path) in paths.enumerated() {
-      if let value = g_hash_table_lookup(table, path) {
-        results[index].secret = try text(of: OpaquePointer(value))
+    return try withSearchPaths(attributes, in: service) { unlocked, locked in
+      var error: UnsafeMutablePointer<GError>?
+      if locked?.pointee != nil {
+        throw (try? lockedCollection(holding: strings(locked))).flatMap { $0.map { KeyringError.locked($0.label, path: $0.path) } }
+          ?? KeyringError(.failed, "The Secret Service reported a locked item but no locked collection.")
       }
+      let paths = strings(unlocked)
+      // Nothing found may mean "all locked": say so rather than "empty".
+      guard !paths.isEmpty else {
+        if let found = try lockedCollection() { throw KeyringError.locked(found.label, path: found.path) }
+        return []
+      }
+      let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
+      var results: [(attributes: [String: String], secret: String?)] = try itemAttributes(paths, proxy: proxy).map { ($0, nil) }
+      guard loadSecrets else { return results }
+      let table = unlocked!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: paths.count + 1) {
+        secret_service_get_secrets_for_dbus_paths_sync(service, $0, cancellable.pointer, &error)
+      }
+      try check(error)
+      defer { g_hash_table_unref(table) }
+      for (index, path) in paths.enumerated() {
+        if let value = g_hash_table_lookup(table, path) {
+          results[index].secret = try text(of: OpaquePointer(value))
+        }
+      }
+      return results
     }
-    return results
   }
 
   /// The attributes of many items: all Properties.Get calls are sent at
@@ -251,6 +243,14 @@ struct Session {
   func lockedItemPaths(_ attributes: [String: String]) throws -> [String] {
     let service = try connect()
     defer { g_object_unref(service) }
+    return try withSearchPaths(attributes, in: service) { _, locked in strings(locked) }
+  }
+
+  /// Runs `body` with the D-Bus paths of the unlocked and the locked items
+  /// matching `attributes` (NULL-terminated arrays, freed afterwards).
+  private func withSearchPaths<T>(_ attributes: [String: String], in service: UnsafeMutablePointer<SecretService>,
+                                  _ body: (UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?,
+                                           UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) throws -> T) throws -> T {
     var error: UnsafeMutablePointer<GError>?
     var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
     var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
@@ -262,7 +262,7 @@ struct Session {
       g_strfreev(locked)
     }
     try check(error)
-    return strings(locked)
+    return try body(unlocked, locked)
   }
 
   /// The label of a locked collection among those that would answer — the

@@ -54,6 +54,7 @@ let package = Package(
       dependencies: [
         "ODRResources",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
       ],
@@ -131,7 +132,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRResourcesTests",
-      dependencies: ["ODRResources", "ODRTesting"],
+      dependencies: ["ODRResources", "ODRTrust", "ODRTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -402,7 +402,7 @@ if maskRuns > 0 {
   try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
   let log = work.appending(path: "app.log")
   let keys = (0..<200).map { "sk-live-\($0)-\(UUID().uuidString.lowercased())" }
-  FileManager.default.createFile(atPath: log.path, contents: nil)
+  _ = FileManager.default.createFile(atPath: log.path, contents: nil)
   let handle = try FileHandle(forWritingTo: log)
   var line = 0
   var written = 0
@@ -467,4 +467,111 @@ if referenceRuns > 0 {
   }
   try await referenceStore.deleteAll()
   report("(l) 50 references:  odr exec --env-file \(ms(median(files)))   odr exec (same 50 keys) \(ms(median(keys)))   ratio \(ratio(median(files), median(keys))) (target ≤ 1.10×)   50 × secret-tool lookup \(ms(median(lookups)))   speed-up \(ratio(median(lookups), median(files))) (target ≥ 10×)   [median of \(referenceRuns)]")
+}
+
+// (m) Hosting (issue 13), against a real nginx on 127.0.0.1:
+//  (1) a fleet of 50 machines (50 caches) running `odr begin` at once of a
+//      tag they already have: bytes nginx sent each (the catalog is
+//      revalidated: 304s) and the wall time, vs 50 concurrent `curl -fsS`
+//      of catalog.json;
+//  (2) a 256 MiB download killed at half-way, then run again: the fraction
+//      of the blob downloaded again (nginx's log);
+//  (3) `odr prefetch` of 20 × 8 MiB vs `curl --parallel --parallel-max 6`
+//      of the same blobs followed by `sha256sum` of them.
+let hostingRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_HOSTING_RUNS"] ?? "") ?? 5
+if hostingRuns > 0 {
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-host-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  let source = work.appending(path: "src")
+  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+  func randomFile(_ url: URL, bytes count: Int, seed: Int) throws {
+    var bytes = Data(count: count)
+    bytes.withUnsafeMutableBytes { buffer in
+      var state = UInt64(seed + 1) &* 0x9e3779b97f4a7c15
+      for offset in stride(from: 0, to: buffer.count, by: 8) {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        buffer.storeBytes(of: state, toByteOffset: offset, as: UInt64.self)
+      }
+    }
+    try bytes.write(to: url)
+  }
+  var entries = [#""Level": {"category": "onDemand", "files": ["level.bin"]}"#, #""Movie": {"category": "onDemand", "files": ["movie.bin"]}"#]
+  try randomFile(source.appending(path: "level.bin"), bytes: 64 << 10, seed: 99)
+  try randomFile(source.appending(path: "movie.bin"), bytes: 256 << 20, seed: 98)
+  for index in 0..<20 {
+    try randomFile(source.appending(path: "t\(index).bin"), bytes: 8 << 20, seed: index)
+    entries.append(#""T\#(index)": {"category": "prefetch", "order": \#(index), "files": ["t\#(index).bin"]}"#)
+  }
+  try Data(#"{"bundle": "com.odr.bench.host", "tags": {\#(entries.joined(separator: ", "))}}"#.utf8).write(to: source.appending(path: "tags.json"))
+  var env = ProcessInfo.processInfo.environment
+  env["XDG_STATE_HOME"] = work.appending(path: "state").path
+  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
+  let nginx = try Nginx(root: work.appending(path: "pub"))
+  defer { nginx.stop() }
+  let catalogURL = nginx.url.absoluteString
+
+  // (1) The fleet: each machine has its own cache and state, warmed once.
+  let fleet = 50
+  for machine in 0..<fleet {
+    var one = env
+    one["XDG_CACHE_HOME"] = work.appending(path: "fleet/\(machine)/cache").path
+    one["XDG_STATE_HOME"] = work.appending(path: "fleet/\(machine)/state").path
+    try time(odrPath, ["begin", "Level", "--catalog", catalogURL, "--quiet"], environment: one)
+  }
+  let odrFleet = "for i in $(seq 0 \(fleet - 1)); do XDG_CACHE_HOME=\(work.path)/fleet/$i/cache XDG_STATE_HOME=\(work.path)/fleet/$i/state \(odrPath) begin Level --catalog \(catalogURL) --quiet & done; wait"
+  let curlFleet = "for i in $(seq 1 \(fleet)); do curl -fsS -o /dev/null \(catalogURL)catalog.json & done; wait"
+  var odrTimes: [Duration] = [], curlTimes: [Duration] = []
+  var perClient: [Double] = []
+  for _ in 0..<hostingRuns {
+    let before = nginx.requests.count
+    odrTimes.append(try time("/bin/bash", ["-c", odrFleet]))
+    let served = nginx.requests.dropFirst(before)
+    perClient.append(Double(served.reduce(0) { $0 + $1.totalBytes }) / Double(fleet))
+    guard served.allSatisfy({ $0.path == "/catalog.json" && $0.status == 304 }) else {
+      fatalError("(m) the fleet did not only revalidate: \(served.map { "\($0.path) \($0.status)" }.prefix(5))")
+    }
+    curlTimes.append(try time("/bin/bash", ["-c", curlFleet]))
+  }
+  let bytes = perClient.sorted()[perClient.count / 2]
+  report("(m1) fleet of \(fleet) concurrent `odr begin` of an unchanged tag: \(String(format: "%.0f", bytes)) bytes served per client, all 304 (target ≤ 1024)   wall \(ms(median(odrTimes)))   50 × curl catalog.json \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.50×)   [median of \(hostingRuns)]")
+
+  // (2) Resume after kill, through a 256 MiB/s limit so half-way is visible.
+  let slow = try Nginx(root: work.appending(path: "pub"), rate: "256m")
+  defer { slow.stop() }
+  let movie = String(try Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
+  var fractions: [Double] = []
+  for _ in 0..<min(hostingRuns, 3) {
+    try? FileManager.default.removeItem(at: work.appending(path: "cache"))
+    let process = Process()
+    process.executableURL = URL(filePath: odrPath)
+    process.arguments = ["begin", "Movie", "--catalog", slow.url.absoluteString, "--quiet"]
+    process.environment = env
+    try process.run()
+    let partial = work.appending(path: "cache/odr/com.odr.bench.host/partial/\(movie)")
+    while process.isRunning, ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0) < 128 << 20 { usleep(1_000) }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    let before = slow.requests.count
+    try time(odrPath, ["begin", "Movie", "--catalog", slow.url.absoluteString, "--quiet"], environment: env)
+    let again = slow.requests.dropFirst(before).filter { $0.path.hasSuffix(movie) }.reduce(0) { $0 + $1.bytes }
+    fractions.append(Double(again) / Double(256 << 20))
+  }
+  report("(m2) 256 MiB download killed at 50 %, run again: \(String(format: "%.3f", fractions.sorted()[fractions.count / 2])) of the blob downloaded again (target ≤ 0.55)   [median of \(fractions.count)]")
+
+  // (3) Prefetch vs curl --parallel + sha256sum.
+  let blobs = (0..<20).map { "t\($0).bin" }.map { name -> String in
+    (try? Command.run("/usr/bin/sha256sum", [source.appending(path: name).path]).stdout.prefix(64)).map(String.init) ?? ""
+  }
+  let curlParallel = "cd \(work.path)/curl && curl -fsS --parallel --parallel-max 6 " + blobs.map { "-o \($0) \(catalogURL)blobs/\($0)" }.joined(separator: " ") + " && sha256sum \(blobs.joined(separator: " ")) > /dev/null"
+  odrTimes = []
+  curlTimes = []
+  for _ in 0..<hostingRuns {
+    try? FileManager.default.removeItem(at: work.appending(path: "cache"))
+    odrTimes.append(try time(odrPath, ["prefetch", "--catalog", catalogURL, "--quiet"], environment: env))
+    try? FileManager.default.removeItem(at: work.appending(path: "curl"))
+    try FileManager.default.createDirectory(at: work.appending(path: "curl"), withIntermediateDirectories: true)
+    curlTimes.append(try time("/bin/bash", ["-c", curlParallel]))
+  }
+  report("(m3) prefetch 20 × 8 MiB from nginx: odr prefetch \(ms(median(odrTimes)))   curl --parallel-max 6 + sha256sum \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.10×)   [median of \(hostingRuns)]")
 }

@@ -110,7 +110,7 @@ extension ODR {
     }
 
     func run() async throws {
-      let resources = try await catalog.load()
+      let resources = try await catalog.loadFromDisk()
       for tag in tags { _ = try resources.tag(tag) }
       let unpinned = try await resources.store.pins.unpin(tags, owner: owner ?? getppid())
       if !unpinned.isEmpty { Output.error("\(unpinned.joined(separator: ", ")) had no pin; nothing to end.") }

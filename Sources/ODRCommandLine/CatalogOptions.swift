@@ -1,16 +1,18 @@
 import ArgumentParser
 import FoundationEssentials
+import ODRKeyring
 import ODRResources
 import ODRTrust
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Where the catalog is: `--catalog`, else `$ODR_CATALOG`, else the
-/// `catalog` field of `odr.json` in the current directory.
+/// Where the catalog is: `--catalog` (repeatable: mirrors), else
+/// `$ODR_CATALOG` (comma-separated), else the `catalog` field of `odr.json`
+/// in the current directory (a string or a list).
 struct CatalogOptions: ParsableArguments {
-  @Option(help: ArgumentHelp("The catalog: a folder made by `odr pack`, its catalog.json, or a file:// URL (default: $ODR_CATALOG, then odr.json).", valueName: "url"))
-  var catalog: String?
+  @Option(help: ArgumentHelp("The catalog: a folder made by `odr pack`, its catalog.json, a file://, http(s):// or s3://bucket/prefix URL; repeat it for mirrors, tried in order (default: $ODR_CATALOG, comma-separated, then odr.json).", valueName: "url"))
+  var catalog: [String] = []
 
   @Flag(help: "Never touch the network: use the catalog and files already on disk.")
   var offline = false
@@ -20,6 +22,9 @@ struct CatalogOptions: ParsableArguments {
 
   @Option(name: .customLong("max-size"), help: ArgumentHelp("The most the local store may hold, e.g. 500M or 2G (default: $ODR_MAX_SIZE, then \"maxSize\" in odr.json, else no limit).", valueName: "size"))
   var maxSize: String?
+
+  @Option(name: .customLong("network-timeout"), help: ArgumentHelp("Seconds a download may stall without a byte before it fails (default 15; connecting may take 5).", valueName: "seconds"))
+  var networkTimeout: Double?
 
   /// The store budget in bytes, from --max-size or $ODR_MAX_SIZE.
   func budget() throws -> Int64? {
@@ -39,11 +44,38 @@ struct CatalogOptions: ParsableArguments {
 
   /// The project file read when neither the flag nor the variable is set.
   struct ProjectConfig: Decodable {
-    let catalog: String?
+    /// One catalog location, or several (mirrors, tried in order).
+    let catalog: [String]?
     /// The store budget, as --max-size takes it ("500M").
     let maxSize: String?
     /// Publisher signing keys to trust, as --trust takes them.
     let trust: [String]?
+    /// An S3-compatible endpoint for s3:// catalogs (path-style).
+    let endpoint: String?
+    /// A keyring item sent as a header to http(s) catalogs (DESIGN §10).
+    let auth: Auth?
+
+    struct Auth: Decodable {
+      let header: String?
+      let scheme: String?
+      let key: String
+      let service: String
+    }
+
+    init(from decoder: any Decoder) throws {
+      let container = try decoder.container(keyedBy: CodingKeys.self)
+      if let one = try? container.decodeIfPresent(String.self, forKey: .catalog) {
+        catalog = [one]
+      } else {
+        catalog = try container.decodeIfPresent([String].self, forKey: .catalog)
+      }
+      maxSize = try container.decodeIfPresent(String.self, forKey: .maxSize)
+      trust = try container.decodeIfPresent([String].self, forKey: .trust)
+      endpoint = try container.decodeIfPresent(String.self, forKey: .endpoint)
+      auth = try container.decodeIfPresent(Auth.self, forKey: .auth)
+    }
+
+    enum CodingKeys: String, CodingKey { case catalog, maxSize, trust, endpoint, auth }
   }
 
   /// The trust policy: keys pinned by --trust, else $ODR_TRUST, else odr.json.
@@ -62,22 +94,35 @@ struct CatalogOptions: ParsableArguments {
   /// Checks an explicit --catalog early; a missing catalog is reported
   /// when a command needs one (`odr exec` and `odr env` may not).
   func validate() throws {
-    if catalog != nil { _ = try location() }
+    if !catalog.isEmpty { _ = try locations() }
     _ = try budget()
     _ = try trustPolicy()
+    if let networkTimeout, !(0.1...3600).contains(networkTimeout) {
+      throw ValidationError("--network-timeout is a number of seconds between 0.1 and 3600.")
+    }
   }
 
-  /// The catalog location, resolved and checked.
-  func location() throws -> URL {
-    var resolved = catalog ?? Self.environmentCatalog
-    if resolved == nil { resolved = try Self.projectCatalog() }
-    guard let text = resolved else {
+  /// The catalog's locations (more than one: mirrors), resolved and checked.
+  func locations() throws -> [URL] {
+    var texts = catalog
+    if texts.isEmpty, let value = getenv("ODR_CATALOG"), value.pointee != 0 {
+      texts = String(cString: value).split(separator: ",").map(String.init).filter { !$0.isEmpty }
+    }
+    if texts.isEmpty { texts = try Self.projectCatalog() }
+    guard !texts.isEmpty else {
       throw ValidationError("No catalog: pass --catalog URL, set ODR_CATALOG, or add {\"catalog\": \"…\"} to odr.json here.")
     }
-    if text.hasPrefix("http://") || text.hasPrefix("https://") {
-      guard let url = URL(string: text), url.host != nil else { throw ValidationError("The catalog URL is not a valid URL.") }
+    return try texts.map(Self.location)
+  }
+
+  /// The first location: where the kept catalog is filed.
+  func location() throws -> URL { try locations()[0] }
+
+  private static func location(_ text: String) throws -> URL {
+    if text.hasPrefix("http://") || text.hasPrefix("https://") || text.hasPrefix("s3://") {
+      guard let url = URL(string: text), url.host != nil, !(url.host ?? "").isEmpty else { throw ValidationError("'\(text.prefix(200))' is not a valid URL.") }
       guard url.user == nil && url.password == nil else {
-        throw ValidationError("The catalog URL carries a user name or password; odr never takes credentials from a URL (they would show in process lists, logs and odr's files). Remove them: a signed catalog with encrypted secrets packs can be served from a public host.")
+        throw ValidationError("The catalog URL carries a user name or password; odr never takes credentials from a URL (they would show in process lists, logs and odr's files). Use \"auth\" in odr.json (a keyring item), or AWS credentials for s3://.")
       }
       return url
     }
@@ -85,45 +130,85 @@ struct CatalogOptions: ParsableArguments {
       guard let url = URL(string: text), url.isFileURL else { throw ValidationError("'\(text)' is not a valid file:// URL.") }
       return url
     }
-    guard !text.contains("://") else { throw ValidationError("Unsupported catalog URL '\(text)'; use a folder or a file:// URL.") }
+    guard !text.contains("://") else { throw ValidationError("Unsupported catalog URL '\(text.prefix(200))'; use a folder, file://, http(s):// or s3://.") }
     return URL(filePath: text)
   }
 
-  /// Loads the catalog and opens its store. An http(s) catalog needs the
-  /// network transport; the lean `odr` re-runs the command as `odr-net`.
+  /// Loads the catalog for a command that may download: revalidates the
+  /// kept catalog (or falls back to it when the source is unreachable), and
+  /// opens its store. A network catalog needs the network context; the
+  /// lean `odr` hands the command to `odr-net` here.
   func load() async throws -> ResourceCatalog {
-    let url = try location()
+    let urls = try locations()
     var resources: ResourceCatalog
     if offline {
-      resources = try ResourceCatalog.loadOffline(from: url)
-    } else if url.isFileURL {
-      resources = try await ResourceCatalog.load(from: url, trust: try trustPolicy())
+      resources = try ResourceCatalog.loadOffline(from: urls[0])
     } else {
-      guard let network = ODR.network else { NetworkHandoff.exec() }
-      resources = try await ResourceCatalog.load(from: url, transport: network.transport(), trust: try trustPolicy())
+      resources = try await ResourceCatalog.load(from: urls[0], transport: try await transport(for: urls), trust: try trustPolicy())
     }
     resources.budget = try budget()
     for notice in resources.notices { Output.error(notice) }
     return resources
   }
 
-  private static var environmentCatalog: String? {
-    guard let value = getenv("ODR_CATALOG"), value.pointee != 0 else { return nil }
-    return String(cString: value)
+  /// Loads the catalog for a command answered from disk (`end`, `path`,
+  /// `status`, …): for a network source, the catalog kept from the last
+  /// online load, with no request at all; only when none is kept, as
+  /// ``load()`` does. A local folder is simply read again (it costs no wait).
+  func loadFromDisk() async throws -> ResourceCatalog {
+    let urls = try locations()
+    guard !offline, !urls.allSatisfy(\.isFileURL), var resources = try? ResourceCatalog.loadKept(from: urls[0]) else {
+      return try await load()
+    }
+    resources.budget = try budget()
+    for notice in resources.notices { Output.error(notice) }
+    return resources
   }
 
-  private static func projectCatalog() throws -> String? {
-    guard FileManager.default.fileExists(atPath: "odr.json") else { return nil }
+  /// How each location is read: files here; http(s) and s3 through the
+  /// network context; several locations as mirrors.
+  private func transport(for urls: [URL]) async throws -> any BlobTransport {
+    var transports: [any BlobTransport] = []
+    for url in urls {
+      guard !url.isFileURL else {
+        transports.append(FileTransport())
+        continue
+      }
+      guard let network = ODR.network else { NetworkHandoff.exec() }
+      transports.append(try network.transport(for: try await networkSource(url)))
+    }
+    guard urls.count > 1 else { return transports[0] }
+    let mirrors = zip(urls, transports).map { url, transport in
+      let catalogURL = url.pathExtension == "json" ? url : url.appending(path: "catalog.json")
+      return MirrorTransport.Mirror(folder: catalogURL.deletingLastPathComponent(), transport: transport)
+    }
+    return MirrorTransport(mirrors) { Output.error($0) }
+  }
+
+  /// What the network context needs to reach `url`.
+  private func networkSource(_ url: URL) async throws -> NetworkSource {
+    let config = Self.projectConfig()
+    var source = NetworkSource(url: url, stall: networkTimeout ?? 15, endpoint: config?.endpoint)
+    if let auth = config?.auth, url.scheme == "http" || url.scheme == "https" {
+      let value = try await SecretServiceStore(service: auth.service, deadline: .seconds(5)).value(for: auth.key)
+      let header = auth.header ?? "Authorization"
+      let scheme = auth.scheme ?? (header.lowercased() == "authorization" ? "Bearer" : "")
+      source.credential = .init(header: header, value: scheme.isEmpty ? value : "\(scheme) \(value)", name: "the keyring item \(auth.key) of \(auth.service) (odr.json \"auth\")")
+    }
+    return source
+  }
+
+  private static func projectCatalog() throws -> [String] {
+    guard FileManager.default.fileExists(atPath: "odr.json") else { return [] }
     guard let config = projectConfig() else {
       throw ValidationError("odr.json in this directory is not valid JSON of the form {\"catalog\": \"…\", \"maxSize\": \"500M\"}.")
     }
-    return config.catalog
+    return config.catalog ?? []
   }
 
   /// `odr.json` in the current directory, if there is a readable one.
-  private static func projectConfig() -> ProjectConfig? {
+  static func projectConfig() -> ProjectConfig? {
     guard let data = try? Data(contentsOf: URL(filePath: "odr.json")) else { return nil }
     return try? JSONDecoder().decode(ProjectConfig.self, from: data)
   }
-
 }

@@ -29,6 +29,7 @@ enum Failure {
     case .notFound: 3
     case .integrity: 4
     case .network: 7
+    case .accessDenied: 10
     case .outOfSpace: 8
     case .secretsTag: 2
     default: 1

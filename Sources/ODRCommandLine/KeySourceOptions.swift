@@ -51,7 +51,7 @@ struct KeySourceOptions: ParsableArguments {
     }
     var current = keyring.service ?? StoreOptions.environmentService
     if current == nil, references.contains(where: { $0.service == nil }) {
-      current = try? await catalog.load().catalog.bundle
+      current = try? await catalog.loadFromDisk().catalog.bundle
     }
     return try await SecretReference.resolve(references, defaultService: current, keys: { service in
       try await keyring.makeStore(service: service).keys()
@@ -66,7 +66,7 @@ struct KeySourceOptions: ParsableArguments {
     }
     if keyring.service == nil && StoreOptions.environmentService == nil {
       let bundle: String
-      do { bundle = try await catalog.load().catalog.bundle } catch is ValidationError {
+      do { bundle = try await catalog.loadFromDisk().catalog.bundle } catch is ValidationError {
         throw ValidationError("No service: pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
       }
       return try await keyring.makeStore(defaultService: bundle).keys()

@@ -24,7 +24,7 @@ extension ODR {
     }
 
     func run() async throws {
-      let resources = try await catalog.load()
+      let resources = try await catalog.loadFromDisk()
       try await resources.setPreservationPriority(Double(arguments.last!)!, forTags: Set(arguments.dropLast()))
     }
   }

@@ -29,7 +29,7 @@ extension ODR {
     var json = false
 
     func run() async throws {
-      let resources = try await catalog.load()
+      let resources = try await catalog.loadFromDisk()
       guard all || resources.budget != nil else {
         throw ValidationError("Nothing to purge down to: pass --max-size SIZE (or set ODR_MAX_SIZE), or --all to remove every unpinned tag.")
       }

@@ -27,7 +27,7 @@ extension ODR {
     var file: String?
 
     func run() async throws {
-      let resources = try await catalog.load()
+      let resources = try await catalog.loadFromDisk()
       let request = try ResourceRequest(tags: [tag], catalog: resources)
       guard request.conditionallyBeginAccessing() else {
         throw ResourceError(.notFound, "Tag '\(tag)' is not on disk; `odr begin \(tag)` downloads it.")

@@ -37,7 +37,7 @@ extension ODR {
     }
 
     func run() async throws {
-      let resources = try await catalog.load()
+      let resources = try await catalog.loadFromDisk()
       let leases = resources.store.pins.leases()
       let usage = resources.store.usage
       let tags = resources.catalog.tags.sorted { ($0.value.category, $0.value.order, $0.key) < ($1.value.category, $1.value.order, $1.key) }.map { name, tag in

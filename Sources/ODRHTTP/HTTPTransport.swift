@@ -3,74 +3,260 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 public import ODRResources
+import Synchronization
 
-/// Fetches catalogs and blobs over HTTP(S) with AsyncHTTPClient.
+/// Fetches catalogs and blobs over HTTP(S), and from `s3://` sources with
+/// requests signed by ``SigV4Signer``, with AsyncHTTPClient.
 ///
 /// Blob bodies reach the store chunk by chunk as they arrive and never touch
-/// a temporary file. Memory stays bounded whatever the size: the response
-/// body is an async sequence with backpressure, so the connection is read
-/// only as fast as the store hashes and writes. (corelibs URLSession cannot
-/// do this: it delivers data on its delegate queue regardless, and
-/// suspending a task mid-transfer crashes it; with it a 256 MiB download
-/// peaked at 159 MiB of RSS.) Every failure becomes a ``ResourceError`` with
-/// code `.network` that names the URL and, for HTTP errors, the status.
+/// a temporary file; memory stays bounded whatever the size (the response
+/// body is an async sequence with backpressure). Catalogs are revalidated
+/// with `If-None-Match` / `If-Modified-Since`; interrupted blobs resume with
+/// `Range` + `If-Range`.
+///
+/// Failing fast: a refused connection is not retried (it fails in
+/// milliseconds), connecting has its own timeout (5 s) and so has a stalled
+/// transfer (15 s without a byte). Redirects are followed here, not by the
+/// client, so a credential goes only to its own origin. Every failure
+/// becomes a ``ResourceError`` in plain words: `.network` (unreachable,
+/// timeout, 5xx, TLS), `.notFound` (404) or `.accessDenied` (401/403, S3
+/// AccessDenied/SignatureDoesNotMatch, naming the credential used).
 ///
 /// Kept out of ODRResources so that programs which never download do not
 /// carry an HTTP stack.
 public struct HTTPTransport: BlobTransport {
-  /// One client for the process; it is never shut down, it lives as long as
-  /// the process does.
-  private static let client = HTTPClient(
-    eventLoopGroupProvider: .singleton,
-    configuration: HTTPClient.Configuration(
-      timeout: HTTPClient.Configuration.Timeout(connect: .seconds(10), read: .seconds(30)),
-      decompression: .disabled))
+  /// How long each phase may take.
+  public struct Timeouts: Sendable, Hashable {
+    /// Establishing the connection (and TLS).
+    public var connect: Duration
+    /// The longest wait for the next bytes of a response.
+    public var stall: Duration
 
-  public init() {}
+    public init(connect: Duration = .seconds(5), stall: Duration = .seconds(15)) {
+      self.connect = connect
+      self.stall = stall
+    }
+  }
+
+  public let timeouts: Timeouts
+  let credential: HTTPCredential?
+  let s3: S3Access?
+
+  /// A transport for http(s) URLs (with `credential` sent to its origin
+  /// only) and, given `s3`, for `s3://` URLs.
+  public init(timeouts: Timeouts = Timeouts(), credential: HTTPCredential? = nil, s3: S3Access? = nil) {
+    self.timeouts = timeouts
+    self.credential = credential
+    self.s3 = s3
+  }
 
   public func data(at url: URL, limit: Int) async throws -> Data {
-    try await dataIfPresent(at: url, limit: limit, absentIsError: true)!
+    guard case .fetched(let data, _) = try await document(at: url, limit: limit, unless: nil) else {
+      throw ResourceError(.network, "\(url.absoluteString) answered 304 Not Modified to an unconditional request; the server is misbehaving.")
+    }
+    return data
   }
 
   public func dataIfPresent(at url: URL, limit: Int) async throws -> Data? {
-    try await dataIfPresent(at: url, limit: limit, absentIsError: false)
+    do { return try await data(at: url, limit: limit) } catch let error as ResourceError where error.code == .notFound {
+      return nil
+    }
   }
 
-  private func dataIfPresent(at url: URL, limit: Int, absentIsError: Bool) async throws -> Data? {
+  public func document(at url: URL, limit: Int, unless validators: CacheValidators?) async throws -> FetchedDocument {
+    var headers: [(String, String)] = []
+    if let etag = validators?.etag { headers.append(("If-None-Match", etag)) }
+    if let date = validators?.lastModified { headers.append(("If-Modified-Since", date)) }
+    let response = try await send("GET", url, headers: headers)
+    if response.status == .notModified { return .notModified }
+    try await Self.check(response, url: url, credential: credentialName(for: url))
     var data = Data()
-    let found = try await receive(url, absentIsError: absentIsError) { chunk in
+    try await Self.receive(response, url: url) { chunk in
       guard data.count + chunk.count <= limit else {
         throw ResourceError(.integrity, "\(url.absoluteString) is larger than \(limit) bytes; refusing it.")
       }
       data.append(contentsOf: chunk)
     }
-    return found ? data : nil
+    return .fetched(data, Self.validators(of: response))
   }
 
   public func stream(_ url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
-    _ = try await receive(url, absentIsError: true, into: sink)
+    try await stream(url, resume: nil, start: { _, _ in }, into: sink)
   }
 
-  /// Streams the body into `sink`; false when the server answered 404 and
-  /// that is not an error.
-  private func receive(_ url: URL, absentIsError: Bool, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws -> Bool {
-    do {
-      let response = try await Self.client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .hours(24))
-      if response.status.code == 404 && !absentIsError { return false }
-      guard (200..<300).contains(response.status.code) else {
-        let hint = response.status.code == 404 ? " (not on the server: is the catalog complete?)" : ""
-        throw ResourceError(.network, "\(url.absoluteString) answered HTTP \(response.status.code)\(hint); nothing was installed. Try again later.")
+  public func stream(_ url: URL, resume: ResumePoint?, start: (Int64, CacheValidators) throws -> Void,
+                     into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
+    var headers: [(String, String)] = []
+    if let resume, resume.offset > 0, let validator = resume.validators.ifRange {
+      headers = [("Range", "bytes=\(resume.offset)-"), ("If-Range", validator)]
+    }
+    let response = try await send("GET", url, headers: headers)
+    if response.status == .rangeNotSatisfiable, !headers.isEmpty {
+      return try await stream(url, resume: nil, start: start, into: sink)
+    }
+    try await Self.check(response, url: url, credential: credentialName(for: url))
+    var offset: Int64 = 0
+    if response.status == .partialContent {
+      // Only the range asked for is accepted; anything else starts over.
+      guard let resume, response.headers.first(name: "content-range")?.hasPrefix("bytes \(resume.offset)-") == true else {
+        return try await stream(url, resume: nil, start: start, into: sink)
       }
+      offset = resume.offset
+    }
+    try start(offset, Self.validators(of: response))
+    try await Self.receive(response, url: url, into: sink)
+  }
+
+  // MARK: Requests
+
+  /// Sends a request to `url` (http, https or s3), following up to five
+  /// redirects between http(s) URLs. The credential goes only to its
+  /// origin, at every hop; S3 requests are signed and never redirected.
+  func send(_ method: String, _ url: URL, headers: [(String, String)] = [], body: (data: Data, sha256: String)? = nil) async throws -> HTTPClientResponse {
+    var target = url
+    for _ in 0...5 {
+      var request = HTTPClientRequest(url: try address(of: target).absoluteString)
+      request.method = HTTPMethod(rawValue: method)
+      var all = headers
+      if let body { all.append(("Content-Length", String(body.data.count))) }
+      if let s3, url.scheme == "s3" {
+        let address = s3.httpURL(for: target)
+        all = s3.headers(method: method, url: address, headers: all, payloadHash: body?.sha256 ?? SigV4Signer.emptyPayloadHash)
+      } else if let credential, credential.applies(to: target) {
+        all.append((credential.header, credential.value))
+      }
+      for (name, value) in all where name.lowercased() != "content-length" { request.headers.add(name: name, value: value) }
+      if let body { request.body = .bytes(ByteBuffer(bytes: body.data)) }
+      let response: HTTPClientResponse
+      do {
+        response = try await Self.client(for: timeouts).execute(request, timeout: .hours(24))
+      } catch {
+        if Task.isCancelled || error is CancellationError { throw CancellationError() }
+        throw Self.failure(error, url: target, address: try address(of: target), timeouts: timeouts)
+      }
+      guard [301, 302, 303, 307, 308].contains(response.status.code), url.scheme != "s3",
+            let location = response.headers.first(name: "location"),
+            let next = URL(string: location, relativeTo: target)?.absoluteURL, next.scheme == "http" || next.scheme == "https" else {
+        return response
+      }
+      target = next
+    }
+    throw ResourceError(.network, "\(url.absoluteString) redirects more than five times; the server is misconfigured.")
+  }
+
+  /// The http(s) address a request goes to.
+  private func address(of url: URL) throws -> URL {
+    guard url.scheme == "s3" else { return url }
+    guard let s3 else {
+      throw ResourceError(.invalidSource, "\(url.absoluteString): this transport has no S3 access configured.")
+    }
+    return s3.httpURL(for: url)
+  }
+
+  /// The credential a request to `url` carried, for messages.
+  private func credentialName(for url: URL) -> String {
+    if url.scheme == "s3" { return s3?.credentialName ?? "no AWS credentials" }
+    if let credential, credential.applies(to: url) { return credential.name }
+    return "no credential (add \"auth\" to odr.json for a protected catalog)"
+  }
+
+  /// One client per timeout setting, for the life of the process.
+  private static let clients = Mutex<[Timeouts: HTTPClient]>([:])
+
+  private static func client(for timeouts: Timeouts) -> HTTPClient {
+    clients.withLock { clients in
+      if let client = clients[timeouts] { return client }
+      var configuration = HTTPClient.Configuration(
+        timeout: HTTPClient.Configuration.Timeout(connect: amount(timeouts.connect), read: amount(timeouts.stall)),
+        decompression: .disabled)
+      configuration.redirectConfiguration = .disallow
+      // A refused connection is an answer: report it now, do not retry
+      // until the connect timeout.
+      configuration.connectionPool.retryConnectionEstablishment = false
+      let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+      clients[timeouts] = client
+      return client
+    }
+  }
+
+  private static func amount(_ duration: Duration) -> TimeAmount {
+    .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+  }
+
+  // MARK: Responses
+
+  static func validators(of response: HTTPClientResponse) -> CacheValidators {
+    CacheValidators(etag: response.headers.first(name: "etag"), lastModified: response.headers.first(name: "last-modified"))
+  }
+
+  /// Streams the body into `sink`; a dropped connection is a `.network` error.
+  static func receive(_ response: HTTPClientResponse, url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
+    do {
       for try await buffer in response.body {
         try Task.checkCancellation()
         try buffer.withUnsafeReadableBytes { try sink($0) }
       }
-      return true
     } catch let error as ResourceError {
       throw error
     } catch {
       if Task.isCancelled || error is CancellationError { throw CancellationError() }
-      throw ResourceError(.network, "Downloading \(url.absoluteString) failed: \(error). Check the connection and try again; nothing was installed.")
+      throw failure(error, url: url, address: url, timeouts: nil)
     }
+  }
+
+  /// Throws the error a non-2xx status means, in plain words.
+  static func check(_ response: HTTPClientResponse, url: URL, credential: String) async throws {
+    let code = Int(response.status.code)
+    guard !(200..<300).contains(code) else { return }
+    var excerpt = ""
+    if let body = try? await response.body.collect(upTo: 8192) { excerpt = String(buffer: body) }
+    // S3 says why in an XML body: <Error><Code>AccessDenied</Code>…
+    let parts = excerpt.split(separator: "<Code>", maxSplits: 1)
+    let s3Code = parts.count == 2 ? parts[1].split(separator: "<", maxSplits: 1).first.map(String.init) : nil
+    let status = "HTTP \(code)\(s3Code.map { " (\($0.prefix(60)))" } ?? "")"
+    switch code {
+    case 404 where url.deletingLastPathComponent().lastPathComponent != "blobs":
+      throw ResourceError(.notFound, "\(url.absoluteString) answered \(status): nothing is published there. Check the --catalog URL: it names the folder that holds catalog.json.")
+    case 404:
+      // A blob the catalog lists: the publisher is mid-upload or uploaded
+      // in the wrong order. Transient: a network failure (exit 7).
+      throw ResourceError(.network, "\(url.absoluteString) answered \(status): the catalog lists a blob the server does not have; nothing was installed. Try again later; the publisher must upload blobs before catalog.json (odr publish does).")
+    case 401, 403:
+      throw ResourceError(.accessDenied, "\(url.absoluteString) answered \(status) to a request made with \(credential). Check that credential and what it may read.")
+    case 400..<500 where s3Code.map(Self.s3CredentialCodes.contains) == true:
+      throw ResourceError(.accessDenied, "\(url.absoluteString) answered \(status) to a request made with \(credential). Check that credential (an expired or wrong session token?).")
+    case 400..<500:
+      throw ResourceError(.invalidSource, "\(url.absoluteString) answered \(status): the server refused the request. Check the URL and the source's settings.")
+    default:
+      throw ResourceError(.network, "\(url.absoluteString) answered \(status); nothing was installed. The server is failing: try again later.")
+    }
+  }
+
+  /// S3 error codes that mean the credentials were refused.
+  static let s3CredentialCodes: Set<String> = [
+    "AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken", "ExpiredToken", "TokenRefreshRequired", "InvalidSecurity",
+  ]
+
+  /// A transport error in plain words.
+  static func failure(_ error: any Error, url: URL, address: URL, timeouts: Timeouts?) -> ResourceError {
+    let place = "\(address.host ?? "?"):\(address.port ?? (address.scheme == "https" ? 443 : 80))"
+    let text = String(describing: error)
+    let reason: String
+    if let error = error as? HTTPClientError, error == .connectTimeout {
+      reason = "connecting to \(place) timed out\(timeouts.map { " after \($0.connect)" } ?? "")"
+    } else if let error = error as? HTTPClientError, error == .readTimeout {
+      reason = "\(url.absoluteString) stalled: no data for \(timeouts.map { "\($0.stall)" } ?? "too long")"
+    } else if let error = error as? HTTPClientError, error == .remoteConnectionClosed {
+      reason = "\(place) closed the connection mid-transfer"
+    } else if text.contains("Connection refused") || text.contains("errno: 111") {
+      reason = "cannot connect to \(place): connection refused (is the server running?)"
+    } else if String(reflecting: type(of: error)).contains("SSL") || text.contains("SSL") {
+      reason = "the TLS handshake with \(place) failed: it may not serve HTTPS on that port (try http://), or its certificate is not trusted here"
+    } else if text.contains("Connection reset") || text.contains("errno: 104") {
+      reason = "\(place) reset the connection"
+    } else {
+      reason = "downloading \(url.absoluteString) failed: \(text.prefix(200))"
+    }
+    return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); nothing was installed. Check the connection and the URL, then try again.")
   }
 }

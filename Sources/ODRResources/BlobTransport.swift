@@ -8,10 +8,22 @@ public protocol BlobTransport: Sendable {
   /// Like ``data(at:limit:)``, but nil when nothing is there (a catalog's
   /// optional signature).
   func dataIfPresent(at url: URL, limit: Int) async throws -> Data?
+  /// The document at `url` (at most `limit` bytes), or `.notModified` when
+  /// `validators` (from an earlier fetch) still match it.
+  func document(at url: URL, limit: Int, unless validators: CacheValidators?) async throws -> FetchedDocument
   /// Streams the bytes at `url` into `sink`, chunk by chunk, so memory stays
   /// constant whatever the size. Must stop with `CancellationError` when
   /// the task is cancelled.
   func stream(_ url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws
+  /// Streams the bytes at `url` from `resume.offset` when the source can and
+  /// the validators still match; otherwise from the start. `start` learns,
+  /// before the first byte reaches `sink`, the offset the bytes begin at
+  /// (`resume.offset` or 0) and the validators of this response.
+  func stream(_ url: URL, resume: ResumePoint?, start: (Int64, CacheValidators) throws -> Void,
+              into sink: (UnsafeRawBufferPointer) throws -> Void) async throws
+  /// Says that what `url` delivered was damaged (a hash mismatch). True
+  /// when another source may be tried: mirrors skip the one that served it.
+  func reportDamaged(_ url: URL) async -> Bool
 }
 
 extension BlobTransport {
@@ -20,6 +32,18 @@ extension BlobTransport {
       return nil
     }
   }
+
+  public func document(at url: URL, limit: Int, unless validators: CacheValidators?) async throws -> FetchedDocument {
+    .fetched(try await data(at: url, limit: limit), CacheValidators())
+  }
+
+  public func stream(_ url: URL, resume: ResumePoint?, start: (Int64, CacheValidators) throws -> Void,
+                     into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
+    try start(0, CacheValidators())
+    try await stream(url, into: sink)
+  }
+
+  public func reportDamaged(_ url: URL) async -> Bool { false }
 }
 
 /// Reads `file://` catalogs (and plain paths) from the local file system.

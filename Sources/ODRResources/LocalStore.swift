@@ -10,7 +10,7 @@ import Glibc
 /// ```
 /// catalog.json        the newest catalog seen (rollback protection, offline use)
 /// blobs/<sha256>      verified file contents, content-addressed
-/// partial/<sha256>    a download in progress (only while its lock is held)
+/// partial/<sha256>    a download in progress or interrupted (+ .resume: its validators)
 /// locks/              flock files: one per blob, one for the catalog, one for pins
 /// pins.json           pins, as leases held by live processes (PinLedger)
 /// ```
@@ -77,48 +77,94 @@ public struct LocalStore: Sendable {
   /// Installs `file` from `source` unless it is already there. Hashes the
   /// bytes as they arrive; a mismatch installs nothing. `progress` is told
   /// how many bytes each chunk brought.
+  ///
+  /// An interrupted download (a dropped connection, a killed process) keeps
+  /// its partial file and the validators of its response; the next install
+  /// re-hashes that prefix and asks the source for the rest (`Range` with
+  /// `If-Range`). A source that answers with the whole blob instead starts
+  /// it over. Only a hash or size mismatch throws the partial file away.
   public func install(_ file: Catalog.File, from source: URL, transport: any BlobTransport,
                       progress: (Int) -> Void = { _ in }) async throws {
     if contains(file) { return }
     try await FileIO.withLock(root.appending(path: "locks/\(file.sha256)")) {
       if contains(file) { return }  // another process installed it while we waited
       let partial = root.appending(path: "partial").appending(path: file.sha256)
-      let fd = open(partial.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+      let resumeFile = root.appending(path: "partial").appending(path: file.sha256 + ".resume")
+      let fd = open(partial.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
       guard fd >= 0 else { throw FileIO.error("Cannot create '\(partial.path)'") }
       var closed = false
-      defer {
-        if !closed { close(fd) }
+      defer { if !closed { close(fd) } }
+      func discard() {
         unlink(partial.path)
+        unlink(resumeFile.path)
       }
       var hasher = SHA256()
       var size: Int64 = 0
-      try await transport.stream(source) { chunk in
-        size += Int64(chunk.count)
-        guard size <= file.size else {
-          throw ResourceError(.integrity, "'\(file.path)' is larger than the catalog says (\(file.size) bytes); nothing was installed. The catalog or the server is wrong.")
+      var resume: ResumePoint?
+      if let kept = FileIO.size(of: partial), kept > 0, kept < file.size,
+         let data = try? Data(contentsOf: resumeFile), let validators = try? JSONDecoder().decode(CacheValidators.self, from: data),
+         validators.ifRange != nil {
+        // Re-hash what is kept: the final check covers the whole blob.
+        try FileIO.readChunks(of: partial) { hasher.update(bufferPointer: $0) }
+        size = kept
+        resume = ResumePoint(offset: kept, validators: validators)
+      }
+      do {
+        try await transport.stream(source, resume: resume, start: { offset, validators in
+          if offset == 0 {
+            hasher = SHA256()
+            size = 0
+          }
+          guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) == offset else {
+            throw FileIO.error("Cannot write '\(partial.path)'")
+          }
+          if validators.ifRange != nil, let data = try? JSONEncoder().encode(validators) {
+            try FileIO.atomicWrite(data, to: resumeFile, mode: 0o600)
+          } else {
+            unlink(resumeFile.path)
+          }
+          if offset > 0 { progress(Int(offset)) }
+        }) { chunk in
+          size += Int64(chunk.count)
+          guard size <= file.size else {
+            throw ResourceError(.integrity, "'\(file.path)' is larger than the catalog says (\(file.size) bytes); nothing was installed. The catalog or the server is wrong.")
+          }
+          hasher.update(bufferPointer: chunk)
+          try FileIO.writeAll(fd, chunk, path: partial.path)
+          progress(chunk.count)
         }
-        hasher.update(bufferPointer: chunk)
-        try FileIO.writeAll(fd, chunk, path: partial.path)
-        progress(chunk.count)
+      } catch let error as ResourceError where error.code == .integrity {
+        discard()
+        throw error
       }
       let digest = FileIO.hex(hasher.finalize())
       guard size == file.size, digest == file.sha256 else {
+        discard()
         throw ResourceError(.integrity, "'\(file.path)' does not match the catalog (\(size == file.size ? "SHA-256 differs" : "\(size) of \(file.size) bytes")); nothing was installed. Try again; if it persists the publisher's blob is damaged.")
       }
       guard fsync(fd) == 0 else { throw FileIO.error("Cannot write '\(partial.path)'") }
       close(fd)
       closed = true
       guard rename(partial.path, blobURL(file.sha256).path) == 0 else { throw FileIO.error("Cannot install '\(file.path)'") }
+      unlink(resumeFile.path)
       FileIO.syncDirectory(root.appending(path: "blobs"))
     }
   }
 
-  /// Removes partial downloads left by processes that died: a partial file
-  /// whose blob lock nobody holds is stale.
-  public func removeStalePartials() {
+  /// Removes partial downloads nobody is writing (their blob lock is free)
+  /// that cannot be resumed for `catalog`: blobs it no longer lists, blobs
+  /// already installed, and downloads whose source gave no validator to
+  /// resume with. The others are kept for the next install to resume.
+  public func removeStalePartials(keeping catalog: Catalog) {
     let partial = root.appending(path: "partial")
-    for name in (try? FileManager.default.contentsOfDirectory(atPath: partial.path)) ?? [] {
-      let fd = open(root.appending(path: "locks/\(name)").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    let listed = Set(catalog.tags.values.flatMap { $0.files.map(\.sha256) })
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: partial.path)) ?? []
+    for name in names {
+      let blob = name.hasSuffix(".resume") ? String(name.dropLast(7)) : name
+      let resumable = listed.contains(blob) && FileIO.kind(of: blobURL(blob)) != .file
+        && names.contains(blob) && names.contains(blob + ".resume")
+      if resumable { continue }
+      let fd = open(root.appending(path: "locks/\(blob)").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
       guard fd >= 0 else { continue }
       if flock(fd, LOCK_EX | LOCK_NB) == 0 { unlink(partial.appending(path: name).path) }
       close(fd)

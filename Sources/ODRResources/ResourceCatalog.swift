@@ -28,16 +28,38 @@ public struct ResourceCatalog: Sendable {
 
   /// Loads the catalog at `location` (a folder made by `odr pack`, its
   /// `catalog.json`, or a URL to either that `transport` can read — for
-  /// http(s) use ODRHTTP's `HTTPTransport`), admits it under `trust`
+  /// http(s) and s3 use ODRHTTP's transports), admits it under `trust`
   /// (signature, rollback, expiry: see ``TrustPolicy``), and opens the
   /// bundle's store. A refused catalog changes nothing on disk.
+  ///
+  /// Offline first (DESIGN §4): the last catalog accepted from `location`
+  /// is kept with its validators and revalidated with a conditional
+  /// request; on a 304 it is used as it is (its expiry checked again). When
+  /// the source cannot be reached (a `.network` failure), the kept catalog
+  /// is used, if it has not expired, with a one-line notice; downloads then
+  /// fail only when they are really needed.
   public static func load(from location: URL, cacheHome: URL? = nil, transport: any BlobTransport = FileTransport(),
                           trust: TrustPolicy = TrustPolicy()) async throws -> ResourceCatalog {
-    let catalogURL = location.pathExtension == "json" ? location : location.appending(path: "catalog.json")
-    guard catalogURL.user == nil && catalogURL.password == nil else {
-      throw ResourceError(.invalidSource, "The catalog URL carries a user name or password; odr never takes credentials from a URL (they would reach logs and odr's files). Remove them.")
+    let catalogURL = try catalogLocation(location)
+    let index = CatalogIndex(cacheHome: cacheHome)
+    let kept = try? keptCatalog(at: catalogURL, index: index, cacheHome: cacheHome)
+    let fetched: FetchedDocument
+    do {
+      fetched = try await transport.document(at: catalogURL, limit: maxCatalogBytes, unless: kept?.validators)
+    } catch let error as ResourceError where error.code == .network {
+      guard let kept else { throw error }
+      try trust.refuseIfExpired(kept.catalog)
+      var resources = ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: transport)
+      resources.notices.append("warning: \(error.message.prefix { $0 != ";" }); using the catalog of \(kept.catalog.bundle) kept on disk (version \(kept.catalog.version)). Tags on disk work; downloads need the source back.")
+      return resources
     }
-    let bytes = try await transport.data(at: catalogURL, limit: maxCatalogBytes)
+    guard case .fetched(let bytes, let validators) = fetched else {
+      guard let kept else {
+        throw ResourceError(.network, "\(catalogURL.absoluteString) answered \"not modified\" to a request that had nothing to revalidate. The server is misbehaving.")
+      }
+      try trust.refuseIfExpired(kept.catalog)
+      return ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: transport)
+    }
     let signatureURL = catalogURL.deletingLastPathComponent().appending(path: catalogURL.lastPathComponent + ".sig")
     let signature: CatalogSignature?
     do {
@@ -57,30 +79,58 @@ public struct ResourceCatalog: Sendable {
       .admit(catalog, bytes: bytes, signature: signature, origin: catalogURL.absoluteString, policy: trust)
     let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
     try await store.accept(catalog)
-    store.removeStalePartials()
-    CatalogIndex(cacheHome: cacheHome).remember(catalogURL, bundle: catalog.bundle)
+    store.removeStalePartials(keeping: catalog)
+    index.remember(catalogURL, .init(bundle: catalog.bundle, version: catalog.version, validators: validators.isEmpty ? nil : validators))
     var resources = ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
     resources.notices = notices
     return resources
   }
 
-  /// The catalog last seen at `location`, from the local store, with a
-  /// transport that refuses every download: `--offline`. Tags on disk are
-  /// served; a missing one fails with a `.network` error that says so.
-  public static func loadOffline(from location: URL, cacheHome: URL? = nil, now: Date = Date()) throws -> ResourceCatalog {
-    let catalogURL = location.pathExtension == "json" ? location : location.appending(path: "catalog.json")
-    guard let bundle = CatalogIndex(cacheHome: cacheHome).bundle(for: catalogURL) else {
-      throw ResourceError(.network, "Offline: the catalog at \(catalogURL.absoluteString) has never been loaded on this machine. Run once without --offline.")
-    }
-    let store = try LocalStore(bundle: bundle, cacheHome: cacheHome)
-    guard let catalog = store.cachedCatalog() else {
-      throw ResourceError(.network, "Offline: no catalog of \(bundle) is stored in \(store.root.path). Run once without --offline.")
-    }
-    var resources = ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: OfflineTransport())
-    if let expires = catalog.expires, expires < now {
-      resources.notices.append("warning: the catalog of \(bundle) (version \(catalog.version)) expired on \(expires.formatted(.iso8601)); serving it because of --offline. Online, it will be refused until the publisher re-signs it.")
+  /// The catalog last accepted from `location`, from the local store,
+  /// without any request: for commands answered from disk (`odr end`,
+  /// `odr path`, `odr status`) and for `--offline`. Its transport refuses
+  /// every download, so a tag not on disk fails with a `.network` error
+  /// that says so. Throws `.notFound` when no catalog from `location` is
+  /// kept on this machine.
+  public static func loadKept(from location: URL, cacheHome: URL? = nil, now: Date = Date()) throws -> ResourceCatalog {
+    let catalogURL = try catalogLocation(location)
+    let kept = try keptCatalog(at: catalogURL, index: CatalogIndex(cacheHome: cacheHome), cacheHome: cacheHome)
+    var resources = ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: OfflineTransport())
+    if let expires = kept.catalog.expires, expires < now {
+      resources.notices.append("warning: the catalog of \(kept.catalog.bundle) (version \(kept.catalog.version)) expired on \(expires.formatted(.iso8601)); serving what is on disk. Online, it will be refused until the publisher re-signs it.")
     }
     return resources
+  }
+
+  /// `loadKept`, for `--offline`: the same, with errors that name the flag.
+  public static func loadOffline(from location: URL, cacheHome: URL? = nil, now: Date = Date()) throws -> ResourceCatalog {
+    do { return try loadKept(from: location, cacheHome: cacheHome, now: now) } catch let error as ResourceError where error.code == .notFound {
+      throw ResourceError(.network, "Offline: \(error.message)")
+    }
+  }
+
+  /// `catalog.json` of `location`, refusing credentials in the URL.
+  private static func catalogLocation(_ location: URL) throws -> URL {
+    let catalogURL = location.pathExtension == "json" ? location : location.appending(path: "catalog.json")
+    guard catalogURL.user == nil && catalogURL.password == nil else {
+      throw ResourceError(.invalidSource, "The catalog URL carries a user name or password; odr never takes credentials from a URL (they would reach logs and odr's files). Remove them.")
+    }
+    return catalogURL
+  }
+
+  /// The catalog kept for `catalogURL`, its store, and the validators to
+  /// revalidate it with (nil when the store's catalog is not the one they
+  /// were sent with: another location of the bundle moved it on).
+  private static func keptCatalog(at catalogURL: URL, index: CatalogIndex, cacheHome: URL?) throws
+    -> (catalog: Catalog, store: LocalStore, validators: CacheValidators?) {
+    guard let entry = index.entry(for: catalogURL) else {
+      throw ResourceError(.notFound, "the catalog at \(catalogURL.absoluteString) has never been loaded on this machine. Run once without --offline.")
+    }
+    let store = try LocalStore(bundle: entry.bundle, cacheHome: cacheHome)
+    guard let catalog = store.cachedCatalog() else {
+      throw ResourceError(.notFound, "no catalog of \(entry.bundle) is stored in \(store.root.path). Run once without --offline.")
+    }
+    return (catalog, store, entry.version == catalog.version ? entry.validators : nil)
   }
 
   /// The tag named `name`, or the not-found error (Apple's 4994).
@@ -131,7 +181,7 @@ public struct ResourceCatalog: Sendable {
       try Task.checkCancellation()
       try await scheduler.acquire(id: ticket.id, priority: ticket.priority)
       do {
-        try await store.install(file, from: blobLocation(file.sha256), transport: transport) { bytes in
+        try await installTryingSources(file) { bytes in
           done += Int64(bytes)
           progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index, filesTotal: missing.count))
         }
@@ -141,6 +191,19 @@ public struct ResourceCatalog: Sendable {
       }
       await scheduler.release()
       progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index + 1, filesTotal: missing.count))
+    }
+  }
+
+  /// Installs `file`; when its bytes do not match the catalog and the
+  /// transport has another source (a mirror), tries that one.
+  private func installTryingSources(_ file: Catalog.File, progress: (Int) -> Void) async throws {
+    let source = blobLocation(file.sha256)
+    while true {
+      do {
+        return try await store.install(file, from: source, transport: transport, progress: progress)
+      } catch let error as ResourceError where error.code == .integrity {
+        guard await transport.reportDamaged(source) else { throw error }
+      }
     }
   }
 

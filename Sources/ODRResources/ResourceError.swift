@@ -18,6 +18,9 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
     public static let io = Code("io")
     /// A download failed: connection refused or dropped, HTTP error status.
     public static let network = Code("network")
+    /// The source refused the credentials (HTTP 401/403, S3 AccessDenied or
+    /// SignatureDoesNotMatch), or there were none and it wants some.
+    public static let accessDenied = Code("access-denied")
     /// The disk is full (Apple's 4992).
     public static let outOfSpace = Code("out-of-space")
     /// A secrets tag asked for as files: its keys only go to the keyring
@@ -25,7 +28,7 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
     public static let secretsTag = Code("secrets-tag")
 
     /// Every code, to map a stored `rawValue` back.
-    public static let all: [Code] = [.invalidSource, .notFound, .integrity, .io, .network, .outOfSpace, .secretsTag]
+    public static let all: [Code] = [.invalidSource, .notFound, .integrity, .io, .network, .accessDenied, .outOfSpace, .secretsTag]
   }
 
   /// What kind of failure this is.

@@ -96,9 +96,7 @@ struct TrustLedger {
     } else {
       throw ResourceError(.integrity, "\(name): catalog.json.sig does not verify under a trusted key; catalog.json or its signature was changed after signing. Nothing was changed here.")
     }
-    if let expires = catalog.expires, expires < policy.now() {
-      throw ResourceError(.integrity, "\(name) expired on \(expires.formatted(.iso8601)); the publisher must re-sign it (odr pack --sign … --expires 90d). `--offline` keeps using the last accepted catalog meanwhile.")
-    }
+    try policy.refuseIfExpired(catalog)
     let signers = (catalog.signers ?? []).isEmpty ? [signer] : catalog.signers!
     return (State(signed: true, version: catalog.version, signers: signers, signer: signer), notices)
   }

@@ -21,4 +21,12 @@ public struct TrustPolicy: Sendable {
     self.stateHome = stateHome
     self.now = now
   }
+
+  /// Refuses a catalog whose `expires` has passed. A kept catalog
+  /// revalidated with a 304 is checked again: a 304 never extends trust
+  /// past the date its publisher signed.
+  public func refuseIfExpired(_ catalog: Catalog) throws {
+    guard let expires = catalog.expires, expires < now() else { return }
+    throw ResourceError(.integrity, "The catalog of \(catalog.bundle) (version \(catalog.version)) expired on \(expires.formatted(.iso8601)); the publisher must re-sign it (odr pack --sign … --expires 90d). `--offline` keeps using the last accepted catalog meanwhile.")
+  }
 }

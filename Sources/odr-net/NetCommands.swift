@@ -8,7 +8,19 @@ import ODRResources
 
 /// The commands only `odr-net` can run.
 struct NetCommands: NetworkCommands {
-  func transport() -> any BlobTransport { HTTPTransport() }
+  func transport(for source: NetworkSource) throws -> any BlobTransport {
+    let timeouts = HTTPTransport.Timeouts(stall: .milliseconds(Int(source.stall * 1000)))
+    let credential = source.credential.map {
+      HTTPCredential(header: $0.header, value: $0.value, origin: source.url, name: $0.name)
+    }
+    let s3 = source.url.scheme == "s3" ? try S3Access.fromEnvironment(ProcessInfo.processInfo.environment, endpoint: source.endpoint) : nil
+    return HTTPTransport(timeouts: timeouts, credential: credential, s3: s3)
+  }
+
+  func publishDestination(for source: NetworkSource) throws -> any PublishDestination {
+    S3Destination(source.url, access: try S3Access.fromEnvironment(ProcessInfo.processInfo.environment, endpoint: source.endpoint),
+                  timeouts: HTTPTransport.Timeouts(stall: .milliseconds(Int(source.stall * 1000))))
+  }
 
   func checkURLs(_ options: URLCheckOptions) async throws {
     let policy = URLPolicy(rawValue: options.policy) ?? .consistent

@@ -1,0 +1,76 @@
+import ArgumentParser
+import FoundationEssentials
+import ODRResources
+
+extension ODR {
+  /// `odr publish DIR DEST`: uploads a published catalog folder safely.
+  struct Publish: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Upload a catalog folder to a folder or an S3 bucket: blobs first, catalog.json last.",
+      discussion: """
+        Blobs already at the destination (same name and size; names are SHA-256) are skipped. The signature is uploaded covering both the new catalog and the one still published, then catalog.json, so a publish interrupted at any point leaves readers a valid catalog: the previous one or the new one. On S3, blobs get `Cache-Control: public, max-age=31536000, immutable` and the catalog `no-cache`. S3 credentials come from the standard AWS variables or ~/.aws/credentials; AWS_ENDPOINT_URL (or "endpoint" in odr.json) names an S3-compatible store.
+
+        Example:
+          odr publish build/odr s3://example-odr/app --dry-run
+          odr publish build/odr /srv/www/odr
+        """
+    )
+
+    @Argument(help: "The catalog folder made by `odr pack`.")
+    var folder: String
+
+    @Argument(help: ArgumentHelp("Where to publish: a folder or s3://bucket/prefix.", valueName: "dest"))
+    var destination: String
+
+    @Flag(help: "List what would be uploaded; change nothing.")
+    var dryRun = false
+
+    @Flag(help: "Print the plan as JSON.")
+    var json = false
+
+    @Option(name: .customLong("network-timeout"), help: ArgumentHelp("Seconds an upload may stall (default 15).", valueName: "seconds"))
+    var networkTimeout: Double = 15
+
+    func run() async throws {
+      let publication = try await Publication(folder: URL(filePath: folder), destination: try target())
+      if json {
+        try Output.json(Plan(destination: publication.destination.name, dryRun: dryRun, steps: publication.steps))
+      } else if dryRun {
+        Output.write(publication.steps.map { "\($0.action.rawValue)\t\($0.path)\t\($0.bytes)\n" }.joined())
+      }
+      if publication.dropsSignature {
+        Output.error("warning: this catalog is unsigned and replaces a signed one; clients that saw a signed catalog will refuse it.")
+      }
+      guard !dryRun else { return }
+      try await publication.run()
+      if !json {
+        let uploaded = publication.steps.filter { $0.action == .upload && $0.path.hasPrefix("blobs/") }
+        let skipped = publication.steps.filter { $0.action == .skip }.count
+        Output.error("published to \(publication.destination.name): \(uploaded.count) blob\(uploaded.count == 1 ? "" : "s") uploaded (\(uploaded.reduce(0) { $0 + $1.bytes }) bytes), \(skipped) already there, then the catalog.")
+      }
+    }
+
+    private func target() throws -> any PublishDestination {
+      if destination.hasPrefix("s3://") {
+        guard let url = URL(string: destination), let host = url.host, !host.isEmpty else {
+          throw ValidationError("'\(destination.prefix(200))' is not an s3://bucket/prefix URL.")
+        }
+        guard let network = ODR.network else { NetworkHandoff.exec() }
+        let source = NetworkSource(url: url, stall: networkTimeout, endpoint: CatalogOptions.projectConfig()?.endpoint)
+        return try network.publishDestination(for: source)
+      }
+      guard !destination.contains("://") || destination.hasPrefix("file://") else {
+        throw ValidationError("odr publish writes to a folder or s3://bucket/prefix; for a web server, publish to its document root.")
+      }
+      let url = destination.hasPrefix("file://") ? URL(string: destination).map { URL(filePath: $0.path) } : URL(filePath: destination)
+      guard let url else { throw ValidationError("'\(destination.prefix(200))' is not a valid file:// URL.") }
+      return FolderDestination(url)
+    }
+
+    private struct Plan: Encodable {
+      let destination: String
+      let dryRun: Bool
+      let steps: [Publication.Step]
+    }
+  }
+}

@@ -1,0 +1,34 @@
+public import FoundationEssentials
+
+/// A header that authenticates requests to one origin (DESIGN §10's
+/// `"auth"`): for example `Authorization: Bearer …` read from the keyring.
+/// It is sent only to `origin` (scheme, host, port) and never follows a
+/// redirect elsewhere; it is never logged, printed or put in argv.
+public struct HTTPCredential: Sendable {
+  /// The header's name (`Authorization`, `X-Api-Key`, …).
+  public let header: String
+  /// The header's value (the secret).
+  let value: String
+  /// The only origin it goes to.
+  public let origin: URL
+  /// What it is, for messages: by name, never by value.
+  public let name: String
+
+  public init(header: String, value: String, origin: URL, name: String) {
+    self.header = header
+    self.value = value
+    self.origin = origin
+    self.name = name
+  }
+
+  /// True when `url` is at this credential's origin.
+  func applies(to url: URL) -> Bool {
+    Self.origin(of: url) == Self.origin(of: origin)
+  }
+
+  static func origin(of url: URL) -> String {
+    let scheme = url.scheme?.lowercased() ?? ""
+    let port = url.port ?? (scheme == "https" ? 443 : 80)
+    return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
+  }
+}

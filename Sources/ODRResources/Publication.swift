@@ -1,0 +1,103 @@
+public import FoundationEssentials
+import ODRTrust
+
+/// `odr publish DIR DEST` (DESIGN §10): copies a folder made by `odr pack`
+/// to a destination in an order that never shows a reader a catalog whose
+/// blobs are missing, or a catalog its signature file does not cover.
+///
+/// 1. every blob not already there (same size: blobs are named by their
+///    SHA-256), `Cache-Control: public, max-age=31536000, immutable`;
+/// 2. `catalog.json.sig` holding the new signatures *and* those of the
+///    catalog still published, so the old catalog stays valid meanwhile;
+/// 3. `catalog.json`, `Cache-Control: no-cache`;
+/// 4. `catalog.json.sig` with the new signatures only.
+///
+/// Interrupted at any point, the destination serves the previous catalog
+/// (with its blobs and a signature that covers it) or the new one.
+public struct Publication: Sendable {
+  /// One thing publishing does.
+  public struct Step: Sendable, Encodable, Equatable {
+    public enum Action: String, Sendable, Encodable { case upload, skip, delete }
+    public let path: String
+    public let action: Action
+    public let bytes: Int64
+  }
+
+  public static let blobCacheControl = "public, max-age=31536000, immutable"
+  public static let catalogCacheControl = "no-cache"
+
+  public let folder: URL
+  public let destination: any PublishDestination
+  /// The steps, in order.
+  public let steps: [Step]
+  private let catalogBytes: Data
+  private let signature: CatalogSignature?
+  private let publishedSignature: CatalogSignature?
+  private let blobs: [(sha256: String, size: Int64)]
+
+  /// Reads `folder` (refusing one whose blobs are missing or of the wrong
+  /// size) and asks `destination` what it already has.
+  public init(folder: URL, destination: any PublishDestination) async throws {
+    self.folder = folder
+    self.destination = destination
+    catalogBytes = try FileTransport().dataSync(at: folder.appending(path: "catalog.json"), limit: ResourceCatalog.maxCatalogBytes)
+    let catalog = try Catalog.decode(catalogBytes)
+    let signatureFile = folder.appending(path: "catalog.json.sig")
+    do {
+      signature = FileIO.kind(of: signatureFile) == .file
+        ? try CatalogSignature(parsing: try FileTransport().dataSync(at: signatureFile, limit: CatalogSignature.maxBytes)) : nil
+      publishedSignature = try await destination.read("catalog.json.sig", limit: CatalogSignature.maxBytes).map(CatalogSignature.init(parsing:))
+    } catch let error as TrustError {
+      throw ResourceError(.integrity, "catalog.json.sig: \(error.message)")
+    }
+    if let signature, signature.validSigners(of: catalogBytes).isEmpty {
+      throw ResourceError(.integrity, "\(signatureFile.path) does not verify for catalog.json beside it; run `odr pack` again. Nothing was uploaded.")
+    }
+    var seen = Set<String>()
+    var blobs: [(sha256: String, size: Int64)] = []
+    for file in catalog.tags.values.flatMap(\.files).sorted(by: { $0.sha256 < $1.sha256 }) where seen.insert(file.sha256).inserted {
+      guard FileIO.size(of: folder.appending(path: "blobs/\(file.sha256)")) == file.size else {
+        throw ResourceError(.notFound, "\(folder.path)/blobs/\(file.sha256) (\(file.path)) is missing or not \(file.size) bytes; run `odr pack` again. Nothing was uploaded.")
+      }
+      blobs.append((file.sha256, file.size))
+    }
+    self.blobs = blobs
+    var steps: [Step] = []
+    for blob in blobs {
+      let there = try await destination.size(of: "blobs/\(blob.sha256)") == blob.size
+      steps.append(Step(path: "blobs/\(blob.sha256)", action: there ? .skip : .upload, bytes: blob.size))
+    }
+    if let signature { steps.append(Step(path: "catalog.json.sig", action: .upload, bytes: Int64(signature.encoded.count))) }
+    steps.append(Step(path: "catalog.json", action: .upload, bytes: Int64(catalogBytes.count)))
+    if signature == nil && publishedSignature != nil { steps.append(Step(path: "catalog.json.sig", action: .delete, bytes: 0)) }
+    self.steps = steps
+  }
+
+  /// True when the catalog being published is unsigned and replaces a
+  /// signed one: clients that trusted the signature will refuse it.
+  public var dropsSignature: Bool { signature == nil && publishedSignature != nil }
+
+  /// Carries the steps out; `progress` hears each one as it starts.
+  public func run(progress: (Step) -> Void = { _ in }) async throws {
+    for step in steps where step.path.hasPrefix("blobs/") && step.action == .upload {
+      progress(step)
+      let sha256 = String(step.path.dropFirst(6))
+      try await destination.upload(folder.appending(path: step.path), sha256: sha256, to: step.path, cacheControl: Self.blobCacheControl)
+    }
+    if let signature {
+      progress(Step(path: "catalog.json.sig", action: .upload, bytes: Int64(signature.encoded.count)))
+      var both = signature
+      both.entries += publishedSignature?.entries ?? []
+      let bridge = both.encoded.count <= CatalogSignature.maxBytes ? both : signature
+      try await destination.upload(bridge.encoded, to: "catalog.json.sig", cacheControl: Self.catalogCacheControl)
+    }
+    progress(Step(path: "catalog.json", action: .upload, bytes: Int64(catalogBytes.count)))
+    try await destination.upload(catalogBytes, to: "catalog.json", cacheControl: Self.catalogCacheControl)
+    if let signature, publishedSignature != nil {
+      try await destination.upload(signature.encoded, to: "catalog.json.sig", cacheControl: Self.catalogCacheControl)
+    } else if signature == nil, publishedSignature != nil {
+      progress(Step(path: "catalog.json.sig", action: .delete, bytes: 0))
+      try await destination.delete("catalog.json.sig")
+    }
+  }
+}

@@ -1,0 +1,118 @@
+public import Foundation
+
+/// A real nginx (Debian's) serving a folder on 127.0.0.1, started by a test
+/// in a temporary prefix and stopped by it: static files with ETag,
+/// Last-Modified and Range as any web server or CDN gives them, and an
+/// access log to count requests and bytes.
+public final class Nginx: @unchecked Sendable {
+  /// One line of the access log.
+  public struct Request: Sendable {
+    public let method: String
+    public let path: String
+    public let status: Int
+    /// Body bytes sent.
+    public let bytes: Int
+    /// True when it carried an `Authorization` or `X-Catalog-Token` header.
+    public let authenticated: Bool
+    /// Bytes sent in all, headers included.
+    public let totalBytes: Int
+  }
+
+  /// `http://127.0.0.1:PORT/`.
+  public let url: URL
+  public let port: Int
+  private let prefix: URL
+  private let process: Daemon
+
+  /// Serves `root`. `maxRanges: 0` makes it ignore `Range` (full 200
+  /// answers); `status` answers every request with that status instead;
+  /// `rate` limits each response to that many bytes per second;
+  /// `locations` replaces the default `location / { }` with raw nginx
+  /// configuration (to require a header, or redirect).
+  public init(root: URL, maxRanges: Int? = nil, status: Int? = nil, rate: String? = nil, locations: String? = nil) throws {
+    guard let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+      throw TestFailure("nginx is not installed; run scripts/bootstrap.")
+    }
+    prefix = FileManager.default.temporaryDirectory.appending(path: "odr-nginx-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: prefix.appending(path: "tmp"), withIntermediateDirectories: true)
+    port = try Self.freePort()
+    url = URL(string: "http://127.0.0.1:\(port)/")!
+    var server = "listen 127.0.0.1:\(port); root \(root.path);"
+    if let maxRanges { server += " max_ranges \(maxRanges);" }
+    if let rate { server += " limit_rate \(rate);" }
+    let location = locations ?? status.map { "location / { return \($0); }" } ?? "location / { }"
+    let config = """
+      daemon off; master_process off; worker_processes 1;
+      pid \(prefix.path)/nginx.pid; error_log \(prefix.path)/error.log;
+      events { worker_connections 512; }
+      http {
+        map "$http_authorization$http_x_catalog_token" $odr_auth { "" "-"; default "auth"; }
+        log_format odr '$request_method $uri $status $body_bytes_sent $odr_auth $bytes_sent';
+        access_log \(prefix.path)/access.log odr;
+        client_body_temp_path \(prefix.path)/tmp/body; proxy_temp_path \(prefix.path)/tmp/proxy;
+        fastcgi_temp_path \(prefix.path)/tmp/fastcgi; uwsgi_temp_path \(prefix.path)/tmp/uwsgi; scgi_temp_path \(prefix.path)/tmp/scgi;
+        default_type application/octet-stream; keepalive_timeout 5;
+        server { \(server) \(location) }
+      }
+      """
+    try config.write(to: prefix.appending(path: "nginx.conf"), atomically: true, encoding: .utf8)
+    process = try Daemon(binary, ["-e", prefix.appending(path: "error.log").path, "-p", prefix.path, "-c", prefix.appending(path: "nginx.conf").path])
+    // Ready when it accepts a connection (bounded: 5 s).
+    for _ in 0..<500 {
+      if Self.accepts(port) { return }
+      guard process.isRunning else { break }
+      usleep(10_000)
+    }
+    let log = (try? String(contentsOf: prefix.appending(path: "error.log"), encoding: .utf8)) ?? ""
+    stop()
+    throw TestFailure("nginx did not start on port \(port): \(log.suffix(500))")
+  }
+
+  /// The requests served so far, from the access log.
+  public var requests: [Request] {
+    let text = (try? String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").compactMap { line in
+      let parts = line.split(separator: " ")
+      guard parts.count == 6, let status = Int(parts[2]), let bytes = Int(parts[3]), let total = Int(parts[5]) else { return nil }
+      return Request(method: String(parts[0]), path: String(parts[1]), status: status, bytes: bytes, authenticated: parts[4] == "auth", totalBytes: total)
+    }
+  }
+
+  /// Stops the server and removes its prefix.
+  public func stop() {
+    process.stop()
+    try? FileManager.default.removeItem(at: prefix)
+  }
+
+  deinit { stop() }
+
+  /// A port nothing listens on now (the kernel's choice).
+  public static func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestFailure("socket() failed") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+    }
+    guard bound else { throw TestFailure("bind() failed") }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  static func accepts(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    return withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+  }
+}

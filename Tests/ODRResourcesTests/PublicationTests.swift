@@ -1,0 +1,88 @@
+import Foundation
+import ODRResources
+import ODRTrust
+import Testing
+
+/// `odr publish`'s order: interrupted at any step, the destination still
+/// serves a catalog that loads, verifies and has its blobs.
+@Suite struct PublicationTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-publication-\(UUID().uuidString)")
+  let key = SigningKey()
+
+  /// A folder destination that fails the upload of `failing`.
+  struct Interrupted: PublishDestination {
+    let folder: FolderDestination
+    let failing: String
+    var name: String { folder.name }
+    func size(of path: String) async throws -> Int64? { try await folder.size(of: path) }
+    func read(_ path: String, limit: Int) async throws -> Data? { try await folder.read(path, limit: limit) }
+    func upload(_ file: URL, sha256: String, to path: String, cacheControl: String) async throws {
+      if path == failing { throw CancellationError() }
+      try await folder.upload(file, sha256: sha256, to: path, cacheControl: cacheControl)
+    }
+    func upload(_ data: Data, to path: String, cacheControl: String) async throws {
+      if path == failing { throw CancellationError() }
+      try await folder.upload(data, to: path, cacheControl: cacheControl)
+    }
+    func delete(_ path: String) async throws { try await folder.delete(path) }
+  }
+
+  /// Packs version `version` (its level file says which) signed by `key`.
+  func pack(_ version: Int) throws -> URL {
+    let source = root.appending(path: "src\(version)")
+    try FileManager.default.createDirectory(at: source.appending(path: "levels"), withIntermediateDirectories: true)
+    try Data("level of version \(version)".utf8).write(to: source.appending(path: "levels/1.txt"))
+    try Data(#"{"bundle": "com.example.pub", "version": \#(version), "tags": {"L": {"category": "onDemand", "files": ["levels/"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    var options = PackOptions()
+    options.signingKey = key
+    let output = root.appending(path: "out\(version)")
+    _ = try Publisher(source: source).pack(to: output, options: options)
+    return output
+  }
+
+  /// Loads the destination as a client that trusts `key` and reads tag L.
+  func read(_ destination: URL, client: String) async throws -> (version: Int, text: String) {
+    let catalog = try await ResourceCatalog.load(from: destination, cacheHome: root.appending(path: "\(client)/cache"),
+                                                 trust: TrustPolicy(pinned: [key.verifyingKey], stateHome: root.appending(path: "\(client)/state")))
+    let request = try ResourceRequest(tags: ["L"], catalog: catalog)
+    try await request.beginAccessing()
+    defer { request.endAccessing() }
+    return (catalog.catalog.version, try String(contentsOf: request.url(forResource: "levels/1.txt"), encoding: .utf8))
+  }
+
+  @Test(arguments: ["blobs", "catalog.json.sig", "catalog.json"])
+  func anInterruptedPublishLeavesTheOldCatalogValid(_ failing: String) async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let destination = root.appending(path: "www")
+    let first = try await Publication(folder: try pack(1), destination: FolderDestination(destination))
+    try await first.run()
+    #expect(try await read(destination, client: "before").version == 1)
+    let second = try pack(2)
+    let blob = try #require(FileManager.default.contentsOfDirectory(atPath: second.appending(path: "blobs").path).first)
+    let broken = Interrupted(folder: FolderDestination(destination), failing: failing == "blobs" ? "blobs/\(blob)" : failing)
+    await #expect(throws: CancellationError.self) { try await Publication(folder: second, destination: broken).run() }
+    // A client that never saw version 2 still reads version 1, signature and all.
+    let seen = try await read(destination, client: "during-\(failing)")
+    #expect(seen.version == 1 && seen.text == "level of version 1")
+    // Run again to completion: version 2, with only its new blob uploaded.
+    let retry = try await Publication(folder: second, destination: FolderDestination(destination))
+    #expect(retry.steps.filter { $0.action == .upload }.map(\.path) == (failing == "blobs" ? ["blobs/\(blob)"] : []) + ["catalog.json.sig", "catalog.json"])
+    try await retry.run()
+    let after = try await read(destination, client: "after-\(failing)")
+    #expect(after.version == 2 && after.text == "level of version 2")
+    // The bridge signature is gone: only version 2's signature remains.
+    let signature = try CatalogSignature(parsing: Data(contentsOf: destination.appending(path: "catalog.json.sig")))
+    #expect(signature.entries.count == 1)
+  }
+
+  @Test func aFolderMissingABlobIsRefusedBeforeAnythingIsUploaded() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let folder = try pack(1)
+    let blob = try #require(FileManager.default.contentsOfDirectory(atPath: folder.appending(path: "blobs").path).first)
+    try FileManager.default.removeItem(at: folder.appending(path: "blobs/\(blob)"))
+    let destination = root.appending(path: "www")
+    await #expect(throws: ResourceError.self) { try await Publication(folder: folder, destination: FolderDestination(destination)) }
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+  }
+}

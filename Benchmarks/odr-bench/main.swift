@@ -563,7 +563,7 @@ if hostingRuns > 0 {
   let blobs = (0..<20).map { "t\($0).bin" }.map { name -> String in
     (try? Command.run("/usr/bin/sha256sum", [source.appending(path: name).path]).stdout.prefix(64)).map(String.init) ?? ""
   }
-  let curlParallel = "cd \(work.path)/curl && curl -fsS --parallel --parallel-max 6 " + blobs.map { "-o \($0) \(catalogURL)blobs/\($0)" }.joined(separator: " ") + " && sha256sum \(blobs.joined(separator: " ")) > /dev/null"
+  let curlParallel = "cd \(work.path)/curl && curl -fsS --no-progress-meter --parallel --parallel-max 6 " + blobs.map { "-o \($0) \(catalogURL)blobs/\($0)" }.joined(separator: " ") + " && sha256sum \(blobs.joined(separator: " ")) > /dev/null"
   odrTimes = []
   curlTimes = []
   for _ in 0..<hostingRuns {

@@ -136,6 +136,10 @@ public struct LocalStore: Sendable {
       } catch let error as ResourceError where error.code == .integrity {
         discard()
         throw error
+      } catch {
+        // Kept only when the next install can resume it.
+        if size == 0 || FileIO.kind(of: resumeFile) != .file { discard() }
+        throw error
       }
       let digest = FileIO.hex(hasher.finalize())
       guard size == file.size, digest == file.sha256 else {

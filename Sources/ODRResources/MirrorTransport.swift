@@ -23,7 +23,7 @@ public final class MirrorTransport: BlobTransport {
 
   private struct State {
     var skipped = Set<Int>()
-    /// Which mirror last served each URL (to skip it when its bytes were bad).
+    /// Which mirror each URL was last asked of (to skip it when its bytes were bad).
     var servedBy: [URL: Int] = [:]
   }
 
@@ -99,10 +99,9 @@ public final class MirrorTransport: BlobTransport {
       guard let relative, let mirrorURL = URL(string: mirror.folder.absoluteString + relative) else {
         return try await body(mirror, url)  // not under the catalog: no mirror copies it
       }
+      state.withLock { $0.servedBy[url] = index }
       do {
-        let value = try await body(mirror, mirrorURL)
-        state.withLock { $0.servedBy[url] = index }
-        return value
+        return try await body(mirror, mirrorURL)
       } catch let error as ResourceError where error.code == .network || error.code == .notFound {
         state.withLock { _ = $0.skipped.insert(index) }
         if index + 1 < mirrors.count {

@@ -66,6 +66,12 @@ public enum Command {
     try run(Paths.odr.path, arguments, input: input, environment: environment)
   }
 
+  /// `odr` on a thread of its own: the test waits without holding one of
+  /// the cooperative pool's few threads.
+  public static func odrOffPool(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) async throws -> Result {
+    try await offPool { try odr(arguments, input: input, environment: environment) }
+  }
+
   /// Runs `secret-tool`, the Secret Service reference client.
   public static func secretTool(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> Result {
     try run("/usr/bin/secret-tool", arguments, input: input, environment: environment)

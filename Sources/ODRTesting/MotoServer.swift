@@ -58,6 +58,11 @@ public final class MotoServer: @unchecked Sendable {
     self.session = session
   }
 
+  /// `init`, waiting on a thread of its own rather than on the cooperative pool.
+  public static func start(bucket: String = "odr-private") async throws -> MotoServer {
+    try await Command.offPool { try MotoServer(bucket: bucket) }
+  }
+
   /// The environment of a client using `credentials` against this server.
   public func environment(_ credentials: Credentials?, base: [String: String]) -> [String: String] {
     var env = base

@@ -68,6 +68,12 @@ public final class Nginx: @unchecked Sendable {
     throw TestFailure("nginx did not start on port \(port): \(log.suffix(500))")
   }
 
+  /// `init`, waiting for nginx to start on a thread of its own rather than
+  /// on the cooperative pool.
+  public static func start(root: URL, maxRanges: Int? = nil, status: Int? = nil, rate: String? = nil, locations: String? = nil) async throws -> Nginx {
+    try await Command.offPool { try Nginx(root: root, maxRanges: maxRanges, status: status, rate: rate, locations: locations) }
+  }
+
   /// The requests served so far, from the access log.
   public var requests: [Request] {
     let text = (try? String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8)) ?? ""

@@ -10,7 +10,11 @@ import Testing
   var published: URL { root.appending(path: "pub") }
 
   /// Publishes the Demo sample, with a tag of `bigBytes` when asked.
-  func publish(bigBytes: Int = 0, version: Int = 3) throws -> String? {
+  func publish(bigBytes: Int = 0, version: Int = 3) async throws -> String? {
+    try await Command.offPool { try publishNow(bigBytes: bigBytes, version: version) }
+  }
+
+  func publishNow(bigBytes: Int, version: Int) throws -> String? {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
@@ -40,43 +44,43 @@ import Testing
     return env
   }
 
-  @Test func withTheServerDownCommandsAnsweredFromDiskStillWorkAtOnce() throws {
-    _ = try publish()
+  @Test func withTheServerDownCommandsAnsweredFromDiskStillWorkAtOnce() async throws {
+    _ = try await publish()
     defer { try? FileManager.default.removeItem(at: root) }
-    let nginx = try Nginx(root: published)
+    let nginx = try await Nginx.start(root: published)
     let env = environment([nginx.url.absoluteString])
-    #expect(try Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
+    #expect(try await Command.odrOffPool(["begin", "Level2", "--quiet"], environment: env).status == 0)
     // Answered from disk: not one request.
     let before = nginx.requests.count
     for arguments in [["path", "Level2"], ["status"], ["end", "Level2"]] {
-      let result = try Command.odr(arguments, environment: env)
+      let result = try await Command.odrOffPool(arguments, environment: env)
       #expect(result.status == 0, "\(arguments) \(result.stderr)")
     }
     #expect(nginx.requests.count == before)
     nginx.stop()  // the port now refuses connections
     for arguments in [["path", "Level2"], ["status", "--json"], ["end", "Level2"]] {
-      let result = try Command.odr(arguments, environment: env)
+      let result = try await Command.odrOffPool(arguments, environment: env)
       #expect(result.status == 0, "\(arguments) \(result.stderr)")
       #expect(result.duration < .seconds(1), "\(arguments) took \(result.duration)")
     }
-    let begin = try Command.odr(["begin", "Level2", "--quiet"], environment: env)
+    let begin = try await Command.odrOffPool(["begin", "Level2", "--quiet"], environment: env)
     #expect(begin.status == 0, "\(begin.stderr)")
     let warnings = begin.stderr.split(separator: "\n")
     #expect(warnings.count == 1 && warnings[0].contains("connection refused") && warnings[0].contains("kept on disk"), "\(begin.stderr)")
-    let missing = try Command.odr(["begin", "Onboarding"], environment: env)
+    let missing = try await Command.odrOffPool(["begin", "Onboarding"], environment: env)
     #expect(missing.status == 7, "\(missing.stderr)")
     #expect(missing.stderr.contains("connection refused"))
     #expect(missing.duration < .seconds(1), "took \(missing.duration)")
   }
 
-  @Test func aSecondRunRevalidatesTheCatalogWithA304() throws {
-    _ = try publish()
+  @Test func aSecondRunRevalidatesTheCatalogWithA304() async throws {
+    _ = try await publish()
     defer { try? FileManager.default.removeItem(at: root) }
-    let nginx = try Nginx(root: published)
+    let nginx = try await Nginx.start(root: published)
     defer { nginx.stop() }
     let env = environment([nginx.url.absoluteString])
-    #expect(try Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
-    #expect(try Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
+    #expect(try await Command.odrOffPool(["begin", "Level2", "--quiet"], environment: env).status == 0)
+    #expect(try await Command.odrOffPool(["begin", "Level2", "--quiet"], environment: env).status == 0)
     let catalogs = nginx.requests.filter { $0.path == "/catalog.json" }
     #expect(catalogs.map(\.status) == [200, 304])
     #expect(catalogs.last?.bytes == 0)
@@ -84,30 +88,34 @@ import Testing
     // (A different size too: nginx's ETag is the file's mtime and size, and
     // this runs within the same second.)
     try FileManager.default.removeItem(at: published)
-    _ = try publish(version: 40)
-    #expect(try Command.odr(["begin", "Onboarding", "--quiet"], environment: env).status == 0)
+    _ = try await publish(version: 40)
+    #expect(try await Command.odrOffPool(["begin", "Onboarding", "--quiet"], environment: env).status == 0)
     #expect(nginx.requests.filter { $0.path == "/catalog.json" }.map(\.status) == [200, 304, 200])
   }
 
-  @Test func aNeverLoadedCatalogOnARefusedPortFailsFastAndA404SaysCheckTheURL() throws {
-    _ = try publish()
+  @Test func aNeverLoadedCatalogOnARefusedPortFailsFastAndA404SaysCheckTheURL() async throws {
+    _ = try await publish()
     defer { try? FileManager.default.removeItem(at: root) }
-    let refused = try Command.odr(["begin", "Level2"], environment: environment(["http://127.0.0.1:\(try Nginx.freePort())/"]))
+    let refused = try await Command.odrOffPool(["begin", "Level2"], environment: environment(["http://127.0.0.1:\(try Nginx.freePort())/"]))
     #expect(refused.status == 7)
     #expect(refused.duration < .seconds(1), "took \(refused.duration)")
     #expect(refused.stderr.contains("connection refused"), "\(refused.stderr)")
-    let nginx = try Nginx(root: published)
+    let nginx = try await Nginx.start(root: published)
     defer { nginx.stop() }
-    let missing = try Command.odr(["begin", "Level2"], environment: environment([nginx.url.absoluteString + "nope/"]))
+    let missing = try await Command.odrOffPool(["begin", "Level2"], environment: environment([nginx.url.absoluteString + "nope/"]))
     #expect(missing.status == 3)
     #expect(missing.stderr.contains("404") && missing.stderr.contains("Check the --catalog URL"), "\(missing.stderr)")
-    let tls = try Command.odr(["begin", "Level2"], environment: environment(["https://127.0.0.1:\(nginx.port)/"]))
+    let tls = try await Command.odrOffPool(["begin", "Level2"], environment: environment(["https://127.0.0.1:\(nginx.port)/"]))
     #expect(tls.status == 7)
     #expect(tls.stderr.contains("TLS handshake") && tls.stderr.split(separator: "\n").count == 1, "\(tls.stderr)")
   }
 
   /// Starts `odr begin Movie` and kills it once `fraction` of the blob is on disk.
-  func killMidway(_ env: [String: String], sha: String, size: Int, fraction: Double) throws {
+  func killMidway(_ env: [String: String], sha: String, size: Int, fraction: Double) async throws {
+    try await Command.offPool { try killMidwayNow(env, sha: sha, size: size, fraction: fraction) }
+  }
+
+  func killMidwayNow(_ env: [String: String], sha: String, size: Int, fraction: Double) throws {
     let process = Process()
     process.executableURL = Paths.odr
     process.arguments = ["begin", "Movie", "--quiet"]
@@ -128,16 +136,16 @@ import Testing
     try Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(sha)").path]).stdout.hasPrefix(sha)
   }
 
-  @Test func aKilledDownloadResumesWhereItStopped() throws {
+  @Test func aKilledDownloadResumesWhereItStopped() async throws {
     let size = 256 << 20
-    let sha = try #require(try publish(bigBytes: size))
+    let sha = try #require(try await publish(bigBytes: size))
     defer { try? FileManager.default.removeItem(at: root) }
-    let nginx = try Nginx(root: published, rate: "128m")
+    let nginx = try await Nginx.start(root: published, rate: "128m")
     defer { nginx.stop() }
     let env = environment([nginx.url.absoluteString])
-    try killMidway(env, sha: sha, size: size, fraction: 0.5)
+    try await killMidway(env, sha: sha, size: size, fraction: 0.5)
     let served = nginx.requests.count
-    let rerun = try Command.odr(["begin", "Movie", "--quiet"], environment: env)
+    let rerun = try await Command.odrOffPool(["begin", "Movie", "--quiet"], environment: env)
     #expect(rerun.status == 0, "\(rerun.stderr)")
     let resumed = nginx.requests.dropFirst(served).filter { $0.path.hasSuffix(sha) }
     #expect(resumed.map(\.status) == [206])
@@ -147,37 +155,57 @@ import Testing
     #expect(((try? FileManager.default.contentsOfDirectory(atPath: store.appending(path: "partial").path)) ?? []).isEmpty)
   }
 
-  @Test func aServerThatIgnoresRangesGetsTheWholeBlobAgain() throws {
+  @Test func aServerThatIgnoresRangesGetsTheWholeBlobAgain() async throws {
     let size = 16 << 20
-    let sha = try #require(try publish(bigBytes: size))
+    let sha = try #require(try await publish(bigBytes: size))
     defer { try? FileManager.default.removeItem(at: root) }
-    let slow = try Nginx(root: published, rate: "16m")
-    try killMidway(environment([slow.url.absoluteString]), sha: sha, size: size, fraction: 0.4)
+    let slow = try await Nginx.start(root: published, rate: "16m")
+    try await killMidway(environment([slow.url.absoluteString]), sha: sha, size: size, fraction: 0.4)
     slow.stop()
-    let plain = try Nginx(root: published, maxRanges: 0)
+    let plain = try await Nginx.start(root: published, maxRanges: 0)
     defer { plain.stop() }
-    let rerun = try Command.odr(["begin", "Movie", "--quiet"], environment: environment([plain.url.absoluteString]))
+    let rerun = try await Command.odrOffPool(["begin", "Movie", "--quiet"], environment: environment([plain.url.absoluteString]))
     #expect(rerun.status == 0, "\(rerun.stderr)")
     #expect(plain.requests.filter { $0.path.hasSuffix(sha) }.map(\.status) == [200])
     #expect(try blobIsInstalled(sha))
   }
 
   @Test(arguments: ["dead port", "HTTP 500"])
-  func whenThePrimaryMirrorFailsTheSecondServes(_ failure: String) throws {
-    _ = try publish(bigBytes: 8 << 20)
+  func whenThePrimaryMirrorFailsTheSecondServes(_ failure: String) async throws {
+    _ = try await publish(bigBytes: 8 << 20)
     defer { try? FileManager.default.removeItem(at: root) }
-    let broken = failure == "HTTP 500" ? try Nginx(root: published, status: 500) : nil
+    let broken = failure == "HTTP 500" ? try await Nginx.start(root: published, status: 500) : nil
     defer { broken?.stop() }
     let deadPort = try Nginx.freePort()
     let primary = broken?.url.absoluteString ?? "http://127.0.0.1:\(deadPort)/"
-    let second = try Nginx(root: published)
+    let second = try await Nginx.start(root: published)
     defer { second.stop() }
-    let result = try Command.odr(["begin", "Movie", "Level2", "--quiet"], environment: environment([primary, second.url.absoluteString]))
+    let result = try await Command.odrOffPool(["begin", "Movie", "Level2", "--quiet"], environment: environment([primary, second.url.absoluteString]))
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.duration < .seconds(2), "took \(result.duration)")
     #expect(result.stderr.contains("using the next one"), "\(result.stderr)")
     // Skipped for the rest of the run: the broken one was asked once.
     #expect((broken?.requests.count ?? 1) == 1)
     #expect(second.requests.contains { $0.path.hasPrefix("/blobs/") && $0.status == 200 })
+  }
+
+  @Test func aMirrorServingADamagedBlobIsSkippedForTheNext() async throws {
+    let sha = try #require(try await publish(bigBytes: 1 << 20))
+    defer { try? FileManager.default.removeItem(at: root) }
+    let damaged = root.appending(path: "damaged")
+    try FileManager.default.copyItem(at: published, to: damaged)
+    let blob = damaged.appending(path: "blobs/\(sha)")
+    var bytes = try Data(contentsOf: blob)
+    bytes[bytes.count / 2] ^= 0x01
+    try bytes.write(to: blob)
+    let bad = try await Nginx.start(root: damaged)
+    defer { bad.stop() }
+    let good = try await Nginx.start(root: published)
+    defer { good.stop() }
+    let result = try await Command.odrOffPool(["begin", "Movie", "Level2", "--quiet"], environment: environment([bad.url.absoluteString, good.url.absoluteString]))
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stderr.contains("served a damaged \(sha)"), "\(result.stderr)")
+    #expect(good.requests.contains { $0.path == "/blobs/\(sha)" && $0.status == 200 })
+    #expect(try blobIsInstalled(sha))
   }
 }

@@ -112,7 +112,9 @@ import Testing
     #expect(fixture.partials().isEmpty)
   }
 
-  @Test func aMissingCatalogIsANetworkError() async throws {
+  /// A 404 for catalog.json is a wrong URL, not an outage (issue 13): it
+  /// is `.notFound` and says to check the URL (it was `.network` before).
+  @Test func aMissingCatalogIsNotFoundAndSaysToCheckTheURL() async throws {
     let fixture = try Fixture()
     defer { fixture.remove() }
     fixture.server.setFault(.status(404), forPathEndingWith: "catalog.json")
@@ -120,8 +122,8 @@ import Testing
       _ = try await fixture.load()
       Issue.record("loaded a missing catalog")
     } catch let error as ResourceError {
-      #expect(error.code == .network)
-      #expect(error.message.contains("HTTP 404"))
+      #expect(error.code == .notFound)
+      #expect(error.message.contains("HTTP 404") && error.message.contains("Check the --catalog URL"))
     }
   }
 }

@@ -11,11 +11,7 @@ extension ODR {
     static let configuration = CommandConfiguration(
       abstract: "Make tags available: download what is missing, verify it, and pin it.",
       discussion: """
-        Like NSBundleResourceRequest.beginAccessingResources. Each `odr begin` adds one pin per
-        tag, held by the process that ran odr (its parent: your shell or script) or by --owner;
-        `odr end` removes one, from any process. When the holder exits without `odr end`, its
-        pins are reclaimed. With --if-present nothing is downloaded: the tags are pinned only if
-        they are already on disk (exit 3 otherwise).
+        Like NSBundleResourceRequest.beginAccessingResources. Each `odr begin` adds one pin per tag, held by the process that ran odr (its parent: your shell or script) or by --owner; `odr end` removes one, from any process. When the holder exits without `odr end`, its pins are reclaimed. With --if-present nothing is downloaded: the tags are pinned only if they are already on disk (exit 3 otherwise).
 
         Example:
           odr begin Onboarding Level2 --catalog /srv/odr
@@ -69,7 +65,7 @@ extension ODR {
       request.endAccessing()  // the holder's lease keeps the tags; odr's own goes with it
       if !quiet {
         let bytes = try tags.reduce(Int64(0)) { try $0 + resources.tag($1).size }
-        Output.error("\(tags.joined(separator: ", ")): available and pinned (\(bytes) bytes in \(resources.store.root.path))")
+        Output.error("\(tags.joined(separator: ", ")): available and pinned (\(ByteSize.format(bytes)) in \(resources.store.root.path))")
       }
     }
 

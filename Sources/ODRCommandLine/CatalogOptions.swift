@@ -28,54 +28,12 @@ struct CatalogOptions: ParsableArguments {
 
   /// The store budget in bytes, from --max-size or $ODR_MAX_SIZE.
   func budget() throws -> Int64? {
-    guard let text = maxSize ?? getenv("ODR_MAX_SIZE").map({ String(cString: $0) }) ?? Self.projectConfig()?.maxSize,
-          !text.isEmpty else { return nil }
-    let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
-    let unit = text.last.flatMap { units[Character($0.uppercased())] }
-    guard let number = Int64(unit == nil ? text : String(text.dropLast())), number >= 0 else {
-      throw ValidationError("'\(text.prefix(40))' is not a size: use bytes or a number with K, M, G or T, for example 500M.")
-    }
-    let (bytes, overflow) = number.multipliedReportingOverflow(by: unit ?? 1)
-    guard !overflow, bytes <= 1 << 60 else {
-      throw ValidationError("'\(text.prefix(40))' is larger than any store can be; the largest budget is 1024P (2^60 bytes).")
+    let configured = try Self.projectConfig()?.maxSize
+    guard let text = maxSize ?? getenv("ODR_MAX_SIZE").map({ String(cString: $0) }) ?? configured, !text.isEmpty else { return nil }
+    guard let bytes = ByteSize.parse(text) else {
+      throw ValidationError("'\(text.prefix(40))' is not a size: write a number and a unit, such as 500M, 1.5G, 1GB or 10MiB (K, M, G, T and KiB… are powers of 1024; KB, MB… of 1000), at most 1024P.")
     }
     return bytes
-  }
-
-  /// The project file read when neither the flag nor the variable is set.
-  struct ProjectConfig: Decodable {
-    /// One catalog location, or several (mirrors, tried in order).
-    let catalog: [String]?
-    /// The store budget, as --max-size takes it ("500M").
-    let maxSize: String?
-    /// Publisher signing keys to trust, as --trust takes them.
-    let trust: [String]?
-    /// An S3-compatible endpoint for s3:// catalogs (path-style).
-    let endpoint: String?
-    /// A keyring item sent as a header to http(s) catalogs (DESIGN §10).
-    let auth: Auth?
-
-    struct Auth: Decodable {
-      let header: String?
-      let scheme: String?
-      let key: String
-      let service: String
-    }
-
-    init(from decoder: any Decoder) throws {
-      let container = try decoder.container(keyedBy: CodingKeys.self)
-      if let one = try? container.decodeIfPresent(String.self, forKey: .catalog) {
-        catalog = [one]
-      } else {
-        catalog = try container.decodeIfPresent([String].self, forKey: .catalog)
-      }
-      maxSize = try container.decodeIfPresent(String.self, forKey: .maxSize)
-      trust = try container.decodeIfPresent([String].self, forKey: .trust)
-      endpoint = try container.decodeIfPresent(String.self, forKey: .endpoint)
-      auth = try container.decodeIfPresent(Auth.self, forKey: .auth)
-    }
-
-    enum CodingKeys: String, CodingKey { case catalog, maxSize, trust, endpoint, auth }
   }
 
   /// The trust policy: keys pinned by --trust, else $ODR_TRUST, else odr.json.
@@ -84,7 +42,7 @@ struct CatalogOptions: ParsableArguments {
     if texts.isEmpty, let env = getenv("ODR_TRUST"), env.pointee != 0 {
       texts = String(cString: env).split(separator: ",").map(String.init)
     }
-    if texts.isEmpty { texts = Self.projectConfig()?.trust ?? [] }
+    if texts.isEmpty { texts = try Self.projectConfig()?.trust ?? [] }
     let keys = try texts.map { text in
       do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError(error.message) }
     }
@@ -108,9 +66,9 @@ struct CatalogOptions: ParsableArguments {
     if texts.isEmpty, let value = getenv("ODR_CATALOG"), value.pointee != 0 {
       texts = String(cString: value).split(separator: ",").map(String.init).filter { !$0.isEmpty }
     }
-    if texts.isEmpty { texts = try Self.projectCatalog() }
+    if texts.isEmpty { texts = try Self.projectConfig()?.catalog ?? [] }
     guard !texts.isEmpty else {
-      throw ValidationError("No catalog: pass --catalog URL, set ODR_CATALOG, or add {\"catalog\": \"…\"} to odr.json here.")
+      throw ValidationError("No catalog: pass --catalog URL, set ODR_CATALOG, or add {\"catalog\": \"…\"} to an odr.json (here or in a folder above, up to the repository's root).")
     }
     return try texts.map(Self.location)
   }
@@ -187,7 +145,7 @@ struct CatalogOptions: ParsableArguments {
 
   /// What the network context needs to reach `url`.
   private func networkSource(_ url: URL) async throws -> NetworkSource {
-    let config = Self.projectConfig()
+    let config = try Self.projectConfig()
     var source = NetworkSource(url: url, stall: networkTimeout ?? 15, endpoint: config?.endpoint)
     if let auth = config?.auth, url.scheme == "http" || url.scheme == "https" {
       let value = try await SecretServiceStore(service: auth.service, deadline: .seconds(5)).value(for: auth.key)
@@ -198,17 +156,6 @@ struct CatalogOptions: ParsableArguments {
     return source
   }
 
-  private static func projectCatalog() throws -> [String] {
-    guard FileManager.default.fileExists(atPath: "odr.json") else { return [] }
-    guard let config = projectConfig() else {
-      throw ValidationError("odr.json in this directory is not valid JSON of the form {\"catalog\": \"…\", \"maxSize\": \"500M\"}.")
-    }
-    return config.catalog ?? []
-  }
-
-  /// `odr.json` in the current directory, if there is a readable one.
-  static func projectConfig() -> ProjectConfig? {
-    guard let data = try? Data(contentsOf: URL(filePath: "odr.json")) else { return nil }
-    return try? JSONDecoder().decode(ProjectConfig.self, from: data)
-  }
+  /// odr.json, or nil when there is none; a broken one is a usage error.
+  static func projectConfig() throws -> ProjectConfig? { try ProjectConfig.load() }
 }

@@ -8,9 +8,7 @@ extension ODR {
       commandName: "delete",
       abstract: "Delete keys from the keyring.",
       discussion: """
-        Exit code 3 when a named key does not exist (the others are still deleted).
-        --all deletes every key of the service, including items stored by other tools
-        with the same `service` attribute.
+        Exit code 3 when a named key does not exist (the others are still deleted). --all deletes every key of the service, including items stored by other tools with the same `service` attribute.
 
         Example:
           odr delete Weather Maps --service com.example.demo

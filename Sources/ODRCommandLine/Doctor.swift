@@ -1,5 +1,6 @@
 import ArgumentParser
 import ODRKeyring
+import ODRResources
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,8 +11,7 @@ extension ODR {
     static let configuration = CommandConfiguration(
       abstract: "Check the session bus, the Secret Service, its default collection and lock state.",
       discussion: """
-        Reads and writes no key. Exits 0 when the keyring is ready, otherwise with the code
-        of the first problem (5 unavailable, 6 locked, 9 timeout) after saying how to fix it.
+        Reads and writes no key. Exits 0 when the keyring is ready, otherwise with the code of the first problem (5 unavailable, 6 locked, 9 timeout) after saying how to fix it.
 
         Example:
           odr doctor
@@ -27,13 +27,13 @@ extension ODR {
 
     struct Report: Encodable {
       struct Problem: Encodable { let code: String; let message: String }
-      let sessionBusAddress: String?
+      @NullWhenAbsent var sessionBusAddress: String?
       let sessionBus: Bool
       let provider: Bool
-      let defaultCollection: String?
-      let locked: Bool?
+      @NullWhenAbsent var defaultCollection: String?
+      @NullWhenAbsent var locked: Bool?
       let ready: Bool
-      let problem: Problem?
+      @NullWhenAbsent var problem: Problem?
     }
 
     func run() async throws {

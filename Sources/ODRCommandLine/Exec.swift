@@ -8,22 +8,17 @@ extension ODR {
     static let configuration = CommandConfiguration(
       abstract: "Run a command with the keys as environment variables (never in argv, never on disk).",
       discussion: """
-        A key's variable is its "env" metadata, else its name in upper snake case (Weather ->
-        WEATHER, mapsKey -> MAPS_KEY). Two keys with one variable, invalid names, and variables
-        such as PATH, LD_* or BASH_ENV are refused.
+        A key's variable is its "env" metadata, else its name in upper snake case (Weather -> WEATHER, mapsKey -> MAPS_KEY). Two keys with one variable, invalid names, and variables such as PATH, LD_* or BASH_ENV are refused.
 
-        Without --mask, odr replaces itself with the command: its exit code and signals are the
-        command's own. With --mask, odr runs it as a child, replaces every key value in its
-        stdout and stderr (also base64 and percent-encoded forms) with ***, forwards signals
-        sent to odr, and exits as the command did. Exit 127: command not found; 126: not
-        executable.
+        Without --mask, odr replaces itself with the command: its exit code and signals are the command's own. With --mask, odr runs it as a child, replaces every key value in its stdout and stderr (also base64 and percent-encoded forms) with ***, forwards signals sent to odr, and exits as the command did. Exit 127: command not found; 126: not executable.
 
         With --env-file (repeatable), the variables are exactly those of the dotenv files (later files win): a value that is an odr:// reference is resolved from the keyring (one search per service; with --fetch, from the pack), others pass as written. Every line of every file is parsed first; errors name file:line:column.
 
         Example:
           odr exec --service com.example.demo -- ./deploy.sh
           odr exec --env-file .env.example --mask -- make test
-          odr exec --only Weather --mask -- curl -fsS "https://api.example/v1?key=$WEATHER"
+          odr exec --only Weather --mask -- sh -c 'curl -fsS -H "X-Api-Key: $WEATHER_API_KEY" https://api.weather.example/'
+          (single quotes: the variable is expanded by the child shell, not by yours)
           odr exec --fetch APIKeys --catalog https://cdn.example/odr --pristine -- make test
         """
     )

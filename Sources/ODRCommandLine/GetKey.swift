@@ -8,11 +8,11 @@ extension ODR {
       commandName: "get",
       abstract: "Print a key's value, and nothing else.",
       discussion: """
-        The value is printed exactly; a newline follows only when stdout is a terminal
-        (as with `secret-tool lookup`). Exit code 3 when the key does not exist.
+        The value is printed exactly; a newline follows only when stdout is a terminal (as with `secret-tool lookup`). Exit code 3 when the key does not exist. To send a key to an API, use `odr http --key` or `odr exec`: `$(odr get …)` inside another command line puts the value in that command's argv, where other users' `ps` can read it.
 
         Example:
-          curl -H "X-Api-Key: $(odr get Weather --service com.example.demo)" https://api.weather.example/
+          odr get Weather --service com.example.demo
+          odr http GET https://api.weather.example/v1 --key Weather --service com.example.demo
         """
     )
 

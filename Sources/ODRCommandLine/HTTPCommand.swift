@@ -13,12 +13,7 @@ extension ODR {
       commandName: "http",
       abstract: "Send one HTTP request with a key attached as its metadata says: a small curl for CI smoke tests.",
       discussion: """
-        The URL is checked under --policy (consistent by default). The key (--key) is attached as
-        its "header" (with "scheme") or "query" metadata says, and only if the URL's host is one of
-        its "hosts"; a redirect to another host goes without it. Idempotent methods are retried on
-        connection failures, 502/503/504 and 429 with Retry-After. Prints the body (with --include,
-        the status line and headers first). Exit 7: connection failed or a non-2xx status;
-        9: timeout; 3: no such key; 2: the URL was refused.
+        The URL is checked under --policy (consistent by default). The key (--key) is attached as its "header" (with "scheme") or "query" metadata says, and only if the URL's host is one of its "hosts"; a redirect to another host goes without it. Idempotent methods are retried on connection failures, 502/503/504 and 429 with Retry-After. Prints the body (with --include, the status line and headers first). Exit 7: connection failed or a non-2xx status; 9: timeout; 3: no such key; 2: the URL was refused.
 
         Example:
           odr http GET https://api.weather.example/v1/forecast?city=Oslo --key Weather

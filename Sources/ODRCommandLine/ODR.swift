@@ -9,8 +9,7 @@ struct ODR: AsyncParsableCommand {
     commandName: "odr",
     abstract: "On-Demand Resources for Linux: deliver API keys into the keyring, not the binary.",
     discussion: """
-      Keys live in the Secret Service keyring (gnome-keyring, KeePassXC, …), one item per
-      key with the attributes `service` (the bundle id) and `key` (the key name).
+      Keys live in the Secret Service keyring (gnome-keyring, KeePassXC, …), one item per key with the attributes `service` (the bundle id) and `key` (the key name).
 
       Example:
         printf '%s' "$WEATHER_KEY" | odr set Weather --service com.example.demo
@@ -41,6 +40,9 @@ struct ODR: AsyncParsableCommand {
       let arguments = CommandLine.arguments.dropFirst()
       if arguments.first == "exec", let exec = try? Exec.parse(Array(arguments.dropFirst())) {
         return try await exec.run()
+      }
+      if let problem = CommandSuggestion.problem(Array(arguments), commands: configuration.subcommands.map { $0._commandName }) {
+        throw ValidationError(problem)
       }
       var command = try parseAsRoot()
       if var command = command as? any AsyncParsableCommand {

@@ -37,6 +37,7 @@ package enum Output {
   package static func json(_ value: some Encodable) throws {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
     write(String(decoding: try encoder.encode(value), as: UTF8.self) + "\n")
   }
 

@@ -70,13 +70,14 @@ extension ODR {
 
     struct Summary: Encodable {
       struct Tag: Encodable {
-        let name: String; let category: String; let files: Int; let bytes: Int64; let secrets: Bool; let recipients: Int?
+        let name: String; let category: String; let files: Int; let bytes: Int64; let secrets: Bool
+        @NullWhenAbsent var recipients: Int?
       }
       let bundle: String
       let version: Int
       let output: String
-      let signedBy: String?
-      let expires: String?
+      @NullWhenAbsent var signedBy: String?
+      @NullWhenAbsent var expires: String?
       let tags: [Tag]
     }
 
@@ -112,7 +113,7 @@ extension ODR {
         lines.append(summary.signedBy.map { "  signed by \($0), expires \(summary.expires ?? "never")" } ?? "  unsigned")
         for tag in tags {
           let secrets = tag.secrets ? (tag.recipients.map { ", secrets encrypted to \($0) recipient\($0 == 1 ? "" : "s")" } ?? ", secrets in PLAINTEXT") : ""
-          lines.append("  \(tag.name)  \(tag.category)\(secrets)  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes")
+          lines.append("  \(tag.name)  \(tag.category)\(secrets)  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(ByteSize.format(tag.bytes))")
         }
         Output.write(lines.joined(separator: "\n") + "\n")
       }

@@ -9,11 +9,7 @@ extension ODR {
     static let configuration = CommandConfiguration(
       abstract: "Download every initial tag, then the prefetch tags in their order, several at a time.",
       discussion: """
-        As the App Store does after an install. Downloads run in parallel (--parallel, default 6,
-        as browsers use per host), started in order; one failure does not stop the others.
-        Prefetched tags are not pinned. Secrets tags among them are imported into the keyring,
-        as `odr fetch` does (an app's first launch); with no keyring here they are skipped with a note.
-        Prints what succeeded and what failed and why; exits with the first failure's code.
+        As the App Store does after an install. Downloads run in parallel (--parallel, default 6, as browsers use per host), started in order; one failure does not stop the others. Prefetched tags are not pinned. Secrets tags among them are imported into the keyring, as `odr fetch` does (an app's first launch); with no keyring here they are skipped with a note. Prints what succeeded and what failed and why; exits with the first failure's code.
 
         Example:
           odr prefetch --catalog https://cdn.example.com/odr
@@ -64,7 +60,7 @@ extension ODR {
           case .imported: "imported  "
           case .skipped: "skipped   "
           }
-          return "\(what) \(entry.tag) (\(entry.category), \(entry.bytes) bytes)\(entry.error.map { ": \($0)" } ?? "")"
+          return "\(what) \(entry.tag) (\(entry.category), \(ByteSize.format(entry.bytes)))\(entry.error.map { ": \($0)" } ?? "")"
         }
         Output.write(lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n"))
       }

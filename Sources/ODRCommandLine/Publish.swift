@@ -56,7 +56,7 @@ extension ODR {
           throw ValidationError("'\(destination.prefix(200))' is not an s3://bucket/prefix URL.")
         }
         guard let network = ODR.network else { NetworkHandoff.exec() }
-        let source = NetworkSource(url: url, stall: networkTimeout, endpoint: CatalogOptions.projectConfig()?.endpoint)
+        let source = NetworkSource(url: url, stall: networkTimeout, endpoint: try CatalogOptions.projectConfig()?.endpoint)
         return try network.publishDestination(for: source)
       }
       guard !destination.contains("://") || destination.hasPrefix("file://") else {

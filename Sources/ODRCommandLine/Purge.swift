@@ -7,9 +7,7 @@ extension ODR {
     static let configuration = CommandConfiguration(
       abstract: "Remove unpinned tags from the local store, lowest preservation priority and least recently used first.",
       discussion: """
-        Without --all, removes tags until the store fits its budget (--max-size or $ODR_MAX_SIZE).
-        Files no tag of the catalog uses go first; pinned tags are never removed. --dry-run says
-        what would go and why, and changes nothing.
+        Without --all, removes tags until the store fits its budget (--max-size or $ODR_MAX_SIZE). Files no tag of the catalog uses go first; pinned tags are never removed. --dry-run says what would go and why, and changes nothing.
 
         Example:
           odr purge --max-size 200M --dry-run
@@ -36,9 +34,9 @@ extension ODR {
       let plan = try await resources.store.purge(catalog: resources.catalog, budget: resources.budget, all: all, dryRun: dryRun)
       if json { return try Output.json(plan) }
       let verb = dryRun ? "would remove" : "removed"
-      var lines = plan.removals.map { "\(verb) \($0.tag) (\($0.bytes) bytes): \($0.reason)" }
+      var lines = plan.removals.map { "\(verb) \($0.tag) (\(ByteSize.format($0.bytes))): \($0.reason)" }
       lines += plan.kept.map { "kept \($0.tag): \($0.reason)" }
-      lines.append("store: \(plan.sizeBefore) bytes -> \(plan.sizeAfter) bytes\(plan.budget.map { " (budget \($0))" } ?? "")")
+      lines.append("store: \(ByteSize.format(plan.sizeBefore)) -> \(ByteSize.format(plan.sizeAfter))\(plan.budget.map { " (budget \(ByteSize.format($0)))" } ?? "")")
       Output.write(lines.joined(separator: "\n") + "\n")
     }
   }

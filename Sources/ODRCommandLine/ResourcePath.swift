@@ -9,9 +9,7 @@ extension ODR {
       commandName: "path",
       abstract: "Print where a tag's files are on disk (after `odr begin`).",
       discussion: """
-        With FILE, prints that file's local path alone. Without, prints "FILE<TAB>PATH" for each
-        file of the tag. Files are stored content-addressed, so the local name is the SHA-256.
-        Exit 3 when the tag is not on disk.
+        With FILE, prints that file's local path alone. Without, prints "FILE<TAB>PATH" for each file of the tag. Files are stored content-addressed, so the local name is the SHA-256. Exit 3 when the tag is not on disk.
 
         Example:
           odr path Onboarding Onboarding/welcome.png --catalog /srv/odr

@@ -8,9 +8,7 @@ extension ODR {
       commandName: "set",
       abstract: "Store a key; the value is read from standard input, never from arguments.",
       discussion: """
-        On a terminal odr prompts without echo. From a pipe it reads to end of file and drops
-        one trailing newline (pass --keep-newline to store it). An existing value is replaced;
-        the item stays the one `secret-tool` sees.
+        On a terminal odr prompts without echo. From a pipe it reads to end of file and drops one trailing newline (pass --keep-newline to store it). An existing value is replaced; the item stays the one `secret-tool` sees.
 
         Example:
           printf '%s' "$WEATHER_KEY" | odr set Weather --service com.example.demo

@@ -26,14 +26,20 @@ extension ODR {
     var verify = false
 
     struct Report: Encodable {
-      struct Pin: Encodable { let pid: Int32, command: String?, since: Double }
+      struct Pin: Encodable {
+        let pid: Int32
+        @NullWhenAbsent var command: String?
+        let since: Date
+      }
       struct Tag: Encodable {
-        let name: String, category: String, order: Int, preservationPriority: Double, secrets: Bool, recipients: Int?
-        let files: Int, bytes: Int64, onDisk: Bool, pins: Int, pinnedBy: [Pin], lastUse: Double?
+        let name: String, category: String, order: Int, preservationPriority: Double, secrets: Bool
+        @NullWhenAbsent var recipients: Int?
+        let files: Int, bytes: Int64, onDisk: Bool, pins: Int, pinnedBy: [Pin]
+        @NullWhenAbsent var lastUse: Date?
       }
       struct Verification: Encodable { let checked: Int, damaged: [String] }
       let bundle: String, version: Int, store: String, tags: [Tag]
-      let verification: Verification?
+      @NullWhenAbsent var verification: Verification?
     }
 
     func run() async throws {
@@ -45,8 +51,8 @@ extension ODR {
                    preservationPriority: usage.priority(of: name) ?? tag.preservationPriority,
                    secrets: tag.secrets, recipients: tag.encryption?.recipients, files: tag.files.count, bytes: tag.size,
                    onDisk: tag.files.allSatisfy(resources.store.contains), pins: leases.filter { $0.tag == name }.count,
-                   pinnedBy: leases.filter { $0.tag == name }.map { Report.Pin(pid: $0.pid, command: $0.holder, since: $0.since) },
-                   lastUse: usage.lastUse(of: name))
+                   pinnedBy: leases.filter { $0.tag == name }.map { Report.Pin(pid: $0.pid, command: $0.holder, since: Date(timeIntervalSince1970: $0.since)) },
+                   lastUse: usage.lastUse(of: name).map(Date.init(timeIntervalSince1970:)))
       }
       let verification = verify ? resources.store.verify() : nil
       let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path, tags: tags,
@@ -71,8 +77,8 @@ extension ODR {
         let secrets = tag.secrets ? (tag.recipients.map { ", secrets encrypted to \($0) recipient\($0 == 1 ? "" : "s")" } ?? ", secrets in plaintext") : ""
         let holders = tag.pinnedBy.map { "\($0.pid)\($0.command.map { " (\($0))" } ?? "")" }.joined(separator: ", ")
         let pinned = tag.pins > 0 ? ", pinned ×\(tag.pins) by \(holders)" : ""
-        let used = tag.lastUse.map { ", last used \(Date(timeIntervalSince1970: $0).formatted(.iso8601))" } ?? ""
-        lines.append("  \(tag.name)  \(tag.category)\(secrets)  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(tag.bytes) bytes, priority \(tag.preservationPriority)  \(state)\(pinned)\(used)")
+        let used = tag.lastUse.map { ", last used \($0.formatted(.iso8601))" } ?? ""
+        lines.append("  \(tag.name)  \(tag.category)\(secrets)  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(ByteSize.format(tag.bytes)), priority \(tag.preservationPriority)  \(state)\(pinned)\(used)")
       }
       if let verification, verification.damaged.isEmpty {
         lines.append("verified: all \(verification.checked) files in the store match their SHA-256")

@@ -20,10 +20,7 @@ extension ODR {
       static let configuration = CommandConfiguration(
         abstract: "Parse URL strings strictly and with encoding, and say what each policy decides and why.",
         discussion: """
-          strict: URL(string:encodingInvalidCharacters: false), reject what does not parse.
-          encoding: URL(string:), which percent-encodes invalid characters; report the result.
-          consistent (default): reject a string the two modes disagree on.
-          Exits 1 when any string is rejected under --policy. "-" reads one string per line from stdin.
+          strict: URL(string:encodingInvalidCharacters: false), reject what does not parse. encoding: URL(string:), which percent-encodes invalid characters; report the result. consistent (default): reject a string the two modes disagree on. Exits 1 when any string is rejected under --policy. "-" reads one string per line from stdin.
 
           Example:
             odr url check 'https://api.example.com/v1/search?q=a b'

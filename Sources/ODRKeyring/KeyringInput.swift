@@ -59,7 +59,8 @@ public enum KeyringInput {
     }
     let limit = isRecord(name) ? maxRecordBytes : maxValueBytes
     if value.utf8.count > limit {
-      throw KeyringError(.invalidInput, "The value for key '\(name)' is \(value.utf8.count) bytes; the limit is \(limit) bytes.")
+      // (Input is read only up to just past the limit, so its full size may be unknown.)
+      throw KeyringError(.invalidInput, "The value for key '\(name)' is more than \(limit) bytes, the limit for one key.")
     }
   }
 

@@ -222,7 +222,8 @@ public struct LocalStore: Sendable {
   public func purge(catalog: Catalog, budget: Int64?, all: Bool, dryRun: Bool, reserve: Int64 = 0,
                     protecting: Set<String> = []) async throws -> PurgePlan {
     try await FileIO.withLock(root.appending(path: "locks/purge")) {
-      let plan = PurgePlan.make(store: self, catalog: catalog, budget: budget, reserve: reserve, all: all, protecting: protecting)
+      var plan = PurgePlan.make(store: self, catalog: catalog, budget: budget, reserve: reserve, all: all, protecting: protecting)
+      plan.dryRun = dryRun
       guard !dryRun else { return plan }
       for removal in plan.removals {
         for blob in removal.blobs {

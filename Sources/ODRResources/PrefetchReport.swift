@@ -15,9 +15,9 @@ public struct PrefetchReport: Sendable, Encodable {
     /// Bytes of the tag's files.
     public let bytes: Int64
     /// Why it failed (for `failed`).
-    public let error: String?
+    @NullWhenAbsent public var error: String?
     /// The failure's kind (`network`, `integrity`, …), for `failed`.
-    public let code: String?
+    @NullWhenAbsent public var code: String?
 
     public init(tag: String, category: String, outcome: Outcome, bytes: Int64, error: String?, code: String?) {
       self.tag = tag

@@ -10,8 +10,8 @@ public struct PublishedCatalogCheck: Sendable {
     public var bundle: String
     public var version: Int
     /// The key whose signature verifies (nil: unsigned).
-    public var signedBy: String?
-    public var expires: Date?
+    @NullWhenAbsent public var signedBy: String?
+    @NullWhenAbsent public var expires: Date?
     public var blobs: Int
     /// Every problem found; empty means the folder is good.
     public var problems: [String]

@@ -27,7 +27,9 @@ public struct PurgePlan: Sendable, Encodable {
   public let sizeBefore: Int64
   public let sizeAfter: Int64
   /// The budget the plan aims for, if any.
-  public let budget: Int64?
+  @NullWhenAbsent public var budget: Int64?
+  /// True when the plan was only shown (`--dry-run`), not carried out.
+  public internal(set) var dryRun = false
 
   /// Plans a purge of `store` for `catalog`. `reserve`: bytes to make room
   /// for beyond the budget (a download about to start); `protecting`: tags
@@ -89,7 +91,7 @@ public struct PurgePlan: Sendable, Encodable {
     return PurgePlan(removals: removals, kept: kept.sorted { $0.tag < $1.tag }, sizeBefore: sizeBefore, sizeAfter: size, budget: budget)
   }
 
-  private enum CodingKeys: String, CodingKey { case removals, kept, sizeBefore, sizeAfter, budget }
+  private enum CodingKeys: String, CodingKey { case removals, kept, sizeBefore, sizeAfter, budget, dryRun }
 }
 
 extension PurgePlan.Removal {

@@ -171,7 +171,7 @@ public struct ResourceCatalog: Sendable {
       let plan = PurgePlan.make(store: store, catalog: catalog, budget: budget, reserve: total, all: false, protecting: requested)
       guard plan.sizeAfter + total <= budget else {
         let pinned = plan.kept.filter { $0.reason.hasPrefix("pinned") }.map(\.tag)
-        throw ResourceError(.outOfSpace, "\(requested.sorted().joined(separator: ", ")) need\(requested.count == 1 ? "s" : "") \(total) more bytes, and the store's budget is \(budget) bytes: even after purging every unpinned tag it would hold \(plan.sizeAfter + total). Nothing was changed. Raise --max-size\(pinned.isEmpty ? "" : ", or end access to \(pinned.joined(separator: ", "))").")
+        throw ResourceError(.outOfSpace, "\(requested.sorted().joined(separator: ", ")) need\(requested.count == 1 ? "s" : "") \(ByteSize.format(total)) more, and the store's budget is \(ByteSize.format(budget)): even after purging every unpinned tag it would hold \(ByteSize.format(plan.sizeAfter + total)). Nothing was changed. Raise --max-size\(pinned.isEmpty ? "" : ", or end access to \(pinned.joined(separator: ", "))").")
       }
       _ = try await store.purge(catalog: catalog, budget: budget, all: false, dryRun: false, reserve: total, protecting: requested)
     }

@@ -76,8 +76,8 @@ struct NetCommands: NetworkCommands {
 /// One string's check, as `--json` prints it.
 private struct Report: Encodable {
   let input: String
-  let strict: String?
-  let encoding: String?
+  @NullWhenAbsent var strict: String?
+  @NullWhenAbsent var encoding: String?
   let problems: [URLCheck.Problem]
   let verdicts: [String: URLCheck.Verdict]
 

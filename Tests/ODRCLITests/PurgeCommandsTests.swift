@@ -111,7 +111,7 @@ import Testing
     env["ODR"] = Paths.odr.path
     let fromConfig = try Command.run("/bin/sh", ["-c", #"cd "$1" && "$ODR" purge --dry-run"#, "-", root.path], environment: env)
     #expect(fromConfig.status == 0, "\(fromConfig.stderr)")
-    #expect(fromConfig.stdout.contains("(budget 1500)"))
+    #expect(fromConfig.stdout.contains("(budget 1.5 KiB)"))  // sizes are shown for people now (issue 15)
     #expect(try odr(["begin", "A", "--priority", "urgent", "--quiet"]).status == 0)
     #expect(try odr(["begin", "A", "--priority", "2"]).status == 2)
     #expect(try odr(["priority", "A", "1.5"]).status == 2)

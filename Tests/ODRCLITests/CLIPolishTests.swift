@@ -1,0 +1,112 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// What a user meets first: help that reads well at 80 columns, a
+/// suggestion for a mistyped command, and odr.json problems named by line.
+@Suite(.timeLimit(.minutes(2))) struct CLIPolishTests {
+  func odr(_ arguments: [String], in folder: URL? = nil, environment: [String: String] = ["COLUMNS": "80", "PATH": "/usr/bin:/bin"]) async throws -> Command.Result {
+    guard let folder else { return try await Command.odrOffPool(arguments, environment: environment) }
+    return try await Command.offPool {
+      try Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments, environment: environment)
+    }
+  }
+
+  /// Lines that end a paragraph early: one or two words between two longer
+  /// lines of the same paragraph (what a hard-wrapped text re-wrapped by
+  /// ArgumentParser looks like).
+  static func raggedLines(_ text: String) -> [String] {
+    let lines = text.components(separatedBy: "\n")
+    func indent(_ line: String) -> Int { line.prefix { $0 == " " }.count }
+    return lines.indices.dropFirst().dropLast().compactMap { i in
+      let (before, line, after) = (lines[i - 1], lines[i], lines[i + 1])
+      guard !line.trimmingCharacters(in: .whitespaces).isEmpty, line.split(separator: " ").count <= 2,
+            !before.trimmingCharacters(in: .whitespaces).isEmpty, !after.trimmingCharacters(in: .whitespaces).isEmpty,
+            indent(before) == indent(line), indent(line) == indent(after), before.count > 50 else { return nil }
+      return "\(before)\n\(line)\n\(after)"
+    }
+  }
+
+  /// The names listed under SUBCOMMANDS in a help text.
+  static func subcommands(in help: String) -> [String] {
+    (help.components(separatedBy: "SUBCOMMANDS:").dropFirst().first ?? "").split(separator: "\n").compactMap { line in
+      guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first,
+            name.allSatisfy({ $0.isLowercase || $0 == "-" }) else { return nil }
+      return String(name)
+    }
+  }
+
+  @Test func theCheckFindsAHardWrappedParagraph() {
+    let ragged = """
+      Keys live in the Secret Service keyring (gnome-keyring, KeePassXC, …), one item
+      per
+      key with the attributes `service` (the bundle id) and `key` (the key name).
+      """
+    #expect(Self.raggedLines(ragged).count == 1)
+  }
+
+  @Test func everyHelpReadsWellAtEightyColumns() async throws {
+    let root = try await odr(["--help"])
+    #expect(root.status == 0)
+    var commands = Self.subcommands(in: root.stdout)
+    #expect(commands.count > 20)
+    for group in ["identity", "signing-key", "url"] {
+      let help = try await odr(["help", group])
+      commands += Self.subcommands(in: help.stdout).map { "\(group) \($0)" }
+    }
+    var problems: [String] = Self.raggedLines(root.stdout)
+    for command in commands {
+      let help = try await odr(["help"] + command.split(separator: " ").map(String.init))
+      #expect(help.status == 0, "odr help \(command): \(help.stderr)")
+      // (ArgumentParser never wraps the USAGE line.)
+      #expect(help.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 || $0.hasPrefix("USAGE:") }, "odr help \(command) is wider than 80 columns")
+      problems += Self.raggedLines(help.stdout).map { "odr help \(command):\n\($0)" }
+    }
+    #expect(problems.isEmpty, "\(problems.joined(separator: "\n\n"))")
+  }
+
+  @Test func anUnknownCommandIsAUsageErrorWithASuggestion() async throws {
+    let typo = try await odr(["fecth", "APIKeys"])
+    #expect(typo.status == 2)
+    #expect(typo.stderr == "odr: 'fecth' is not an odr command. Did you mean 'fetch'? (`odr --help` lists them.)\n")
+    let help = try await odr(["help", "nope"])
+    #expect(help.status == 2)
+    #expect(help.stderr.contains("'nope' is not an odr command") && help.stdout.isEmpty)
+    #expect(try await odr(["help", "fetch"]).status == 0)
+    #expect(try await odr(["stat"]).stderr.contains("Did you mean 'status'?"))
+  }
+
+  @Test func odrJSONIsFoundAboveAndReadStrictly() async throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-config-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let deep = root.appending(path: "repo/app/src")
+    try FileManager.default.createDirectory(at: deep, withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(at: root.appending(path: "repo/.git"), withIntermediateDirectories: true)
+    let file = root.appending(path: "repo/odr.json")
+    let env = ["COLUMNS": "80", "PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": root.appending(path: "cache").path, "XDG_STATE_HOME": root.appending(path: "state").path]
+
+    // Found two folders up: its catalog is the one used.
+    try #"{"catalog": "\#(root.path)/missing-catalog"}"#.write(to: file, atomically: true, encoding: .utf8)
+    let found = try await odr(["status"], in: deep, environment: env)
+    #expect(found.status == 3 && found.stderr.contains("missing-catalog"), "\(found.stderr)")
+
+    let cases: [(String, String)] = [
+      ("{\n  \"catalog\": \"x\",\n  \"maxSise\": \"5M\"\n}\n", "\(file.path):3:3: unknown key \"maxSise\". Did you mean \"maxSize\"?"),
+      ("{\n  \"catalog\": \"x\",\n  oops\n}\n", "\(file.path):3:3: expected a key in double quotes."),
+      ("{\"catalog\": \"x\",}", "\(file.path):1:17: expected a key in double quotes."),
+      ("{\"catalog\": 5}", "\(file.path):1:2: \"catalog\" should be a string or a list of strings."),
+      ("{\"catalog\": \"x\", \"auth\": {\"key\": \"K\", \"servise\": \"s\"}}", "unknown key \"servise\" in \"auth\". Did you mean \"service\"?"),
+      ("[\"x\"]", "odr.json holds one JSON object"),
+    ]
+    for (text, message) in cases {
+      try text.write(to: file, atomically: true, encoding: .utf8)
+      let result = try await odr(["status"], in: deep, environment: env)
+      #expect(result.status == 2, "\(text)")
+      #expect(result.stderr.contains(message), "\(text) -> \(result.stderr)")
+    }
+    // Not above a repository's root.
+    try FileManager.default.moveItem(at: file, to: root.appending(path: "odr.json"))
+    let none = try await odr(["status"], in: deep, environment: env)
+    #expect(none.status == 2 && none.stderr.contains("No catalog"), "\(none.stderr)")
+  }
+}

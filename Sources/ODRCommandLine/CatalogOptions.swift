@@ -30,6 +30,9 @@ struct CatalogOptions: ParsableArguments {
   func budget() throws -> Int64? {
     let configured = try Self.projectConfig()?.maxSize
     guard let text = maxSize ?? getenv("ODR_MAX_SIZE").map({ String(cString: $0) }) ?? configured, !text.isEmpty else { return nil }
+    guard !ByteSize.exceedsMaximum(text) else {
+      throw ValidationError("'\(text.prefix(40))' is larger than any store can be; the largest budget is 1024P (2^60 bytes).")
+    }
     guard let bytes = ByteSize.parse(text) else {
       throw ValidationError("'\(text.prefix(40))' is not a size: write a number and a unit, such as 500M, 1.5G, 1GB or 10MiB (K, M, G, T and KiB… are powers of 1024; KB, MB… of 1000), at most 1024P.")
     }

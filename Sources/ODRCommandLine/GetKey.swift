@@ -12,6 +12,7 @@ extension ODR {
 
         Example:
           odr get Weather --service com.example.demo
+          odr get Weather --service com.example.demo --out-file weather.key
           odr http GET https://api.weather.example/v1 --key Weather --service com.example.demo
         """
     )
@@ -21,9 +22,17 @@ extension ODR {
     @Argument(help: "The key name.")
     var name: String
 
+    @Option(help: ArgumentHelp("Write the value to this file (mode 0600, written atomically) instead of standard output.", valueName: "file"))
+    var outFile: String?
+
+    @Flag(help: "Replace --out-file if it exists.")
+    var force = false
+
     func run() async throws {
       try KeyringInput.validate(userKeyName: name)
-      try await Self.print(options.makeStore().value(for: name))
+      let value = try await options.makeStore().value(for: name)
+      if let outFile { return try SecretFile.write(value, to: outFile, force: force) }
+      Self.print(value)
     }
 
     /// Prints a value exactly, with a newline only for a terminal.

@@ -1,5 +1,7 @@
 import ArgumentParser
 import ODRKeyring
+import ODRKeys
+import ODRResources
 
 extension ODR {
   /// `odr list`: the key names of a service, never their values.
@@ -11,8 +13,12 @@ extension ODR {
         Example:
           odr list --service com.example.demo
           odr list --service com.example.demo --json
+          odr list --service com.example.demo --long
         """
     )
+
+    @Flag(name: .shortAndLong, help: "Show each key's metadata (variable, header, query, hosts) too; never its value.")
+    var long = false
 
     @OptionGroup var options: StoreOptions
 
@@ -24,8 +30,37 @@ extension ODR {
       let keys: [String]
     }
 
+    /// `--long --json`: each key with its metadata, every field present.
+    struct LongListing: Encodable {
+      struct Key: Encodable {
+        let name: String
+        @NullWhenAbsent var env: String?
+        @NullWhenAbsent var header: String?
+        @NullWhenAbsent var scheme: String?
+        @NullWhenAbsent var query: String?
+        @NullWhenAbsent var hosts: [String]?
+        @NullWhenAbsent var insecure: Bool?
+      }
+      let service: String
+      let keys: [Key]
+    }
+
     func run() async throws {
       let store = try options.makeStore()
+      if long {
+        let keys = try await store.keys().map { key in
+          LongListing.Key(name: key.name, env: key.metadata.env, header: key.metadata.header, scheme: key.metadata.scheme,
+                          query: key.metadata.query, hosts: key.metadata.hosts, insecure: key.metadata.insecure)
+        }
+        if json { return try Output.json(LongListing(service: store.service, keys: keys)) }
+        Output.write(keys.map { key in
+          let fields = [("env", key.env), ("header", key.header), ("scheme", key.scheme), ("query", key.query),
+                        ("hosts", key.hosts?.joined(separator: ",")), ("insecure", key.insecure.map(String.init))]
+            .compactMap { name, value in value.map { "\(name)=\($0)" } }
+          return ([key.name] + fields).joined(separator: "  ") + "\n"
+        }.joined())
+        return
+      }
       let names = try await store.names()
       if json {
         try Output.json(Listing(service: store.service, keys: names))

@@ -29,6 +29,15 @@ public enum ByteSize {
     return bytes <= Double(maximum) ? Int64(bytes) : nil
   }
 
+  /// True when `text` is written like a size but names more than ``maximum``.
+  public static func exceedsMaximum(_ text: String) -> Bool {
+    guard parse(text) == nil else { return false }
+    let trimmed = text.filter { $0 != " " }
+    let digits = trimmed.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+    guard let number = Double(digits), let multiplier = multipliers[trimmed.dropFirst(digits.count).uppercased()] else { return false }
+    return number * Double(multiplier) > Double(maximum)
+  }
+
   /// `bytes` for a person: `512 bytes`, `1.0 KiB`, `50.0 MiB`.
   public static func format(_ bytes: Int64) -> String {
     guard bytes >= 1024 else { return bytes == 1 ? "1 byte" : "\(bytes) bytes" }

@@ -109,4 +109,41 @@ import Testing
     let none = try await odr(["status"], in: deep, environment: env)
     #expect(none.status == 2 && none.stderr.contains("No catalog"), "\(none.stderr)")
   }
+
+  @Test func listLongShowsMetadataNeverValuesAndGetWritesAPrivateFile() async throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-list-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    let service = "com.example.polish.\(UUID().uuidString.prefix(8))"
+    let value = "k-\(UUID().uuidString)"
+    let document = #"{"keys": {"Weather": {"value": "\#(value)", "env": "WEATHER_API_KEY", "header": "X-Api-Key", "hosts": ["api.weather.example"]}}}"#
+    let env = KeyringSession.shared.environment
+    // A pack with one extended-form key, fetched into the keyring.
+    try FileManager.default.createDirectory(at: root.appending(path: "src"), withIntermediateDirectories: true)
+    try document.write(to: root.appending(path: "src/APIKeys.json"), atomically: true, encoding: .utf8)
+    try #"{"bundle": "\#(service)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#
+      .write(to: root.appending(path: "src/tags.json"), atomically: true, encoding: .utf8)
+    var packEnv = env
+    packEnv["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    packEnv["XDG_STATE_HOME"] = root.appending(path: "state").path
+    #expect(try await Command.odrOffPool(["pack", root.appending(path: "src").path, "--output", root.appending(path: "pub").path, "--plaintext-secrets", "--quiet"], environment: packEnv).status == 0)
+    #expect(try await Command.odrOffPool(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: packEnv).status == 0)
+    defer { _ = try? Command.odr(["delete", "--all", "--service", service], environment: env) }
+
+    let long = try await Command.odrOffPool(["list", "--long", "--service", service], environment: env)
+    #expect(long.status == 0, "\(long.stderr)")
+    #expect(long.stdout == "Weather  env=WEATHER_API_KEY  header=X-Api-Key  hosts=api.weather.example\n")
+    let json = try await Command.odrOffPool(["list", "--long", "--json", "--service", service], environment: env)
+    #expect(json.stdout.contains(#""query" : null"#) && json.stdout.contains(#""env" : "WEATHER_API_KEY""#))
+    #expect(!long.output.contains(value) && !json.output.contains(value))
+
+    let file = root.appending(path: "weather.key")
+    #expect(try await Command.odrOffPool(["get", "Weather", "--service", service, "--out-file", file.path], environment: env).status == 0)
+    #expect(try String(contentsOf: file, encoding: .utf8) == value)
+    let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+    #expect(mode == 0o600)
+    let again = try await Command.odrOffPool(["get", "Weather", "--service", service, "--out-file", file.path], environment: env)
+    #expect(again.status != 0 && again.stderr.contains("--force"), "\(again.stderr)")
+    #expect(try await Command.odrOffPool(["get", "Weather", "--service", service, "--out-file", file.path, "--force"], environment: env).status == 0)
+  }
 }

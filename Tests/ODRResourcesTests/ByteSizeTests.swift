@@ -16,6 +16,7 @@ import Testing
   @Test(arguments: ["", "M", "1.5.2G", "-5M", "5Q", "1025P", ".5G", "5.", "1e9", "99999999999999999999"])
   func nonSizesAreRefused(_ text: String) {
     #expect(ByteSize.parse(text) == nil)
+    #expect(ByteSize.exceedsMaximum(text) == ["1025P", "99999999999999999999"].contains(text))
   }
 
   static let shown: [(Int64, String)] = [

@@ -94,7 +94,8 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-net",
-      dependencies: ["ODRCommandLine", "ODRHTTP", "ODRNetworking", "ODRKeys", "ODRKeyring", "ODRResources"],
+      dependencies: ["ODRCommandLine", "ODRHTTP", "ODRNetworking", "ODRKeys", "ODRKeyring", "ODRResources",
+                     .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .target(

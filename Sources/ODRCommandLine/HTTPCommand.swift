@@ -7,38 +7,63 @@ import Glibc
 #endif
 
 extension ODR {
-  /// `odr http METHOD URL [--key NAME] [--header K:V] [--data @file|-]`
+  /// `odr http [METHOD] URL [-X METHOD] [--key NAME] [-H K:V] [-d @file|-] [-o FILE] [-i] [-s] [-v]`
   struct HTTP: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "http",
       abstract: "Send one HTTP request with a key attached as its metadata says: a small curl for CI smoke tests.",
       discussion: """
-        The URL is checked under --policy (consistent by default). The key (--key) is attached as its "header" (with "scheme") or "query" metadata says, and only if the URL's host is one of its "hosts"; a redirect to another host goes without it. Idempotent methods are retried on connection failures, 502/503/504 and 429 with Retry-After. Prints the body (with --include, the status line and headers first). Exit 7: connection failed or a non-2xx status; 9: timeout; 3: no such key; 2: the URL was refused.
+        The options that curl also has mean what they mean in curl: -X, -H, -d (@FILE or - only: a body never goes in argv), -o, -i, -s, -v, --fail-with-body. The URL is checked under --policy (consistent by default). The key (--key) is attached as its "header" (with "scheme") or "query" metadata says, and only if the URL's host is one of its "hosts"; a redirect to another host goes without it. Over plain http:// a key goes only to a loopback host, or when its metadata says "insecure": true; otherwise odr refuses before sending (exit 2). Idempotent methods are retried on connection failures, 502/503/504 and 429 with Retry-After. Prints the body (with -i, the status line and headers first); on a non-2xx status it prints nothing unless --fail-with-body. Logs only with -v, one line each on stderr. Exit 7: connection failed or a non-2xx status; 9: timeout; 3: no such key; 2: the URL or the key's route was refused.
 
         Example:
-          odr http GET https://api.weather.example/v1/forecast?city=Oslo --key Weather
-          odr http POST https://api.example.com/items --header Content-Type:application/json --data @item.json
+          odr http https://api.weather.example/v1/forecast?city=Oslo --key Weather
+          odr http -X POST -H Content-Type:application/json -d @item.json https://api.example.com/items
+          odr http GET https://api.example.com/health -o health.json -s
         """
     )
 
     init() {}
 
-    @Argument(help: "GET, POST, PUT, DELETE, …")
-    var method: String
+    @Argument(help: ArgumentHelp("[METHOD] URL: the method (GET, POST, …; default GET, or -X) and the URL.", valueName: "method-and-url"))
+    var words: [String] = []
 
-    @Argument(help: "The URL.")
-    var url: String
+    @Option(name: [.customShort("X"), .customLong("request")], help: ArgumentHelp("The method (default GET).", valueName: "method"))
+    var request: String?
+
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Write the body to FILE instead of standard output.", valueName: "file"))
+    var output: String?
+
+    @Flag(name: [.customShort("s"), .customLong("silent")], help: "Print no warnings; only errors.")
+    var silent = false
+
+    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Log each request, response and retry on stderr, one line each.")
+    var verbose = false
+
+    @Flag(name: .customLong("fail-with-body"), help: "On a non-2xx status, still print the body (and exit 7).")
+    var failWithBody = false
+
+    /// The method and URL, from `[METHOD] URL` and -X.
+    var methodAndURL: (method: String, url: String) {
+      get throws {
+        switch words.count {
+        case 1: return ((request ?? "GET").uppercased(), words[0])
+        case 2 where request == nil: return (words[0].uppercased(), words[1])
+        case 2: throw ValidationError("Give the method once: `odr http -X \(request!) URL` or `odr http \(words[0]) URL`.")
+        default: throw ValidationError("Give the URL (and, before it, the method if not GET): odr http [METHOD] URL.")
+        }
+      }
+    }
 
     @Option(help: ArgumentHelp("The key to attach (from the keyring of --service).", valueName: "name"))
     var key: String?
 
-    @Option(name: .customLong("header"), help: ArgumentHelp("A header to send, NAME:VALUE (repeatable).", valueName: "name:value"))
+    @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A header to send, NAME:VALUE (repeatable).", valueName: "name:value"))
     var headers: [String] = []
 
-    @Option(help: ArgumentHelp("The body: @FILE, or - for stdin.", valueName: "@file|-"))
+    @Option(name: [.customShort("d"), .customLong("data")], help: ArgumentHelp("The body: @FILE, or - for stdin.", valueName: "@file|-"))
     var data: String?
 
-    @Flag(help: "Print the status line and headers before the body.")
+    @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the status line and headers before the body.")
     var include = false
 
     @Option(help: "strict, encoding or consistent.")
@@ -53,6 +78,11 @@ extension ODR {
     @OptionGroup var keyring: StoreOptions
 
     func validate() throws {
+      let (method, _) = try methodAndURL
+      guard method.allSatisfy({ $0.isASCII && $0.isUppercase }), !method.isEmpty else {
+        throw ValidationError("'\(method.prefix(20))' is not an HTTP method (GET, POST, PUT, DELETE, …).")
+      }
+      if verbose && silent { throw ValidationError("-v and -s contradict each other; pick one.") }
       guard ["strict", "encoding", "consistent"].contains(policy) else {
         throw ValidationError("--policy must be strict, encoding or consistent.")
       }
@@ -68,7 +98,13 @@ extension ODR {
 
     func run() async throws {
       guard let network = ODR.network else { NetworkHandoff.exec() }
+      let (method, url) = try methodAndURL
       var options = HTTPOptions(method: method, url: url, policy: policy, attempts: attempts, maxTime: maxTime, include: include)
+      options.output = output
+      options.verbose = verbose
+      options.silent = silent
+      options.failWithBody = failWithBody
+      options.userAgent = "odr/\(ODR.configuration.version)"
       for header in headers {
         let name = header.prefix { $0 != ":" }
         options.headers.append((String(name), String(header.dropFirst(name.count + 1).drop { $0 == " " })))

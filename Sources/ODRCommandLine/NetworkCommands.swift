@@ -59,4 +59,10 @@ package struct HTTPOptions: Sendable {
   package var headers: [(name: String, value: String)] = []
   package var body: Data?
   package var key: APIKey?
+  /// -o: where the body goes (nil: stdout).
+  package var output: String?
+  package var verbose = false
+  package var silent = false
+  package var failWithBody = false
+  package var userAgent = ""
 }

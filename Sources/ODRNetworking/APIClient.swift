@@ -237,7 +237,8 @@ public actor APIClient {
   static func statusError(_ status: Int, data: Data, method: String, url: URL, redactor: Redactor) -> APIError {
     let excerpt = redactor.redact(String(decoding: data.prefix(512), as: UTF8.self))
     let shown = excerpt.isEmpty ? "" : ": \(excerpt.split(whereSeparator: \.isNewline).first.map(String.init) ?? "")"
-    return APIError(.status, "\(method) \(redactor.redact(url.absoluteString)) answered HTTP \(status)\(shown)", status: status, bodyExcerpt: excerpt)
+    return APIError(.status, "\(method) \(redactor.redact(url.absoluteString)) answered HTTP \(status)\(shown)", status: status, bodyExcerpt: excerpt,
+                    body: redactor.redact(String(decoding: data, as: UTF8.self)))
   }
 
   private static func describe(_ code: URLError.Code) -> String {

@@ -26,12 +26,16 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
   public let status: Int?
   /// The start of the response body (at most 512 bytes), for ``Code/status``.
   public let bodyExcerpt: String?
+  /// The whole response body as text, for ``Code/status``, with the key's
+  /// value redacted like everything else (`odr http --fail-with-body`).
+  public let body: String?
 
-  init(_ code: Code, _ message: String, status: Int? = nil, bodyExcerpt: String? = nil) {
+  init(_ code: Code, _ message: String, status: Int? = nil, bodyExcerpt: String? = nil, body: String? = nil) {
     self.code = code
     self.message = message
     self.status = status
     self.bodyExcerpt = bodyExcerpt
+    self.body = body
   }
 
   public var description: String { message }

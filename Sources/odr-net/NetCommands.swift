@@ -5,6 +5,7 @@ import ODRKeyring
 import ODRKeys
 import ODRNetworking
 import ODRResources
+import Logging
 
 /// The commands only `odr-net` can run.
 struct NetCommands: NetworkCommands {
@@ -48,18 +49,28 @@ struct NetCommands: NetworkCommands {
 
   func http(_ options: HTTPOptions) async throws {
     let key = options.key
+    let policy = URLPolicy(rawValue: options.policy) ?? .consistent
+    // A key over plain http to a host that is not loopback: refused before
+    // anything is sent, unless the key's metadata allows it.
+    if let key, let url = try? policy.url(from: options.url), url.scheme == "http",
+       let refusal = KeyRoute(requested: url).refusal(for: key, at: url), refusal.hasPrefix("plain http") {
+      throw CommandFailure("Key '\(key.name)' is not sent over \(refusal). Use https://, or drop --key.", code: 2)
+    }
     let lookup: APIClient.KeyLookup? = key.map { key in { @Sendable _ in key } }
-    let client = try APIClient(policy: URLPolicy(rawValue: options.policy) ?? .consistent, keys: lookup,
-                               retry: RetryPolicy(maxAttempts: options.attempts), timeout: .milliseconds(Int(options.maxTime * 1000)))
-    let headers = Dictionary(options.headers.map { ($0.name, $0.value) }) { _, last in last }
+    var logger = Logger(label: "odr.http") { _ in OneLineLogHandler() }
+    logger.logLevel = options.verbose ? .debug : .critical
+    let client = try APIClient(policy: policy, keys: lookup, retry: RetryPolicy(maxAttempts: options.attempts),
+                               timeout: .milliseconds(Int(options.maxTime * 1000)), logger: logger)
+    var headers = Dictionary(options.headers.map { ($0.name, $0.value) }) { _, last in last }
+    if !headers.keys.contains(where: { $0.lowercased() == "user-agent" }) { headers["User-Agent"] = options.userAgent }
     let request = APIRequest<Data>.data(method: options.method, path: options.url, headers: headers, body: options.body, key: key?.name)
     do {
       let response = try await client.send(request)
-      if options.include {
-        let lines = ["HTTP \(response.status)"] + response.headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
-        Output.write(lines.joined(separator: "\r\n") + "\r\n\r\n")
-      }
-      Output.write(bytes: response.value)
+      logger.debug("< HTTP \(response.status), \(response.value.count) bytes")
+      try deliver(status: response.status, headers: response.headers, body: response.value, options)
+    } catch let error as APIError where error.code == .status && options.failWithBody {
+      if let body = error.body { try deliver(status: error.status ?? 0, headers: [:], body: Data(body.utf8), options) }
+      throw CommandFailure(error.message, code: 7)
     } catch let error as APIError {
       let code: Int32 = switch error.code {
       case .invalidURL, .keyUnusable: 2
@@ -70,6 +81,38 @@ struct NetCommands: NetworkCommands {
     } catch let error as URLPolicyError {
       throw CommandFailure(error.description, code: 2)
     }
+  }
+}
+
+/// Writes what `odr http` received: the status line and headers first with
+/// -i, the body to stdout or to -o's file.
+private func deliver(status: Int, headers: [String: String], body: Data, _ options: HTTPOptions) throws {
+  var bytes = Data()
+  if options.include {
+    let lines = ["HTTP \(status)"] + headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+    bytes.append(contentsOf: (lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+  }
+  bytes.append(body)
+  guard let output = options.output else { return Output.write(bytes: bytes) }
+  do { try bytes.write(to: URL(filePath: output), options: .atomic) } catch {
+    throw CommandFailure("Cannot write '\(output)': \(error.localizedDescription).", code: 1)
+  }
+}
+
+/// odr's log style for `odr http -v`: one line per event on stderr,
+/// `odr: message key=value …`, no timestamps.
+private struct OneLineLogHandler: LogHandler {
+  var logLevel: Logger.Level = .info
+  var metadata: Logger.Metadata = [:]
+
+  subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    get { metadata[key] }
+    set { metadata[key] = newValue }
+  }
+
+  func log(event: LogEvent) {
+    let fields = (metadata.merging(event.metadata ?? [:]) { $1 }).sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+    Output.error("\(event.message)\(fields)")
   }
 }
 

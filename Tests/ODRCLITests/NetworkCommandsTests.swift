@@ -78,4 +78,60 @@ import Testing
     server.stop()
     #expect(try Command.odr(["http", "GET", server.url + "/x", "--attempts", "1"], environment: env).status == 7)
   }
+
+  @Test func httpTakesCurlsOptionsLogsOnlyWhenAskedAndKeepsKeysOffPlainHTTP() async throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-http-curl-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let bundle = "com.odr.curl.\(UUID().uuidString.prefix(8).lowercased())"
+    let secret = "sk-\(UUID().uuidString)"
+    let server = try HTTPTestServer { request in
+      switch request.path {
+      case "/echo-key": .text("denied for \(request.headers["x-api-key"] ?? "")", status: 403)
+      default: HTTPTestServer.Reply(headers: ["X-Served": "yes"], body: Data("\(request.method) ua=\(request.headers["user-agent"] ?? "") a=\(request.headers["a"] ?? "") body=".utf8) + request.body)
+      }
+    }
+    defer { server.stop() }
+    var env = KeyringSession.shared.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    env["ODR_SERVICE"] = bundle
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    try Data(#"{"keys": {"Local": {"value": "\#(secret)", "header": "X-Api-Key", "hosts": ["127.0.0.1"]}, "Remote": {"value": "\#(secret)-r", "header": "X-Api-Key", "hosts": ["api.example.invalid"]}}}"#.utf8)
+      .write(to: source.appending(path: "APIKeys.json"))
+    #expect(try await Command.odrOffPool(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
+    #expect(try await Command.odrOffPool(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+    defer { _ = try? Command.odr(["delete", "--all"], environment: env) }
+
+    // The method defaults to GET; odr says who it is; nothing is logged without -v.
+    let get = try await Command.odrOffPool(["http", server.url + "/x"], environment: env)
+    #expect(get.status == 0 && get.stderr.isEmpty, "\(get.stderr)")
+    #expect(get.stdout == "GET ua=odr/0.1.0 a= body=")
+    // -X -H -d -i -o, as curl spells them.
+    try Data("payload".utf8).write(to: root.appending(path: "body.txt"))
+    let out = root.appending(path: "out.txt")
+    let post = try await Command.odrOffPool(["http", "-X", "POST", "-H", "A: b", "-d", "@" + root.appending(path: "body.txt").path, "-i", "-o", out.path,
+                                             server.url + "/x"], environment: env)
+    #expect(post.status == 0 && post.stdout.isEmpty, "\(post.stderr)")
+    let written = try String(contentsOf: out, encoding: .utf8)
+    #expect(written.hasPrefix("HTTP 200\r\n") && written.hasSuffix("POST ua=odr/0.1.0 a=b body=payload"))
+    // -v: one line per event, odr's style, no timestamps.
+    let verbose = try await Command.odrOffPool(["http", "-v", server.url + "/x"], environment: env)
+    let lines = verbose.stderr.split(separator: "\n")
+    #expect(lines.count >= 2 && lines.allSatisfy { $0.hasPrefix("odr: ") }, "\(verbose.stderr)")
+    #expect(lines.contains { $0.contains("GET ") } && lines.contains { $0.contains("< HTTP 200") })
+    // --fail-with-body: the body of an error, redacted of the key, and exit 7.
+    let failed = try await Command.odrOffPool(["http", server.url + "/echo-key", "--key", "Local"], environment: env)
+    #expect(failed.status == 7 && failed.stdout.isEmpty)
+    let withBody = try await Command.odrOffPool(["http", "--fail-with-body", server.url + "/echo-key", "--key", "Local"], environment: env)
+    #expect(withBody.status == 7)
+    #expect(withBody.stdout.hasPrefix("denied for ") && !withBody.output.contains(secret), "\(withBody.output)")
+    // A key over plain http to a host that is not loopback: refused before sending.
+    let plain = try await Command.odrOffPool(["http", "http://api.example.invalid/v1", "--key", "Remote"], environment: env)
+    #expect(plain.status == 2)
+    #expect(plain.stderr.contains("plain http://") && plain.stderr.contains("insecure"), "\(plain.stderr)")
+    #expect(try await Command.odrOffPool(["http", "-X", "GET", "POST", server.url], environment: env).status == 2)
+  }
 }

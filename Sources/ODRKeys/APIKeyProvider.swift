@@ -98,7 +98,7 @@ public actor APIKeyProvider {
   /// The names of keys whose value changed (added, changed or removed), each
   /// time the provider reads the store.
   /// The sequence ends when the consuming task is cancelled or the
-  /// observation is cancelled with ``KeyObservation/cancel()``.
+  /// observation is cancelled with its `cancel()`.
   public func changes() -> KeyObservation<Set<String>> {
     KeyObservation { id, continuation in
       changeObservers[id] = continuation

@@ -4,7 +4,7 @@ extension SecretStore {
   /// Every key of the service with its metadata (from odr's metadata
   /// record), sorted by name: what `odr exec` and `odr env` inject. An
   /// interrupted import is rolled back first, and a running one waited for
-  /// (``ImportJournal``, under `lock`, default the service's).
+  /// (odr's import journal, under `lock`, default the service's).
   public func keys(lock: ImportLock? = nil) async throws -> [APIKey] {
     let items = try await ImportJournal.settledItems(of: self, lock: lock ?? ImportLock(service: service))
     let record = KeyMetadataRecord(json: items[KeyringInput.metadataName])

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Crypto
 
 /// An age X25519 identity (private key), written `AGE-SECRET-KEY-1…`.

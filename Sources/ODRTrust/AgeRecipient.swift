@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Crypto
 
 /// An age X25519 recipient: the public half of an ``AgeIdentity``, written

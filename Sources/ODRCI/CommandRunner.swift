@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Either odr becomes the command (`execve`: same pid, so exit codes and
 /// signals are the command's own), or it runs it as a child whose stdout
-/// and stderr go through a ``SecretMasker`` (ODRKeys); then signals sent to odr are
+/// and stderr go through a `SecretMasker` (ODRKeys); then signals sent to odr are
 /// forwarded and odr ends the way the child ended. Secrets only ever travel
 /// in the environment block, never in argv.
 public enum CommandRunner {

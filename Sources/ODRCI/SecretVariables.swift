@@ -4,7 +4,7 @@ public import ODRKeys
 ///
 /// A key's variable is its `env` metadata, else its name in upper snake
 /// case (`Weather` → `WEATHER`, `mapsKey` → `MAPS_KEY`, `OpenAIKey` →
-/// `OPEN_AI_KEY`, `geo.v2-key` → `GEO_V2_KEY`); ``VariableName`` says which
+/// `OPEN_AI_KEY`, `geo.v2-key` → `GEO_V2_KEY`); `VariableName` says which
 /// variables a pack may not set. Such an item in the keyring (written by
 /// another tool, or a name with a space) is skipped with a warning, so one
 /// foreign item does not block the rest; asked for by `--only`, it is an
@@ -62,7 +62,7 @@ public struct SecretVariables: Sendable {
     self.skipped = skipped
   }
 
-  /// `name` in upper snake case (``VariableName/upperSnakeCase(_:)``).
+  /// `name` in upper snake case (ODRKeys' `VariableName.upperSnakeCase(_:)`).
   public static func upperSnakeCase(_ name: String) -> String { VariableName.upperSnakeCase(name) }
 
   /// A key name from the keyring for a message: quoted, control characters

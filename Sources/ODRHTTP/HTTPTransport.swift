@@ -18,7 +18,7 @@ import Synchronization
 /// milliseconds), connecting has its own timeout (5 s) and so has a stalled
 /// transfer (15 s without a byte). Redirects are followed here, not by the
 /// client, so a credential goes only to its own origin. Every failure
-/// becomes a ``ResourceError`` in plain words: `.network` (unreachable,
+/// becomes a `ResourceError` in plain words: `.network` (unreachable,
 /// timeout, 5xx, TLS), `.notFound` (404) or `.accessDenied` (401/403, S3
 /// AccessDenied/SignatureDoesNotMatch, naming the credential used).
 ///

@@ -39,6 +39,9 @@ public actor APIKeyProvider {
   private var loading: Task<Snapshot, any Error>?
   private var fetching: Task<Snapshot, any Error>?
   private var fetched = false
+  /// Bumped by ``invalidate()``: a read or fetch that started before it
+  /// must not cache what it read (it may be the value just rotated out).
+  private var generation = 0
   private var changeObservers: [UUID: AsyncStream<Set<String>>.Continuation] = [:]
   private var stateObservers: [UUID: AsyncStream<State>.Continuation] = [:]
 
@@ -84,8 +87,11 @@ public actor APIKeyProvider {
   /// Drops the cached values and starts a new lifetime: the next miss
   /// fetches again.
   public func invalidate() {
+    generation += 1
     cache = nil
     fetched = false
+    loading = nil
+    fetching = nil
     state = .notRequested
   }
 
@@ -125,14 +131,18 @@ public actor APIKeyProvider {
     if let loading { return try await loading.value.values }
     let task = Task { try await Snapshot(of: store) }
     loading = task
+    let started = generation
     if state != .ready { state = .loading }
-    defer { loading = nil }
+    defer { if loading == task { loading = nil } }
     do {
-      let values = publish(try await task.value)
+      let snapshot = try await task.value
+      // Invalidated meanwhile: answer this caller, cache nothing.
+      guard generation == started else { return snapshot.values }
+      let values = publish(snapshot)
       state = .ready
       return values
     } catch {
-      state = .failed(String(describing: error))
+      if generation == started { state = .failed(String(describing: error)) }
       throw error
     }
   }
@@ -147,15 +157,18 @@ public actor APIKeyProvider {
       return try await Snapshot(of: store)
     }
     fetching = task
+    let started = generation
     state = .loading
-    defer { fetching = nil }
+    defer { if fetching == task { fetching = nil } }
     do {
-      let values = publish(try await task.value)
+      let snapshot = try await task.value
+      guard generation == started else { return snapshot.values }
+      let values = publish(snapshot)
       fetched = true
       state = .ready
       return values
     } catch {
-      state = .failed(String(describing: error))
+      if generation == started { state = .failed(String(describing: error)) }
       throw error
     }
   }

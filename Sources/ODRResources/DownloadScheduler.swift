@@ -49,6 +49,9 @@ public actor DownloadScheduler {
     waiting.remove(at: next).continuation.resume()
   }
 
+  /// How many downloads wait for a slot.
+  var waitingCount: Int { waiting.count }
+
   /// Changes the priority of `id`'s waiting downloads.
   func reprioritize(_ id: UUID, to priority: Double) {
     for index in waiting.indices where waiting[index].id == id { waiting[index].priority = priority }

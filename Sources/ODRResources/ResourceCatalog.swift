@@ -157,7 +157,9 @@ public struct ResourceCatalog: Sendable {
 
   /// Installs every missing file of `tags`, each blob once, reporting
   /// (bytes done, bytes to download) as they arrive.
-  func install(_ tags: [Catalog.Tag], ticket: (id: UUID, priority: Double) = (UUID(), 0.5),
+  /// `ticket`: the request's id and its loading priority, read as each file
+  /// queues (a priority changed mid-request counts for its later files).
+  func install(_ tags: [Catalog.Tag], ticket: (id: UUID, priority: @Sendable () -> Double) = (UUID(), { 0.5 }),
                progress: (@Sendable (ResourceRequest.LoadProgress) -> Void)?) async throws {
     var seen = Set<String>()
     let missing = tags.flatMap(\.files).filter { seen.insert($0.sha256).inserted && !store.contains($0) }
@@ -179,7 +181,7 @@ public struct ResourceCatalog: Sendable {
     progress?(.init(bytesCompleted: 0, bytesTotal: total, filesCompleted: 0, filesTotal: missing.count))
     for (index, file) in missing.enumerated() {
       try Task.checkCancellation()
-      try await scheduler.acquire(id: ticket.id, priority: ticket.priority)
+      try await scheduler.acquire(id: ticket.id, priority: ticket.priority())
       do {
         try await installTryingSources(file) { bytes in
           done += Int64(bytes)

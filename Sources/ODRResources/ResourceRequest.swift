@@ -56,7 +56,11 @@ public final class ResourceRequest: Sendable {
       let priority = newValue == Self.urgent ? newValue : min(1, max(0, newValue))
       shared.withLock { $0.priority = priority }
       let (scheduler, id) = (catalog.scheduler, id)
-      Task { await scheduler.reprioritize(id, to: priority) }
+      // Whatever order these tasks run in, each applies the latest value.
+      Task { [weak self] in
+        guard let self else { return }
+        await scheduler.reprioritize(id, to: self.loadingPriority)
+      }
     }
   }
 
@@ -98,7 +102,7 @@ public final class ResourceRequest: Sendable {
     // between download and use; a failed begin takes its pin back.
     let pinnedHere = try await pin()
     let task = Task {
-      try await catalog.install(resolved, ticket: (id, loadingPriority)) { [self] update in
+      try await catalog.install(resolved, ticket: (id, { [weak self] in self?.loadingPriority ?? 0.5 })) { [self] update in
         progress?(update.bytesCompleted, update.bytesTotal)
         publish(update)
       }
@@ -126,8 +130,14 @@ public final class ResourceRequest: Sendable {
   /// Pins the tags if everything is already on disk; never touches the
   /// network. Returns whether the resources are available.
   public func conditionallyBeginAccessing() -> Bool {
-    let pinnedHere = !isAccessing && (try? catalog.store.pins.pinNow(tags.sorted(), owner: getpid())) != nil
-    if pinnedHere { shared.withLock { $0.pinned = true } }
+    // Check for a lease and claim it in one critical section: two calls at
+    // once must not both take one (one would outlive endAccessing()).
+    let claimed = shared.withLock { state -> Bool in
+      defer { state.pinned = true }
+      return !state.pinned
+    }
+    let pinnedHere = claimed && (try? catalog.store.pins.pinNow(tags.sorted(), owner: getpid())) != nil
+    if claimed && !pinnedHere { shared.withLock { $0.pinned = false } }
     guard catalog.isInstalled(resolved) else {
       if pinnedHere { unpin() }
       return false

@@ -103,6 +103,63 @@ import Testing
     #expect(fetch.runs == 1)
   }
 
+  /// A store whose reads wait at a gate the test opens.
+  final class GatedStore: SecretStore {
+    let base = MemoryStore(service: "com.example.gated")
+    private let gate = Mutex<(closed: Bool, waiters: [CheckedContinuation<Void, Never>], arrived: Int)>((false, [], 0))
+    var service: String { base.service }
+
+    func close() { gate.withLock { $0.closed = true } }
+    var arrived: Int { gate.withLock { $0.arrived } }
+    func open() {
+      let waiters = gate.withLock { state -> [CheckedContinuation<Void, Never>] in
+        state.closed = false
+        defer { state.waiters = [] }
+        return state.waiters
+      }
+      for waiter in waiters { waiter.resume() }
+    }
+
+    private func pass() async {
+      await withCheckedContinuation { continuation in
+        let wait = gate.withLock { state -> Bool in
+          state.arrived += 1
+          if state.closed { state.waiters.append(continuation) }
+          return state.closed
+        }
+        if !wait { continuation.resume() }
+      }
+    }
+
+    func setValue(_ value: String, for name: String) async throws { try await base.setValue(value, for: name) }
+    func value(for name: String) async throws -> String { try await base.value(for: name) }
+    /// Reads, then waits at the gate with what it read.
+    func values(for names: Set<String>?) async throws -> [String: String] {
+      let values = try await base.values(for: names)
+      await pass()
+      return values
+    }
+    func deleteValue(for name: String) async throws -> Bool { try await base.deleteValue(for: name) }
+    func names() async throws -> [String] { await base.names() }
+    func deleteAll() async throws -> Int { await base.deleteAll() }
+  }
+
+  /// Seed 004's race: an invalidation while a read is in flight is not
+  /// undone by that read caching what it read (the key rotated out).
+  @Test func anInvalidationDuringAReadIsNotLost() async throws {
+    let store = GatedStore()
+    try await store.setValue("w-old", for: "Weather")
+    let provider = APIKeyProvider(store: store) {}
+    store.close()
+    let reader = Task { try await provider.key("Weather") }
+    while store.arrived == 0 { await Task.yield() }  // the read is at the gate
+    try await store.base.setValue("w-new", for: "Weather")
+    await provider.invalidate()
+    store.open()
+    #expect(try await reader.value == "w-old")  // it asked before the rotation
+    #expect(try await provider.key("Weather") == "w-new")
+  }
+
   @Test func theObservationDeliversAChangeAndStopsWhenCancelled() async throws {
     let (provider, _, store) = makeSUT()
     _ = try await provider.key("Weather")

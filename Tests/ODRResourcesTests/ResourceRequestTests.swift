@@ -135,6 +135,23 @@ import Testing
     #expect(counting.streams == 3)
   }
 
+  /// Seed 004's race: conditional begins at once on one request take one
+  /// lease, and one endAccessing() gives it back.
+  @Test func concurrentConditionalBeginsTakeOneLease() async throws {
+    let fixture = try makeSUT()
+    defer { fixture.remove() }
+    let catalog = try await fixture.load()
+    try await ResourceRequest(tags: ["A"], catalog: catalog).beginAccessing()  // on disk, then let go
+    #expect(catalog.store.pins.leases().isEmpty)
+    let request = try ResourceRequest(tags: ["A"], catalog: catalog)
+    DispatchQueue.concurrentPerform(iterations: 8) { _ in
+      #expect(request.conditionallyBeginAccessing())
+    }
+    #expect(catalog.store.pins.leases().count == 1)
+    request.endAccessing()
+    #expect(catalog.store.pins.leases().isEmpty)
+  }
+
   @Test func conditionalBeginNeverDownloads() async throws {
     let fixture = try makeSUT()
     defer { fixture.remove() }

@@ -140,7 +140,7 @@ import Testing
     let size = 256 << 20
     let sha = try #require(try await publish(bigBytes: size))
     defer { try? FileManager.default.removeItem(at: root) }
-    let nginx = try await Nginx.start(root: published, rate: "128m")
+    let nginx = try await Nginx.start(root: published, rate: "64m")
     defer { nginx.stop() }
     let env = environment([nginx.url.absoluteString])
     try await killMidway(env, sha: sha, size: size, fraction: 0.5)
@@ -159,7 +159,7 @@ import Testing
     let size = 16 << 20
     let sha = try #require(try await publish(bigBytes: size))
     defer { try? FileManager.default.removeItem(at: root) }
-    let slow = try await Nginx.start(root: published, rate: "16m")
+    let slow = try await Nginx.start(root: published, rate: "4m")
     try await killMidway(environment([slow.url.absoluteString]), sha: sha, size: size, fraction: 0.4)
     slow.stop()
     let plain = try await Nginx.start(root: published, maxRanges: 0)

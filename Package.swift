@@ -9,7 +9,7 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
   name: "odr",
-  platforms: [.macOS(.v15)],
+  // Linux only: libsecret, /proc and Glibc are part of the design.
   products: [
     .executable(name: "odr", targets: ["odr"]),
     .executable(name: "odr-net", targets: ["odr-net"]),
@@ -102,7 +102,6 @@ let package = Package(
     ),
     .target(
       name: "ODRTesting",
-      dependencies: ["ODRKeyring"],
       swiftSettings: strictSettings
     ),
     .executableTarget(

@@ -14,6 +14,12 @@ public enum URLPolicy: String, Sendable, CaseIterable, Codable {
   /// differs from the input.
   case encoding
   /// Reject a string the two modes disagree on (the default).
+  ///
+  /// It accepts exactly the strings ``strict`` accepts: a string that parses
+  /// strictly has no invalid character for encoding to change, so the two
+  /// modes always agree on it (the corpus in URLPolicyTests pins this). The
+  /// two differ in what they say about a refused string: `consistent` shows
+  /// what encoding would have made of it, which is the ambiguity to fix.
   case consistent
 
   /// The URL `string` denotes under this policy, or a ``URLPolicyError``

@@ -76,9 +76,6 @@ struct CatalogOptions: ParsableArguments {
     return try texts.map(Self.location)
   }
 
-  /// The first location: where the kept catalog is filed.
-  func location() throws -> URL { try locations()[0] }
-
   private static func location(_ text: String) throws -> URL {
     if text.hasPrefix("http://") || text.hasPrefix("https://") || text.hasPrefix("s3://") {
       guard let url = URL(string: text), url.host != nil, !(url.host ?? "").isEmpty else { throw ValidationError("'\(text.prefix(200))' is not a valid URL.") }

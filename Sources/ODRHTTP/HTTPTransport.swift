@@ -57,12 +57,6 @@ public struct HTTPTransport: BlobTransport {
     return data
   }
 
-  public func dataIfPresent(at url: URL, limit: Int) async throws -> Data? {
-    do { return try await data(at: url, limit: limit) } catch let error as ResourceError where error.code == .notFound {
-      return nil
-    }
-  }
-
   public func document(at url: URL, limit: Int, unless validators: CacheValidators?) async throws -> FetchedDocument {
     var headers: [(String, String)] = []
     if let etag = validators?.etag { headers.append(("If-None-Match", etag)) }

@@ -20,6 +20,7 @@ let package = Package(
     .library(name: "ODRHTTP", targets: ["ODRHTTP"]),
     .library(name: "ODRCI", targets: ["ODRCI"]),
     .library(name: "ODRNetworking", targets: ["ODRNetworking"]),
+    .library(name: "ODRURL", targets: ["ODRURL"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -68,8 +69,12 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .target(
+      name: "ODRURL",
+      swiftSettings: strictSettings
+    ),
+    .target(
       name: "ODRNetworking",
-      dependencies: ["ODRKeys", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRKeys", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -81,6 +86,7 @@ let package = Package(
       name: "ODRCommandLine",
       dependencies: [
         "ODRCI",
+        "ODRURL",
         "ODRTrust",
         "ODRKeyring",
         "ODRKeys",
@@ -154,7 +160,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRNetworkingTests",
-      dependencies: ["ODRNetworking", "ODRKeys", "ODRTesting", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRNetworking", "ODRURL", "ODRKeys", "ODRTesting", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -22,12 +22,7 @@ extension ODR {
 
     @OptionGroup var source: KeySourceOptions
 
-    @Option(help: ArgumentHelp("shell, dotenv, json, github or gitlab.", valueName: "format"), transform: { text in
-      guard let format = EnvFormat(rawValue: text) else {
-        throw ValidationError("Unknown format '\(text)'; use one of: \(EnvFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
-      }
-      return format
-    })
+    @Option(help: ArgumentHelp("How to print the variables.", valueName: "format"))
     var format: EnvFormat = .shell
 
     @Flag(help: "With --format gitlab: print values GitLab cannot mask in job logs.")

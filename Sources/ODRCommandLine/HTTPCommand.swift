@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import ODRKeyring
 import ODRKeys
+import ODRURL
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,8 +67,8 @@ extension ODR {
     @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the status line and headers before the body.")
     var include = false
 
-    @Option(help: "strict, encoding or consistent.")
-    var policy: String = "consistent"
+    @Option(help: "How the URL string is parsed (see odr url check).")
+    var policy: URLPolicy = .consistent
 
     @Option(help: ArgumentHelp("Attempts in all for idempotent requests (1: no retry).", valueName: "n"))
     var attempts: Int = 3
@@ -83,9 +84,6 @@ extension ODR {
         throw ValidationError("'\(method.prefix(20))' is not an HTTP method (GET, POST, PUT, DELETE, …).")
       }
       if verbose && silent { throw ValidationError("-v and -s contradict each other; pick one.") }
-      guard ["strict", "encoding", "consistent"].contains(policy) else {
-        throw ValidationError("--policy must be strict, encoding or consistent.")
-      }
       guard (1...10).contains(attempts) else { throw ValidationError("--attempts must be between 1 and 10.") }
       guard maxTime > 0 && maxTime <= 3600 else { throw ValidationError("--max-time must be between 0 and 3600 seconds.") }
       for header in headers where !header.contains(":") {

@@ -1,6 +1,7 @@
 package import FoundationEssentials
 package import ODRKeys
 package import ODRResources
+package import ODRURL
 
 /// What only `odr-net` can do, because it links the HTTP stacks
 /// (AsyncHTTPClient for downloads, URLSession for `odr http`): the lean `odr`
@@ -10,8 +11,6 @@ package protocol NetworkCommands: Sendable {
   func transport(for source: NetworkSource) throws -> any BlobTransport
   /// Where `odr publish` uploads to an s3:// destination.
   func publishDestination(for source: NetworkSource) throws -> any PublishDestination
-  /// `odr url check`, its strings already read.
-  func checkURLs(_ options: URLCheckOptions) async throws
   /// `odr http`, its body read and its key found.
   func http(_ options: HTTPOptions) async throws
 }
@@ -41,18 +40,11 @@ package struct NetworkSource: Sendable {
   }
 }
 
-/// What `odr url check` was asked.
-package struct URLCheckOptions: Sendable {
-  package var strings: [String]
-  package var policy: String
-  package var json: Bool
-}
-
 /// What `odr http` was asked.
 package struct HTTPOptions: Sendable {
   package var method: String
   package var url: String
-  package var policy: String
+  package var policy: URLPolicy
   package var attempts: Int
   package var maxTime: Double
   package var include: Bool

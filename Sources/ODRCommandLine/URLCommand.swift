@@ -1,4 +1,7 @@
 import ArgumentParser
+import FoundationEssentials
+import ODRResources
+import ODRURL
 
 extension ODR {
   /// `odr url check STRING…`
@@ -30,8 +33,8 @@ extension ODR {
 
       init() {}
 
-      @Option(help: "strict, encoding or consistent: the policy that decides the exit code.")
-      var policy: String = "consistent"
+      @Option(help: "The policy that decides the exit code.")
+      var policy: URLPolicy = .consistent
 
       @Flag(help: "Print the results as JSON.")
       var json = false
@@ -40,20 +43,52 @@ extension ODR {
       var strings: [String] = []
 
       func validate() throws {
-        guard ["strict", "encoding", "consistent"].contains(policy) else {
-          throw ValidationError("--policy must be strict, encoding or consistent.")
-        }
         if strings.isEmpty { throw ValidationError("Give at least one string, or - to read them from stdin.") }
       }
 
       func run() async throws {
-        guard let network = ODR.network else { NetworkHandoff.exec() }
         var strings = strings
         if strings == ["-"] {
           strings = []
           while let line = readLine(strippingNewline: true) { strings.append(line) }
         }
-        try await network.checkURLs(URLCheckOptions(strings: strings, policy: policy, json: json))
+        let checks = strings.map(URLCheck.init)
+        if json {
+          try Output.json(checks.map(Report.init))
+        } else {
+          for check in checks {
+            var text = "\(URLCheck.shown(check.input))\n"
+            text += "  strict:   \(check.strictURL.map { URLCheck.shown($0.absoluteString) } ?? "nil")\n"
+            text += "  encoding: \(check.encodedURL.map { URLCheck.shown($0.absoluteString) } ?? "nil")\n"
+            for each in URLPolicy.allCases {
+              let verdict = check.verdict(under: each)
+              let mark = each == policy ? "*" : " "
+              text += " \(mark)\(each.rawValue + String(repeating: " ", count: max(0, 11 - each.rawValue.count))) \(verdict.accepted ? "accept" : "reject")  \(verdict.reason)\n"
+            }
+            Output.write(text)
+          }
+        }
+        let rejected = checks.filter { !$0.verdict(under: policy).accepted }.count
+        if rejected > 0 {
+          throw CommandFailure("\(rejected) of \(checks.count) string\(checks.count == 1 ? "" : "s") rejected under the \(policy.rawValue) policy.", code: 1)
+        }
+      }
+
+      /// One string's check, as `--json` prints it.
+      struct Report: Encodable {
+        let input: String
+        @NullWhenAbsent var strict: String?
+        @NullWhenAbsent var encoding: String?
+        let problems: [URLCheck.Problem]
+        let verdicts: [String: URLCheck.Verdict]
+
+        init(_ check: URLCheck) {
+          input = check.input
+          strict = check.strictURL?.absoluteString
+          encoding = check.encodedURL?.absoluteString
+          problems = check.problems
+          verdicts = Dictionary(uniqueKeysWithValues: URLPolicy.allCases.map { ($0.rawValue, check.verdict(under: $0)) })
+        }
       }
     }
   }

@@ -2,6 +2,7 @@ import Foundation
 import FoundationNetworking
 public import Logging
 public import ODRKeys
+public import ODRURL
 
 /// An HTTP client for apps and CI smoke tests, over `URLSession`, in the
 /// spirit of kean/Get, that attaches API keys safely (DESIGN §7).

@@ -11,7 +11,7 @@ public import FoundationEssentials
 public struct APIRequest<Response: Sendable>: Sendable {
   public var method: String
   /// A path relative to the base URL, or an absolute URL string. Checked by
-  /// the client's ``URLPolicy``.
+  /// the client's `URLPolicy`.
   public var path: String
   /// Query items, percent-encoded by the client (everything but unreserved
   /// characters, so `+` and `&` in a value stay data).

@@ -5,6 +5,7 @@ import ODRKeyring
 import ODRKeys
 import ODRNetworking
 import ODRResources
+import ODRURL
 import Logging
 
 /// The commands only `odr-net` can run.
@@ -23,33 +24,9 @@ struct NetCommands: NetworkCommands {
                   timeouts: HTTPTransport.Timeouts(stall: .milliseconds(Int(source.stall * 1000))))
   }
 
-  func checkURLs(_ options: URLCheckOptions) async throws {
-    let policy = URLPolicy(rawValue: options.policy) ?? .consistent
-    let checks = options.strings.map(URLCheck.init)
-    if options.json {
-      try Output.json(checks.map(Report.init))
-    } else {
-      for check in checks {
-        var text = "\(URLCheck.shown(check.input))\n"
-        text += "  strict:   \(check.strictURL.map { URLCheck.shown($0.absoluteString) } ?? "nil")\n"
-        text += "  encoding: \(check.encodedURL.map { URLCheck.shown($0.absoluteString) } ?? "nil")\n"
-        for each in URLPolicy.allCases {
-          let verdict = check.verdict(under: each)
-          let mark = each == policy ? "*" : " "
-          text += " \(mark)\(each.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(verdict.accepted ? "accept" : "reject")  \(verdict.reason)\n"
-        }
-        Output.write(text)
-      }
-    }
-    let rejected = checks.filter { !$0.verdict(under: policy).accepted }.count
-    if rejected > 0 {
-      throw CommandFailure("\(rejected) of \(checks.count) string\(checks.count == 1 ? "" : "s") rejected under the \(policy.rawValue) policy.", code: 1)
-    }
-  }
-
   func http(_ options: HTTPOptions) async throws {
     let key = options.key
-    let policy = URLPolicy(rawValue: options.policy) ?? .consistent
+    let policy = options.policy
     // A key over plain http to a host that is not loopback: refused before
     // anything is sent, unless the key's metadata allows it.
     if let key, let url = try? policy.url(from: options.url), url.scheme == "http",
@@ -113,22 +90,5 @@ private struct OneLineLogHandler: LogHandler {
   func log(event: LogEvent) {
     let fields = (metadata.merging(event.metadata ?? [:]) { $1 }).sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
     Output.error("\(event.message)\(fields)")
-  }
-}
-
-/// One string's check, as `--json` prints it.
-private struct Report: Encodable {
-  let input: String
-  @NullWhenAbsent var strict: String?
-  @NullWhenAbsent var encoding: String?
-  let problems: [URLCheck.Problem]
-  let verdicts: [String: URLCheck.Verdict]
-
-  init(_ check: URLCheck) {
-    input = check.input
-    strict = check.strictURL?.absoluteString
-    encoding = check.encodedURL?.absoluteString
-    problems = check.problems
-    verdicts = Dictionary(uniqueKeysWithValues: URLPolicy.allCases.map { ($0.rawValue, check.verdict(under: $0)) })
   }
 }

@@ -1,5 +1,5 @@
 // `odr` with the HTTP stacks: http(s) catalogs (AsyncHTTPClient), `odr http`
-// and `odr url check` (ODRNetworking over URLSession). The lean `odr` execs
+// (ODRNetworking over URLSession). The lean `odr` execs
 // this executable (installed next to it) for those; it can be run directly.
 import ODRCommandLine
 

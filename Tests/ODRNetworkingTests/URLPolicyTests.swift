@@ -1,5 +1,6 @@
 import Foundation
 @testable import ODRNetworking
+@testable import ODRURL
 import Testing
 
 /// The URL corpus: each string with the verdict of strict, encoding and

@@ -7,7 +7,7 @@ import Testing
 
 /// The fetch pipeline against `file://` catalogs and an in-memory store
 /// that counts writes and can fail on demand.
-@Suite(.timeLimit(.minutes(1))) struct KeyImporterTests {
+@Suite(.timeLimit(.minutes(3))) struct KeyImporterTests {
   struct Fixture {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-import-\(UUID().uuidString)")
     var source: URL { root.appending(path: "src") }

@@ -5,7 +5,7 @@ import Testing
 
 /// Seed 004's race in the scheduler: a loading priority changed while a
 /// request is downloading counts for the files it has not queued yet.
-@Suite(.timeLimit(.minutes(1))) struct LaterFilesPriorityTests {
+@Suite(.timeLimit(.minutes(3))) struct LaterFilesPriorityTests {
   /// Reads files, but each download waits until the test opens its gate;
   /// records the order downloads start in.
   final class GatedTransport: BlobTransport {

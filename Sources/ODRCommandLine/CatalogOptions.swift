@@ -157,5 +157,9 @@ struct CatalogOptions: ParsableArguments {
   }
 
   /// odr.json, or nil when there is none; a broken one is a usage error.
-  static func projectConfig() throws -> ProjectConfig? { try ProjectConfig.load() }
+  /// Found and read once per process: budget, trust, locations and sources
+  /// all ask for it.
+  static func projectConfig() throws -> ProjectConfig? { try loadedProjectConfig.get() }
+
+  private static let loadedProjectConfig = Result { try ProjectConfig.load() }
 }

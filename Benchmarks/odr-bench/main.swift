@@ -15,6 +15,9 @@ let runs = Int(ProcessInfo.processInfo.environment["ODR_BENCH_RUNS"] ?? "") ?? 2
 let odrPath = CommandLine.arguments.dropFirst().first ?? ".build/release/odr"
 let service = "com.odr.bench"
 let clock = ContinuousClock()
+/// ODR_BENCH_SECTIONS=a,m runs only those sections (default: all).
+let sections = ProcessInfo.processInfo.environment["ODR_BENCH_SECTIONS"].map { Set($0.split(separator: ",").map(String.init)) }
+func wants(_ section: String) -> Bool { sections?.contains(section) ?? true }
 
 func report(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 func median(_ values: [Duration]) -> Duration { values.sorted()[values.count / 2] }
@@ -60,166 +63,181 @@ try await store.setValue("k-bench-value", for: "Weather")
 report("odr keyring benchmarks — median of \(runs) runs; odr: \(odrPath)")
 
 // (a) A cold `odr get` process vs `secret-tool lookup` (at least 31
-// alternating runs), and `odr --version`: the start-up floor.
-var odrGet: [Duration] = [], toolLookup: [Duration] = [], version: [Duration] = []
-try time(odrPath, ["get", "Weather", "--service", service])  // warm the page cache for both
-try time("/usr/bin/secret-tool", ["lookup", "service", service, "key", "Weather"])
-for _ in 0..<max(runs, 31) {
-  version.append(try time(odrPath, ["--version"]))
+// alternating runs), and `odr --version`: the start-up floor. `--version`
+// and `get` are answered before ArgumentParser; `odr url check` (no
+// keyring, no network) shows what a command parsed by ArgumentParser costs.
+if wants("a") {
+  var odrGet: [Duration] = [], toolLookup: [Duration] = [], version: [Duration] = [], parsed: [Duration] = []
+  try time(odrPath, ["get", "Weather", "--service", service])  // warm the page cache for both
+  try time("/usr/bin/secret-tool", ["lookup", "service", service, "key", "Weather"])
+  for _ in 0..<max(runs, 31) {
+    version.append(try time(odrPath, ["--version"]))
+    parsed.append(try time(odrPath, ["url", "check", "https://example.com/a"]))
+  }
+  report("(a) odr --version: \(ms(median(version))) \(spread(version))   (target ≤ 5 ms)   odr url check: \(ms(median(parsed)))   [median of \(version.count)]")
+  for _ in 0..<max(runs, 31) {
+    odrGet.append(try time(odrPath, ["get", "Weather", "--service", service]))
+    toolLookup.append(try time("/usr/bin/secret-tool", ["lookup", "service", service, "key", "Weather"]))
+  }
+  report("(a) cold get:   odr get \(ms(median(odrGet))) \(spread(odrGet))   secret-tool lookup \(ms(median(toolLookup))) \(spread(toolLookup))   ratio \(ratio(median(odrGet), median(toolLookup)))   (target ≤ 1.00×)   [median of \(odrGet.count)]")
 }
-report("(a) odr --version: \(ms(median(version))) \(spread(version))   (target ≤ 5 ms)   [median of \(version.count)]")
-for _ in 0..<max(runs, 31) {
-  odrGet.append(try time(odrPath, ["get", "Weather", "--service", service]))
-  toolLookup.append(try time("/usr/bin/secret-tool", ["lookup", "service", service, "key", "Weather"]))
-}
-report("(a) cold get:   odr get \(ms(median(odrGet))) \(spread(odrGet))   secret-tool lookup \(ms(median(toolLookup))) \(spread(toolLookup))   ratio \(ratio(median(odrGet), median(toolLookup)))   (target ≤ 1.00×)   [median of \(odrGet.count)]")
 
 // (b) Storing 200 keys: the library vs a shell loop of `secret-tool store`.
-let keyCount = 200
-let loop = "for i in $(seq 1 \(keyCount)); do printf 'value-%s' \"$i\" | secret-tool store --label=bench service \(service).tool key K$i || exit 1; done"
-let toolStore = try SecretServiceStore(service: service + ".tool")
-var libraryStores: [Duration] = [], toolStores: [Duration] = []
-let storeRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_STORE_RUNS"] ?? "") ?? runs
-for _ in 0..<storeRuns {
-  let start = clock.now
-  for i in 1...keyCount { try await store.setValue("value-\(i)", for: "K\(i)") }
-  libraryStores.append(clock.now - start)
-  try await store.deleteAll()
-  toolStores.append(try time("/bin/bash", ["-c", loop]))
-  try await toolStore.deleteAll()
+if wants("b") {
+  let keyCount = 200
+  let loop = "for i in $(seq 1 \(keyCount)); do printf 'value-%s' \"$i\" | secret-tool store --label=bench service \(service).tool key K$i || exit 1; done"
+  let toolStore = try SecretServiceStore(service: service + ".tool")
+  var libraryStores: [Duration] = [], toolStores: [Duration] = []
+  let storeRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_STORE_RUNS"] ?? "") ?? runs
+  for _ in 0..<storeRuns {
+    let start = clock.now
+    for i in 1...keyCount { try await store.setValue("value-\(i)", for: "K\(i)") }
+    libraryStores.append(clock.now - start)
+    try await store.deleteAll()
+    toolStores.append(try time("/bin/bash", ["-c", loop]))
+    try await toolStore.deleteAll()
+  }
+  if storeRuns > 0 { report("(b) store \(keyCount):  library \(ms(median(libraryStores)))   secret-tool loop \(ms(median(toolStores)))   speed-up \(ratio(median(toolStores), median(libraryStores)))   (target ≥ 2.00×)") }
 }
-if storeRuns > 0 { report("(b) store \(keyCount):  library \(ms(median(libraryStores)))   secret-tool loop \(ms(median(toolStores)))   speed-up \(ratio(median(toolStores), median(libraryStores)))   (target ≥ 2.00×)") }
 
 // (c) In-process lookup: SecretServiceStore.value(for:) vs a bare libsecret call.
-try await store.setValue("k-bench-value", for: "Weather")
-let perRun = 100
-var odrLookups: [Duration] = [], bareLookups: [Duration] = []
-_ = bareLookup("Weather"); _ = try await store.value(for: "Weather")
-for _ in 0..<runs {
-  // Alternate call by call so that noise on the machine hits both alike.
-  var ours = Duration.zero, bare = Duration.zero
-  for _ in 0..<perRun {
-    var start = clock.now
-    _ = try await store.value(for: "Weather")
-    ours += clock.now - start
-    start = clock.now
-    precondition(bareLookup("Weather"))
-    bare += clock.now - start
+if wants("c") {
+  try await store.setValue("k-bench-value", for: "Weather")
+  let perRun = 100
+  var odrLookups: [Duration] = [], bareLookups: [Duration] = []
+  _ = bareLookup("Weather"); _ = try await store.value(for: "Weather")
+  for _ in 0..<runs {
+    // Alternate call by call so that noise on the machine hits both alike.
+    var ours = Duration.zero, bare = Duration.zero
+    for _ in 0..<perRun {
+      var start = clock.now
+      _ = try await store.value(for: "Weather")
+      ours += clock.now - start
+      start = clock.now
+      precondition(bareLookup("Weather"))
+      bare += clock.now - start
+    }
+    odrLookups.append(ours / perRun)
+    bareLookups.append(bare / perRun)
   }
-  odrLookups.append(ours / perRun)
-  bareLookups.append(bare / perRun)
+  report("(c) lookup:     SecretServiceStore \(ms(median(odrLookups)))   bare libsecret \(ms(median(bareLookups)))   ratio \(ratio(median(odrLookups), median(bareLookups)))   (target ≤ 1.20×)")
+  try await store.deleteAll()
 }
-report("(c) lookup:     SecretServiceStore \(ms(median(odrLookups)))   bare libsecret \(ms(median(bareLookups)))   ratio \(ratio(median(odrLookups), median(bareLookups)))   (target ≤ 1.20×)")
-try await store.deleteAll()
 
 // (d) `odr fetch` of a 500-key document into an empty keyring vs a bash loop
 // of 500 `secret-tool store`, and a re-fetch of the same document.
-let fetchRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_FETCH_RUNS"] ?? "") ?? 5
-if fetchRuns > 0 {
-  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-\(UUID().uuidString)")
-  defer { try? FileManager.default.removeItem(at: work) }
-  let source = work.appending(path: "src")
-  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-  let fetchService = "com.odr.bench.fetch"
-  try Data(#"{"bundle": "\#(fetchService)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
-    .write(to: source.appending(path: "tags.json"))
-  let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
-  try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
-  var env = ProcessInfo.processInfo.environment
-  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
-  env["XDG_STATE_HOME"] = work.appending(path: "state").path
-  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "catalog").path, "--quiet", "--plaintext-secrets"], environment: env)
-  let fetchArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "catalog").path, "--quiet"]
-  let fetchStore = try SecretServiceStore(service: fetchService)
-  let loop500 = "for i in $(seq 1 500); do printf 'value-%s' \"$i\" | secret-tool store --label=bench service \(fetchService).tool key K$i || exit 1; done"
-  let loopStore = try SecretServiceStore(service: fetchService + ".tool")
-  var first: [Duration] = [], again: [Duration] = [], loops: [Duration] = []
-  for _ in 0..<fetchRuns {
-    try await fetchStore.deleteAll()
-    first.append(try time(odrPath, fetchArgs, environment: env))
-    again.append(try time(odrPath, fetchArgs, environment: env))
-    try await fetchStore.deleteAll()
-    loops.append(try time("/bin/bash", ["-c", loop500]))
-    try await loopStore.deleteAll()
+if wants("d") {
+  let fetchRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_FETCH_RUNS"] ?? "") ?? 5
+  if fetchRuns > 0 {
+    let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: work) }
+    let source = work.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    let fetchService = "com.odr.bench.fetch"
+    try Data(#"{"bundle": "\#(fetchService)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
+    try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
+    var env = ProcessInfo.processInfo.environment
+    env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = work.appending(path: "state").path
+    try time(odrPath, ["pack", source.path, "--output", work.appending(path: "catalog").path, "--quiet", "--plaintext-secrets"], environment: env)
+    let fetchArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "catalog").path, "--quiet"]
+    let fetchStore = try SecretServiceStore(service: fetchService)
+    let loop500 = "for i in $(seq 1 500); do printf 'value-%s' \"$i\" | secret-tool store --label=bench service \(fetchService).tool key K$i || exit 1; done"
+    let loopStore = try SecretServiceStore(service: fetchService + ".tool")
+    var first: [Duration] = [], again: [Duration] = [], loops: [Duration] = []
+    for _ in 0..<fetchRuns {
+      try await fetchStore.deleteAll()
+      first.append(try time(odrPath, fetchArgs, environment: env))
+      again.append(try time(odrPath, fetchArgs, environment: env))
+      try await fetchStore.deleteAll()
+      loops.append(try time("/bin/bash", ["-c", loop500]))
+      try await loopStore.deleteAll()
+    }
+    report("(d) fetch 500:  odr fetch \(ms(median(first)))   secret-tool loop \(ms(median(loops)))   speed-up \(ratio(median(loops), median(first)))   (target ≥ 2.00×); re-fetch \(ms(median(again))) = \(ratio(median(again), median(first))) of the first import   (target ≤ 0.10×)   [median of \(fetchRuns)]")
   }
-  report("(d) fetch 500:  odr fetch \(ms(median(first)))   secret-tool loop \(ms(median(loops)))   speed-up \(ratio(median(loops), median(first)))   (target ≥ 2.00×); re-fetch \(ms(median(again))) = \(ratio(median(again), median(first))) of the first import   (target ≤ 0.10×)   [median of \(fetchRuns)]")
 }
 
 // (e) Download (issue 3): `odr begin` of a 256 MiB tag from a loopback server
 // vs `curl -o FILE URL && sha256sum FILE` for the same bytes; odr's peak RSS.
-let downloadRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_DOWNLOAD_RUNS"] ?? "") ?? 5
-if downloadRuns > 0 {
-  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-dl-\(UUID().uuidString)")
-  defer { try? FileManager.default.removeItem(at: work) }
-  let source = work.appending(path: "src")
-  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-  try Data(#"{"bundle": "com.odr.bench.dl", "tags": {"Movie": {"category": "onDemand", "files": ["movie.bin"]}}}"#.utf8)
-    .write(to: source.appending(path: "tags.json"))
-  var bytes = Data(count: 256 << 20)
-  bytes.withUnsafeMutableBytes { buffer in
-    var state: UInt64 = 0x9e3779b97f4a7c15
-    for index in stride(from: 0, to: buffer.count, by: 8) {
-      state = state &* 6364136223846793005 &+ 1442695040888963407
-      buffer.storeBytes(of: state, toByteOffset: index, as: UInt64.self)
+if wants("e") {
+  let downloadRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_DOWNLOAD_RUNS"] ?? "") ?? 5
+  if downloadRuns > 0 {
+    let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-dl-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: work) }
+    let source = work.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data(#"{"bundle": "com.odr.bench.dl", "tags": {"Movie": {"category": "onDemand", "files": ["movie.bin"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    var bytes = Data(count: 256 << 20)
+    bytes.withUnsafeMutableBytes { buffer in
+      var state: UInt64 = 0x9e3779b97f4a7c15
+      for index in stride(from: 0, to: buffer.count, by: 8) {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        buffer.storeBytes(of: state, toByteOffset: index, as: UInt64.self)
+      }
     }
+    try bytes.write(to: source.appending(path: "movie.bin"))
+    bytes = Data()
+    var env = ProcessInfo.processInfo.environment
+    env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = work.appending(path: "state").path
+    try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
+    let server = try FixtureServer(root: work.appending(path: "pub"))
+    defer { server.stop() }
+    let sha = String(try Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
+    let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
+    let begin = ["-f", "%M", netPath, "begin", "Movie", "--catalog", server.baseURL.absoluteString, "--quiet"]
+    let curl = "curl -s -o '\(work.path)/curl.bin' \(server.baseURL.absoluteString)blobs/\(sha) && sha256sum '\(work.path)/curl.bin' >/dev/null"
+    var odrTimes: [Duration] = [], curlTimes: [Duration] = [], rss: [Int] = []
+    for _ in 0..<downloadRuns {
+      try? FileManager.default.removeItem(at: work.appending(path: "cache/odr/com.odr.bench.dl/blobs/\(sha)"))
+      let start = clock.now
+      let result = try Command.run("/usr/bin/time", begin, environment: env)
+      odrTimes.append(clock.now - start)
+      guard result.status == 0 else { fatalError("odr begin failed: \(result.stderr)") }
+      rss.append(Int(result.stderr.split(separator: "\n").last ?? "") ?? 0)
+      curlTimes.append(try time("/bin/bash", ["-c", curl]))
+      try? FileManager.default.removeItem(at: work.appending(path: "curl.bin"))
+    }
+    report("(e) download 256 MiB:  odr begin \(ms(median(odrTimes)))   curl + sha256sum \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.10×); odr peak RSS \(rss.max()! / 1024) MiB (target ≤ 64 MiB)   [median of \(downloadRuns)]")
   }
-  try bytes.write(to: source.appending(path: "movie.bin"))
-  bytes = Data()
-  var env = ProcessInfo.processInfo.environment
-  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
-  env["XDG_STATE_HOME"] = work.appending(path: "state").path
-  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
-  let server = try FixtureServer(root: work.appending(path: "pub"))
-  defer { server.stop() }
-  let sha = String(try Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
-  let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
-  let begin = ["-f", "%M", netPath, "begin", "Movie", "--catalog", server.baseURL.absoluteString, "--quiet"]
-  let curl = "curl -s -o '\(work.path)/curl.bin' \(server.baseURL.absoluteString)blobs/\(sha) && sha256sum '\(work.path)/curl.bin' >/dev/null"
-  var odrTimes: [Duration] = [], curlTimes: [Duration] = [], rss: [Int] = []
-  for _ in 0..<downloadRuns {
-    try? FileManager.default.removeItem(at: work.appending(path: "cache/odr/com.odr.bench.dl/blobs/\(sha)"))
-    let start = clock.now
-    let result = try Command.run("/usr/bin/time", begin, environment: env)
-    odrTimes.append(clock.now - start)
-    guard result.status == 0 else { fatalError("odr begin failed: \(result.stderr)") }
-    rss.append(Int(result.stderr.split(separator: "\n").last ?? "") ?? 0)
-    curlTimes.append(try time("/bin/bash", ["-c", curl]))
-    try? FileManager.default.removeItem(at: work.appending(path: "curl.bin"))
-  }
-  report("(e) download 256 MiB:  odr begin \(ms(median(odrTimes)))   curl + sha256sum \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.10×); odr peak RSS \(rss.max()! / 1024) MiB (target ≤ 64 MiB)   [median of \(downloadRuns)]")
 }
 
 // (f) CI injection (issue 7): `odr exec -- true` with 50 keys from the keyring
 // vs `env K1=V1 … K50=V50 true`; the difference minus one keyring search —
 // a cold process that only connects and searches (odr-search-once) — is what
 // odr adds. The in-process search (connection already open) is shown too.
-let execRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_EXEC_RUNS"] ?? "") ?? runs
-if execRuns > 0 {
-  let execService = "com.odr.bench.exec"
-  let execStore = try SecretServiceStore(service: execService)
-  try await execStore.deleteAll()
-  var pairs: [String] = []
-  for i in 1...50 {
-    let value = "value-\(i)-\(UUID().uuidString)"
-    try await execStore.setValue(value, for: "K\(i)")
-    pairs.append("K\(i)=\(value)")
+if wants("f") {
+  let execRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_EXEC_RUNS"] ?? "") ?? runs
+  if execRuns > 0 {
+    let execService = "com.odr.bench.exec"
+    let execStore = try SecretServiceStore(service: execService)
+    try await execStore.deleteAll()
+    var pairs: [String] = []
+    for i in 1...50 {
+      let value = "value-\(i)-\(UUID().uuidString)"
+      try await execStore.setValue(value, for: "K\(i)")
+      pairs.append("K\(i)=\(value)")
+    }
+    let execArgs = ["exec", "--service", execService, "--", "true"]
+    try time(odrPath, execArgs)
+    try time("/usr/bin/env", pairs + ["true"])
+    let searchOnce = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-search-once").path
+    var execTimes: [Duration] = [], envTimes: [Duration] = [], coldSearches: [Duration] = [], searches: [Duration] = []
+    for _ in 0..<execRuns {
+      execTimes.append(try time(odrPath, execArgs))
+      envTimes.append(try time("/usr/bin/env", pairs + ["true"]))
+      coldSearches.append(try time(searchOnce, [execService]))
+      let start = clock.now
+      guard try await execStore.values(for: nil).count == 50 else { fatalError("search lost keys") }
+      searches.append(clock.now - start)
+    }
+    let added = median(execTimes) - median(envTimes) - median(coldSearches)
+    report("(f) exec 50 keys:  odr exec -- true \(ms(median(execTimes))) \(spread(execTimes))   env K=V… true \(ms(median(envTimes)))   one keyring search: cold process \(ms(median(coldSearches))), in-process \(ms(median(searches)))   added beyond env + the cold search \(ms(added))   (target ≤ 5.00 ms)   [median of \(execRuns)]")
+    try await execStore.deleteAll()
   }
-  let execArgs = ["exec", "--service", execService, "--", "true"]
-  try time(odrPath, execArgs)
-  try time("/usr/bin/env", pairs + ["true"])
-  let searchOnce = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-search-once").path
-  var execTimes: [Duration] = [], envTimes: [Duration] = [], coldSearches: [Duration] = [], searches: [Duration] = []
-  for _ in 0..<execRuns {
-    execTimes.append(try time(odrPath, execArgs))
-    envTimes.append(try time("/usr/bin/env", pairs + ["true"]))
-    coldSearches.append(try time(searchOnce, [execService]))
-    let start = clock.now
-    guard try await execStore.values(for: nil).count == 50 else { fatalError("search lost keys") }
-    searches.append(clock.now - start)
-  }
-  let added = median(execTimes) - median(envTimes) - median(coldSearches)
-  report("(f) exec 50 keys:  odr exec -- true \(ms(median(execTimes))) \(spread(execTimes))   env K=V… true \(ms(median(envTimes)))   one keyring search: cold process \(ms(median(coldSearches))), in-process \(ms(median(searches)))   added beyond env + the cold search \(ms(added))   (target ≤ 5.00 ms)   [median of \(execRuns)]")
-  try await execStore.deleteAll()
 }
 
 // (g) APIClient (issue 6): 2,000 sequential GETs on loopback through
@@ -227,251 +245,261 @@ if execRuns > 0 {
 // redirect handling — vs bare `URLSession.data(for:)` on a session configured
 // like APIClient's, alternating in blocks of 100 (and which goes first) so
 // machine noise hits both; totals and the median block are reported.
-let clientRequests = Int(ProcessInfo.processInfo.environment["ODR_BENCH_CLIENT_REQUESTS"] ?? "") ?? 2000
-if clientRequests > 0 {
-  let server = try HTTPTestServer { _ in .text(#"{"ok": true}"#) }
-  defer { server.stop() }
-  let key = APIKey(name: "Weather", value: "k-\(UUID().uuidString)", metadata: KeyMetadata(header: "X-Api-Key", hosts: ["127.0.0.1"]))
-  let client = try APIClient(baseURL: server.url, keys: { _ in key })
-  // The same configuration APIClient uses, so only the client's own work differs.
-  let configuration = URLSessionConfiguration.ephemeral
-  configuration.httpCookieStorage = nil
-  configuration.urlCache = nil
-  let session = URLSession(configuration: configuration)
-  // What a caller writes without APIClient, per request: a URL from a
-  // string, a request, the key header.
-  let bareString = server.url + "/v1/forecast?city=Oslo"
-  func bareRequest() -> URLRequest {
-    var request = URLRequest(url: URL(string: bareString)!)
-    request.setValue(key.value, forHTTPHeaderField: "X-Api-Key")
-    return request
-  }
-  let apiRequest = APIRequest<Data>.data(path: "/v1/forecast", query: ["city": "Oslo"], key: "Weather")
-  _ = try await client.send(apiRequest)  // warm both connections
-  _ = try await session.data(for: bareRequest())
-  /// CPU time of this process so far (all threads: client, URLSession, server).
-  func cpuTime() -> Duration {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return .microseconds(Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + Int64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec))
-  }
-  var clientBlocks: [Duration] = [], bareBlocks: [Duration] = []
-  var clientCPU = Duration.zero, bareCPU = Duration.zero
-  for round in 0..<(clientRequests / 100) {
-    // Which goes first alternates too: the second of a pair runs warmer.
-    for clientFirst in round.isMultiple(of: 2) ? [true, false] : [false, true] {
-      let start = clock.now, cpuStart = cpuTime()
-      if clientFirst {
-        for _ in 0..<100 { _ = try await client.send(apiRequest) }
-        clientBlocks.append(clock.now - start)
-        clientCPU += cpuTime() - cpuStart
-      } else {
-        for _ in 0..<100 { _ = try await session.data(for: bareRequest()) }
-        bareBlocks.append(clock.now - start)
-        bareCPU += cpuTime() - cpuStart
+if wants("g") {
+  let clientRequests = Int(ProcessInfo.processInfo.environment["ODR_BENCH_CLIENT_REQUESTS"] ?? "") ?? 2000
+  if clientRequests > 0 {
+    let server = try HTTPTestServer { _ in .text(#"{"ok": true}"#) }
+    defer { server.stop() }
+    let key = APIKey(name: "Weather", value: "k-\(UUID().uuidString)", metadata: KeyMetadata(header: "X-Api-Key", hosts: ["127.0.0.1"]))
+    let client = try APIClient(baseURL: server.url, keys: { _ in key })
+    // The same configuration APIClient uses, so only the client's own work differs.
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.httpCookieStorage = nil
+    configuration.urlCache = nil
+    let session = URLSession(configuration: configuration)
+    // What a caller writes without APIClient, per request: a URL from a
+    // string, a request, the key header.
+    let bareString = server.url + "/v1/forecast?city=Oslo"
+    func bareRequest() -> URLRequest {
+      var request = URLRequest(url: URL(string: bareString)!)
+      request.setValue(key.value, forHTTPHeaderField: "X-Api-Key")
+      return request
+    }
+    let apiRequest = APIRequest<Data>.data(path: "/v1/forecast", query: ["city": "Oslo"], key: "Weather")
+    _ = try await client.send(apiRequest)  // warm both connections
+    _ = try await session.data(for: bareRequest())
+    /// CPU time of this process so far (all threads: client, URLSession, server).
+    func cpuTime() -> Duration {
+      var usage = rusage()
+      getrusage(RUSAGE_SELF.rawValue, &usage)
+      return .microseconds(Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + Int64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec))
+    }
+    var clientBlocks: [Duration] = [], bareBlocks: [Duration] = []
+    var clientCPU = Duration.zero, bareCPU = Duration.zero
+    for round in 0..<(clientRequests / 100) {
+      // Which goes first alternates too: the second of a pair runs warmer.
+      for clientFirst in round.isMultiple(of: 2) ? [true, false] : [false, true] {
+        let start = clock.now, cpuStart = cpuTime()
+        if clientFirst {
+          for _ in 0..<100 { _ = try await client.send(apiRequest) }
+          clientBlocks.append(clock.now - start)
+          clientCPU += cpuTime() - cpuStart
+        } else {
+          for _ in 0..<100 { _ = try await session.data(for: bareRequest()) }
+          bareBlocks.append(clock.now - start)
+          bareCPU += cpuTime() - cpuStart
+        }
       }
     }
+    guard server.requests.allSatisfy({ $0.headers["x-api-key"] == key.value }) else { fatalError("a request went without its key") }
+    let clientTotal = clientBlocks.reduce(.zero, +), bareTotal = bareBlocks.reduce(.zero, +)
+    report("(g) APIClient \(clientRequests) GETs:  APIClient \(ms(clientTotal))   bare URLSession \(ms(bareTotal))   ratio \(ratio(clientTotal, bareTotal)); per block of 100, median: \(ms(median(clientBlocks))) vs \(ms(median(bareBlocks))) = \(ratio(median(clientBlocks), median(bareBlocks))); CPU time (client + URLSession + in-process server) \(ms(clientCPU)) vs \(ms(bareCPU)) = \(ratio(clientCPU, bareCPU))   (target ≤ 1.05×)")
   }
-  guard server.requests.allSatisfy({ $0.headers["x-api-key"] == key.value }) else { fatalError("a request went without its key") }
-  let clientTotal = clientBlocks.reduce(.zero, +), bareTotal = bareBlocks.reduce(.zero, +)
-  report("(g) APIClient \(clientRequests) GETs:  APIClient \(ms(clientTotal))   bare URLSession \(ms(bareTotal))   ratio \(ratio(clientTotal, bareTotal)); per block of 100, median: \(ms(median(clientBlocks))) vs \(ms(median(bareBlocks))) = \(ratio(median(clientBlocks), median(bareBlocks))); CPU time (client + URLSession + in-process server) \(ms(clientCPU)) vs \(ms(bareCPU)) = \(ratio(clientCPU, bareCPU))   (target ≤ 1.05×)")
 }
 
 // (h) Prefetch (issue 4): `odr prefetch` of 20 tags × 8 MiB from the loopback
 // server vs a sequential `curl -o` loop of the same blobs.
-let prefetchRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_PREFETCH_RUNS"] ?? "") ?? 5
-if prefetchRuns > 0 {
-  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-pf-\(UUID().uuidString)")
-  defer { try? FileManager.default.removeItem(at: work) }
-  let source = work.appending(path: "src")
-  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-  var entries: [String] = []
-  for index in 0..<20 {
-    var bytes = Data(count: 8 << 20)
-    bytes.withUnsafeMutableBytes { buffer in
-      var state = UInt64(index + 1) &* 0x9e3779b97f4a7c15
-      for offset in stride(from: 0, to: buffer.count, by: 8) {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        buffer.storeBytes(of: state, toByteOffset: offset, as: UInt64.self)
+if wants("h") {
+  let prefetchRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_PREFETCH_RUNS"] ?? "") ?? 5
+  if prefetchRuns > 0 {
+    let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-pf-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: work) }
+    let source = work.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    var entries: [String] = []
+    for index in 0..<20 {
+      var bytes = Data(count: 8 << 20)
+      bytes.withUnsafeMutableBytes { buffer in
+        var state = UInt64(index + 1) &* 0x9e3779b97f4a7c15
+        for offset in stride(from: 0, to: buffer.count, by: 8) {
+          state = state &* 6364136223846793005 &+ 1442695040888963407
+          buffer.storeBytes(of: state, toByteOffset: offset, as: UInt64.self)
+        }
       }
+      try bytes.write(to: source.appending(path: "t\(index).bin"))
+      entries.append(#""T\#(index)": {"category": "prefetch", "order": \#(index), "files": ["t\#(index).bin"]}"#)
     }
-    try bytes.write(to: source.appending(path: "t\(index).bin"))
-    entries.append(#""T\#(index)": {"category": "prefetch", "order": \#(index), "files": ["t\#(index).bin"]}"#)
-  }
-  try Data(#"{"bundle": "com.odr.bench.pf", "tags": {\#(entries.joined(separator: ", "))}}"#.utf8).write(to: source.appending(path: "tags.json"))
-  var env = ProcessInfo.processInfo.environment
-  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
-  env["XDG_STATE_HOME"] = work.appending(path: "state").path
-  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
-  let server = try FixtureServer(root: work.appending(path: "pub"))
-  defer { server.stop() }
-  let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
-  let blobs = try FileManager.default.contentsOfDirectory(atPath: work.appending(path: "pub/blobs").path).sorted()
-  let curlLoop = "for b in \(blobs.joined(separator: " ")); do curl -s -f -o '\(work.path)/curl/'$b \(server.baseURL.absoluteString)blobs/$b || exit 1; done"
-  // Twice: a server that answers at once, and one 50 ms away (the first
-  // byte of each blob comes 50 ms after the request, as from a CDN).
-  for latency in [Duration.zero, .milliseconds(50)] {
-    for blob in blobs { server.setFault(latency == .zero ? nil : .latency(latency), forPathEndingWith: blob) }
-    var odrTimes: [Duration] = [], curlTimes: [Duration] = []
-    for _ in 0..<prefetchRuns {
-      try? FileManager.default.removeItem(at: work.appending(path: "cache"))
-      odrTimes.append(try time(netPath, ["prefetch", "--catalog", server.baseURL.absoluteString, "--quiet"], environment: env))
-      try? FileManager.default.removeItem(at: work.appending(path: "curl"))
-      try FileManager.default.createDirectory(at: work.appending(path: "curl"), withIntermediateDirectories: true)
-      curlTimes.append(try time("/bin/bash", ["-c", curlLoop]))
+    try Data(#"{"bundle": "com.odr.bench.pf", "tags": {\#(entries.joined(separator: ", "))}}"#.utf8).write(to: source.appending(path: "tags.json"))
+    var env = ProcessInfo.processInfo.environment
+    env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = work.appending(path: "state").path
+    try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
+    let server = try FixtureServer(root: work.appending(path: "pub"))
+    defer { server.stop() }
+    let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
+    let blobs = try FileManager.default.contentsOfDirectory(atPath: work.appending(path: "pub/blobs").path).sorted()
+    let curlLoop = "for b in \(blobs.joined(separator: " ")); do curl -s -f -o '\(work.path)/curl/'$b \(server.baseURL.absoluteString)blobs/$b || exit 1; done"
+    // Twice: a server that answers at once, and one 50 ms away (the first
+    // byte of each blob comes 50 ms after the request, as from a CDN).
+    for latency in [Duration.zero, .milliseconds(50)] {
+      for blob in blobs { server.setFault(latency == .zero ? nil : .latency(latency), forPathEndingWith: blob) }
+      var odrTimes: [Duration] = [], curlTimes: [Duration] = []
+      for _ in 0..<prefetchRuns {
+        try? FileManager.default.removeItem(at: work.appending(path: "cache"))
+        odrTimes.append(try time(netPath, ["prefetch", "--catalog", server.baseURL.absoluteString, "--quiet"], environment: env))
+        try? FileManager.default.removeItem(at: work.appending(path: "curl"))
+        try FileManager.default.createDirectory(at: work.appending(path: "curl"), withIntermediateDirectories: true)
+        curlTimes.append(try time("/bin/bash", ["-c", curlLoop]))
+      }
+      report("(h) prefetch 20 × 8 MiB, server latency \(ms(latency)):  odr prefetch \(ms(median(odrTimes)))   sequential curl loop \(ms(median(curlTimes)))   speed-up \(ratio(median(curlTimes), median(odrTimes)))   (target ≥ 3.00×)   [median of \(prefetchRuns)]")
     }
-    report("(h) prefetch 20 × 8 MiB, server latency \(ms(latency)):  odr prefetch \(ms(median(odrTimes)))   sequential curl loop \(ms(median(curlTimes)))   speed-up \(ratio(median(curlTimes), median(odrTimes)))   (target ≥ 3.00×)   [median of \(prefetchRuns)]")
   }
 }
 
 // (i) Trusted delivery (issue 11): `odr fetch` of a signed catalog whose
 // 500-key pack is encrypted to an identity in the keyring vs the same keys
 // plain and unsigned, alternating, each into an emptied keyring.
-let trustRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_TRUST_RUNS"] ?? "") ?? 9
-if trustRuns > 0 {
-  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-trust-\(UUID().uuidString)")
-  defer { try? FileManager.default.removeItem(at: work) }
-  let source = work.appending(path: "src")
-  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-  let trustService = "com.odr.bench.trust"
-  try Data(#"{"bundle": "\#(trustService)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
-    .write(to: source.appending(path: "tags.json"))
-  let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
-  try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
-  var env = ProcessInfo.processInfo.environment
-  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
-  env["XDG_STATE_HOME"] = work.appending(path: "state").path
-  let identityName = "bench-\(UUID().uuidString.prefix(8))"
-  let identity = AgeIdentity()
-  try await SecretServiceStore(service: "odr.identity").setValue(identity.secretKeyString, for: identityName)
-  let signing = SigningKey()
-  var signEnv = env
-  signEnv["ODR_SIGNING_KEY"] = signing.secretKeyString
-  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "trusted").path, "--quiet", "--recipient", identity.recipient.description], environment: signEnv)
-  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "plain").path, "--quiet", "--plaintext-secrets"], environment: env)
-  let trustedArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "trusted").path, "--quiet", "--trust", signing.verifyingKey.description]
-  let plainArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "plain").path, "--quiet"]
-  let trustStore = try SecretServiceStore(service: trustService)
-  var trusted: [Duration] = [], plain: [Duration] = []
-  var plainEnv = env
-  plainEnv["XDG_STATE_HOME"] = work.appending(path: "state-plain").path  // its own trust state: plain and signed are different publishers
-  for run in 0..<trustRuns {
-    for which in run % 2 == 0 ? [true, false] : [false, true] {
-      try await trustStore.deleteAll()
-      if which { trusted.append(try time(odrPath, trustedArgs, environment: env)) } else { plain.append(try time(odrPath, plainArgs, environment: plainEnv)) }
+if wants("i") {
+  let trustRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_TRUST_RUNS"] ?? "") ?? 9
+  if trustRuns > 0 {
+    let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-trust-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: work) }
+    let source = work.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    let trustService = "com.odr.bench.trust"
+    try Data(#"{"bundle": "\#(trustService)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
+    try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
+    var env = ProcessInfo.processInfo.environment
+    env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = work.appending(path: "state").path
+    let identityName = "bench-\(UUID().uuidString.prefix(8))"
+    let identity = AgeIdentity()
+    try await SecretServiceStore(service: "odr.identity").setValue(identity.secretKeyString, for: identityName)
+    let signing = SigningKey()
+    var signEnv = env
+    signEnv["ODR_SIGNING_KEY"] = signing.secretKeyString
+    try time(odrPath, ["pack", source.path, "--output", work.appending(path: "trusted").path, "--quiet", "--recipient", identity.recipient.description], environment: signEnv)
+    try time(odrPath, ["pack", source.path, "--output", work.appending(path: "plain").path, "--quiet", "--plaintext-secrets"], environment: env)
+    let trustedArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "trusted").path, "--quiet", "--trust", signing.verifyingKey.description]
+    let plainArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "plain").path, "--quiet"]
+    let trustStore = try SecretServiceStore(service: trustService)
+    var trusted: [Duration] = [], plain: [Duration] = []
+    var plainEnv = env
+    plainEnv["XDG_STATE_HOME"] = work.appending(path: "state-plain").path  // its own trust state: plain and signed are different publishers
+    for run in 0..<trustRuns {
+      for which in run % 2 == 0 ? [true, false] : [false, true] {
+        try await trustStore.deleteAll()
+        if which { trusted.append(try time(odrPath, trustedArgs, environment: env)) } else { plain.append(try time(odrPath, plainArgs, environment: plainEnv)) }
+      }
     }
-  }
-  try await trustStore.deleteAll()
-  _ = try await SecretServiceStore(service: "odr.identity").deleteValue(for: identityName)
-  report("(i) fetch 500, signed + encrypted vs plain + unsigned:  \(ms(median(trusted)))   vs \(ms(median(plain)))   ratio \(ratio(median(trusted), median(plain)))   (target ≤ 1.05×)   [median of \(trustRuns)]")
+    try await trustStore.deleteAll()
+    _ = try await SecretServiceStore(service: "odr.identity").deleteValue(for: identityName)
+    report("(i) fetch 500, signed + encrypted vs plain + unsigned:  \(ms(median(trusted)))   vs \(ms(median(plain)))   ratio \(ratio(median(trusted), median(plain)))   (target ≤ 1.05×)   [median of \(trustRuns)]")
 
-  // Verifying a signed 10,000-file catalog in-process: parse the signature,
-  // check it, decode and validate the catalog.
-  var files: [Catalog.File] = []
-  for index in 0..<10_000 {
-    files.append(Catalog.File(path: "assets/\(index / 100)/file-\(index).bin", size: Int64(index), sha256: String(repeating: String(index % 10), count: 64)))
+    // Verifying a signed 10,000-file catalog in-process: parse the signature,
+    // check it, decode and validate the catalog.
+    var files: [Catalog.File] = []
+    for index in 0..<10_000 {
+      files.append(Catalog.File(path: "assets/\(index / 100)/file-\(index).bin", size: Int64(index), sha256: String(repeating: String(index % 10), count: 64)))
+    }
+    let big = Catalog(bundle: "com.odr.bench.big", version: 1, expires: Date().addingTimeInterval(86_400), signers: [signing.verifyingKey],
+                      tags: Dictionary(uniqueKeysWithValues: (0..<100).map { ("Tag\($0)", Catalog.Tag(category: .onDemand, files: Array(files[($0 * 100)..<($0 * 100 + 100)]))) }))
+    let bytes = big.encoded()
+    let signatureFile = try CatalogSignature(signing: bytes, with: signing).encoded
+    var decodes: [Duration] = []
+    for _ in 0..<21 {
+      let start = clock.now
+      let decoder = JSONDecoder()
+      decoder.dateDecodingStrategy = .iso8601
+      _ = try decoder.decode(Catalog.self, from: bytes)
+      decodes.append(clock.now - start)
+    }
+    report("(j') JSONDecoder alone on it: \(ms(median(decodes)))")
+    var verifies: [Duration] = [], signatures: [Duration] = []
+    for _ in 0..<21 {
+      let start = clock.now
+      let signature = try CatalogSignature(parsing: signatureFile)
+      guard signature.validSigner(of: bytes, among: [signing.verifyingKey]) != nil else { fatalError("signature") }
+      let signed = clock.now
+      _ = try Catalog.decode(bytes)
+      verifies.append(clock.now - start)
+      signatures.append(signed - start)
+    }
+    report("(j) verify a signed 10,000-file catalog (\(bytes.count / 1024) KiB) in-process: \(ms(median(verifies))) \(spread(verifies)), of which the signature \(ms(median(signatures)))   (target ≤ 20 ms)   [median of 21]")
   }
-  let big = Catalog(bundle: "com.odr.bench.big", version: 1, expires: Date().addingTimeInterval(86_400), signers: [signing.verifyingKey],
-                    tags: Dictionary(uniqueKeysWithValues: (0..<100).map { ("Tag\($0)", Catalog.Tag(category: .onDemand, files: Array(files[($0 * 100)..<($0 * 100 + 100)]))) }))
-  let bytes = big.encoded()
-  let signatureFile = try CatalogSignature(signing: bytes, with: signing).encoded
-  var decodes: [Duration] = []
-  for _ in 0..<21 {
-    let start = clock.now
-    let decoder = JSONDecoder()
-    decoder.dateDecodingStrategy = .iso8601
-    _ = try decoder.decode(Catalog.self, from: bytes)
-    decodes.append(clock.now - start)
-  }
-  report("(j') JSONDecoder alone on it: \(ms(median(decodes)))")
-  var verifies: [Duration] = [], signatures: [Duration] = []
-  for _ in 0..<21 {
-    let start = clock.now
-    let signature = try CatalogSignature(parsing: signatureFile)
-    guard signature.validSigner(of: bytes, among: [signing.verifyingKey]) != nil else { fatalError("signature") }
-    let signed = clock.now
-    _ = try Catalog.decode(bytes)
-    verifies.append(clock.now - start)
-    signatures.append(signed - start)
-  }
-  report("(j) verify a signed 10,000-file catalog (\(bytes.count / 1024) KiB) in-process: \(ms(median(verifies))) \(spread(verifies)), of which the signature \(ms(median(signatures)))   (target ≤ 20 ms)   [median of 21]")
 }
 
 // (k) Masking (issue 12): `odr exec --mask -- cat LOG` over 100 MiB of log
 // lines with 1, 20 and 200 keys in the keyring, vs `cat LOG`; both write to
 // /dev/null. Keys appear in the log now and then, raw and base64-encoded.
-let maskRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_MASK_RUNS"] ?? "") ?? 5
-if maskRuns > 0 {
-  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-mask-\(UUID().uuidString)")
-  defer { try? FileManager.default.removeItem(at: work) }
-  try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-  let log = work.appending(path: "app.log")
-  let keys = (0..<200).map { "sk-live-\($0)-\(UUID().uuidString.lowercased())" }
-  _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-  let handle = try FileHandle(forWritingTo: log)
-  var line = 0
-  var written = 0
-  while written < 100 << 20 {
-    var block = ""
-    for _ in 0..<1000 {
-      line += 1
-      let key = keys[line % 997 % keys.count]
-      block += "2026-11-22T10:\(line % 60):\(line % 60).\(line % 1000)Z INFO  [worker-\(line % 8)] GET /v1/forecast?city=oslo&units=metric status=200 bytes=\(line % 5000) duration=\(line % 300)ms"
-      block += line % 500 == 0 ? " auth=\(key)\n" : line % 777 == 0 ? " basic=\(Data(("user:" + key).utf8).base64EncodedString())\n" : " user_agent=\"curl/8.5.0\" request_id=\(UUID().uuidString)\n"
+if wants("k") {
+  let maskRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_MASK_RUNS"] ?? "") ?? 5
+  if maskRuns > 0 {
+    let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-mask-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: work) }
+    try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+    let log = work.appending(path: "app.log")
+    let keys = (0..<200).map { "sk-live-\($0)-\(UUID().uuidString.lowercased())" }
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+    let handle = try FileHandle(forWritingTo: log)
+    var line = 0
+    var written = 0
+    while written < 100 << 20 {
+      var block = ""
+      for _ in 0..<1000 {
+        line += 1
+        let key = keys[line % 997 % keys.count]
+        block += "2026-11-22T10:\(line % 60):\(line % 60).\(line % 1000)Z INFO  [worker-\(line % 8)] GET /v1/forecast?city=oslo&units=metric status=200 bytes=\(line % 5000) duration=\(line % 300)ms"
+        block += line % 500 == 0 ? " auth=\(key)\n" : line % 777 == 0 ? " basic=\(Data(("user:" + key).utf8).base64EncodedString())\n" : " user_agent=\"curl/8.5.0\" request_id=\(UUID().uuidString)\n"
+      }
+      handle.write(Data(block.utf8))
+      written += block.utf8.count
     }
-    handle.write(Data(block.utf8))
-    written += block.utf8.count
+    try handle.close()
+    let mib = Double(written) / Double(1 << 20)
+    func rate(_ d: Duration) -> String { String(format: "%.0f MB/s", Double(written) / 1e6 / (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)) }
+    var cats: [Duration] = [], piped: [Duration] = []
+    for _ in 0..<maskRuns {
+      cats.append(try time("/bin/cat", [log.path]))
+      piped.append(try time("/bin/sh", ["-c", "cat '\(log.path)' | cat"]))  // the floor for anything between a command and its output
+    }
+    var results: [(count: Int, time: Duration)] = []
+    for count in [1, 20, 200] {
+      let maskService = "com.odr.bench.mask\(count)"
+      let maskStore = try SecretServiceStore(service: maskService)
+      try await maskStore.deleteAll()
+      for key in keys.prefix(count) { try await maskStore.setValue(key, for: "K\(keys.firstIndex(of: key)!)") }
+      var times: [Duration] = []
+      for _ in 0..<maskRuns { times.append(try time(odrPath, ["exec", "--mask", "--service", maskService, "--", "/bin/cat", log.path])) }
+      try await maskStore.deleteAll()
+      results.append((count, median(times)))
+    }
+    let one = results[0].time
+    report(String(format: "(k) mask %.0f MiB of log: cat %@ (%@), cat | cat %@ (%@)", mib, ms(median(cats)), rate(median(cats)), ms(median(piped)), rate(median(piped)))
+           + results.map { "   \($0.count) key\($0.count == 1 ? "" : "s") \(ms($0.time)) (\(rate($0.time)))" }.joined()
+           + "   1 key / cat \(ratio(one, median(cats))), / cat | cat \(ratio(one, median(piped))) (target ≤ 3.00×)   200 keys / 1 key \(ratio(results[2].time, one)) (target ≤ 1.30×)   [median of \(maskRuns)]")
   }
-  try handle.close()
-  let mib = Double(written) / Double(1 << 20)
-  func rate(_ d: Duration) -> String { String(format: "%.0f MB/s", Double(written) / 1e6 / (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)) }
-  var cats: [Duration] = [], piped: [Duration] = []
-  for _ in 0..<maskRuns {
-    cats.append(try time("/bin/cat", [log.path]))
-    piped.append(try time("/bin/sh", ["-c", "cat '\(log.path)' | cat"]))  // the floor for anything between a command and its output
-  }
-  var results: [(count: Int, time: Duration)] = []
-  for count in [1, 20, 200] {
-    let maskService = "com.odr.bench.mask\(count)"
-    let maskStore = try SecretServiceStore(service: maskService)
-    try await maskStore.deleteAll()
-    for key in keys.prefix(count) { try await maskStore.setValue(key, for: "K\(keys.firstIndex(of: key)!)") }
-    var times: [Duration] = []
-    for _ in 0..<maskRuns { times.append(try time(odrPath, ["exec", "--mask", "--service", maskService, "--", "/bin/cat", log.path])) }
-    try await maskStore.deleteAll()
-    results.append((count, median(times)))
-  }
-  let one = results[0].time
-  report(String(format: "(k) mask %.0f MiB of log: cat %@ (%@), cat | cat %@ (%@)", mib, ms(median(cats)), rate(median(cats)), ms(median(piped)), rate(median(piped)))
-         + results.map { "   \($0.count) key\($0.count == 1 ? "" : "s") \(ms($0.time)) (\(rate($0.time)))" }.joined()
-         + "   1 key / cat \(ratio(one, median(cats))), / cat | cat \(ratio(one, median(piped))) (target ≤ 3.00×)   200 keys / 1 key \(ratio(results[2].time, one)) (target ≤ 1.30×)   [median of \(maskRuns)]")
 }
 
 // (l) Secret references (issue 16): `odr exec --env-file` of a file with 50
 // odr:// references vs `odr exec` of the same 50 keys, and vs a shell loop of
 // 50 `secret-tool lookup` calls (what resolving one by one costs).
-let referenceRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_REFERENCE_RUNS"] ?? "") ?? 21
-if referenceRuns > 0 {
-  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-refs-\(UUID().uuidString)")
-  defer { try? FileManager.default.removeItem(at: work) }
-  try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-  let referenceService = "com.odr.bench.refs"
-  let referenceStore = try SecretServiceStore(service: referenceService)
-  try await referenceStore.deleteAll()
-  for index in 1...50 { try await referenceStore.setValue("value-\(index)-\(UUID().uuidString)", for: "K\(index)") }
-  let envFile = work.appending(path: ".env")
-  try Data((1...50).map { "VAR_\($0)=odr://K\($0)\n" }.joined().utf8).write(to: envFile)
-  var env = ProcessInfo.processInfo.environment
-  env["XDG_STATE_HOME"] = work.appending(path: "state").path
-  let loop = "for i in $(seq 1 50); do secret-tool lookup service \(referenceService) key K$i >/dev/null || exit 1; done"
-  var files: [Duration] = [], keys: [Duration] = [], lookups: [Duration] = []
-  for _ in 0..<referenceRuns {
-    files.append(try time(odrPath, ["exec", "--service", referenceService, "--env-file", envFile.path, "--", "/bin/true"], environment: env))
-    keys.append(try time(odrPath, ["exec", "--service", referenceService, "--", "/bin/true"], environment: env))
-    lookups.append(try time("/bin/bash", ["-c", loop]))
+if wants("l") {
+  let referenceRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_REFERENCE_RUNS"] ?? "") ?? 21
+  if referenceRuns > 0 {
+    let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-refs-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: work) }
+    try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+    let referenceService = "com.odr.bench.refs"
+    let referenceStore = try SecretServiceStore(service: referenceService)
+    try await referenceStore.deleteAll()
+    for index in 1...50 { try await referenceStore.setValue("value-\(index)-\(UUID().uuidString)", for: "K\(index)") }
+    let envFile = work.appending(path: ".env")
+    try Data((1...50).map { "VAR_\($0)=odr://K\($0)\n" }.joined().utf8).write(to: envFile)
+    var env = ProcessInfo.processInfo.environment
+    env["XDG_STATE_HOME"] = work.appending(path: "state").path
+    let loop = "for i in $(seq 1 50); do secret-tool lookup service \(referenceService) key K$i >/dev/null || exit 1; done"
+    var files: [Duration] = [], keys: [Duration] = [], lookups: [Duration] = []
+    for _ in 0..<referenceRuns {
+      files.append(try time(odrPath, ["exec", "--service", referenceService, "--env-file", envFile.path, "--", "/bin/true"], environment: env))
+      keys.append(try time(odrPath, ["exec", "--service", referenceService, "--", "/bin/true"], environment: env))
+      lookups.append(try time("/bin/bash", ["-c", loop]))
+    }
+    try await referenceStore.deleteAll()
+    report("(l) 50 references:  odr exec --env-file \(ms(median(files)))   odr exec (same 50 keys) \(ms(median(keys)))   ratio \(ratio(median(files), median(keys))) (target ≤ 1.10×)   50 × secret-tool lookup \(ms(median(lookups)))   speed-up \(ratio(median(lookups), median(files))) (target ≥ 10×)   [median of \(referenceRuns)]")
   }
-  try await referenceStore.deleteAll()
-  report("(l) 50 references:  odr exec --env-file \(ms(median(files)))   odr exec (same 50 keys) \(ms(median(keys)))   ratio \(ratio(median(files), median(keys))) (target ≤ 1.10×)   50 × secret-tool lookup \(ms(median(lookups)))   speed-up \(ratio(median(lookups), median(files))) (target ≥ 10×)   [median of \(referenceRuns)]")
 }
 
 // (m) Hosting (issue 13), against a real nginx on 127.0.0.1:
@@ -483,100 +511,102 @@ if referenceRuns > 0 {
 //      of the blob downloaded again (nginx's log);
 //  (3) `odr prefetch` of 20 × 8 MiB vs `curl --parallel --parallel-max 6`
 //      of the same blobs followed by `sha256sum` of them.
-let hostingRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_HOSTING_RUNS"] ?? "") ?? 5
-if hostingRuns > 0 {
-  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-host-\(UUID().uuidString)")
-  defer { try? FileManager.default.removeItem(at: work) }
-  let source = work.appending(path: "src")
-  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-  func randomFile(_ url: URL, bytes count: Int, seed: Int) throws {
-    var bytes = Data(count: count)
-    bytes.withUnsafeMutableBytes { buffer in
-      var state = UInt64(seed + 1) &* 0x9e3779b97f4a7c15
-      for offset in stride(from: 0, to: buffer.count, by: 8) {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        buffer.storeBytes(of: state, toByteOffset: offset, as: UInt64.self)
+if wants("m") {
+  let hostingRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_HOSTING_RUNS"] ?? "") ?? 5
+  if hostingRuns > 0 {
+    let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-host-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: work) }
+    let source = work.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    func randomFile(_ url: URL, bytes count: Int, seed: Int) throws {
+      var bytes = Data(count: count)
+      bytes.withUnsafeMutableBytes { buffer in
+        var state = UInt64(seed + 1) &* 0x9e3779b97f4a7c15
+        for offset in stride(from: 0, to: buffer.count, by: 8) {
+          state = state &* 6364136223846793005 &+ 1442695040888963407
+          buffer.storeBytes(of: state, toByteOffset: offset, as: UInt64.self)
+        }
       }
+      try bytes.write(to: url)
     }
-    try bytes.write(to: url)
-  }
-  var entries = [#""Level": {"category": "onDemand", "files": ["level.bin"]}"#, #""Movie": {"category": "onDemand", "files": ["movie.bin"]}"#]
-  try randomFile(source.appending(path: "level.bin"), bytes: 64 << 10, seed: 99)
-  try randomFile(source.appending(path: "movie.bin"), bytes: 256 << 20, seed: 98)
-  for index in 0..<20 {
-    try randomFile(source.appending(path: "t\(index).bin"), bytes: 8 << 20, seed: index)
-    entries.append(#""T\#(index)": {"category": "prefetch", "order": \#(index), "files": ["t\#(index).bin"]}"#)
-  }
-  try Data(#"{"bundle": "com.odr.bench.host", "tags": {\#(entries.joined(separator: ", "))}}"#.utf8).write(to: source.appending(path: "tags.json"))
-  var env = ProcessInfo.processInfo.environment
-  env["XDG_STATE_HOME"] = work.appending(path: "state").path
-  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
-  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
-  let nginx = try Nginx(root: work.appending(path: "pub"))
-  defer { nginx.stop() }
-  let catalogURL = nginx.url.absoluteString
-
-  // (1) The fleet: each machine has its own cache and state, warmed once.
-  let fleet = 50
-  for machine in 0..<fleet {
-    var one = env
-    one["XDG_CACHE_HOME"] = work.appending(path: "fleet/\(machine)/cache").path
-    one["XDG_STATE_HOME"] = work.appending(path: "fleet/\(machine)/state").path
-    try time(odrPath, ["begin", "Level", "--catalog", catalogURL, "--quiet"], environment: one)
-  }
-  let odrFleet = "for i in $(seq 0 \(fleet - 1)); do XDG_CACHE_HOME=\(work.path)/fleet/$i/cache XDG_STATE_HOME=\(work.path)/fleet/$i/state \(odrPath) begin Level --catalog \(catalogURL) --quiet & done; wait"
-  let curlFleet = "for i in $(seq 1 \(fleet)); do curl -fsS -o /dev/null \(catalogURL)catalog.json & done; wait"
-  var odrTimes: [Duration] = [], curlTimes: [Duration] = []
-  var perClient: [Double] = []
-  for _ in 0..<hostingRuns {
-    let before = nginx.requests.count
-    odrTimes.append(try time("/bin/bash", ["-c", odrFleet]))
-    let served = nginx.requests.dropFirst(before)
-    perClient.append(Double(served.reduce(0) { $0 + $1.totalBytes }) / Double(fleet))
-    guard served.allSatisfy({ $0.path == "/catalog.json" && $0.status == 304 }) else {
-      fatalError("(m) the fleet did not only revalidate: \(served.map { "\($0.path) \($0.status)" }.prefix(5))")
+    var entries = [#""Level": {"category": "onDemand", "files": ["level.bin"]}"#, #""Movie": {"category": "onDemand", "files": ["movie.bin"]}"#]
+    try randomFile(source.appending(path: "level.bin"), bytes: 64 << 10, seed: 99)
+    try randomFile(source.appending(path: "movie.bin"), bytes: 256 << 20, seed: 98)
+    for index in 0..<20 {
+      try randomFile(source.appending(path: "t\(index).bin"), bytes: 8 << 20, seed: index)
+      entries.append(#""T\#(index)": {"category": "prefetch", "order": \#(index), "files": ["t\#(index).bin"]}"#)
     }
-    curlTimes.append(try time("/bin/bash", ["-c", curlFleet]))
-  }
-  let bytes = perClient.sorted()[perClient.count / 2]
-  report("(m1) fleet of \(fleet) concurrent `odr begin` of an unchanged tag: \(String(format: "%.0f", bytes)) bytes served per client, all 304 (target ≤ 1024)   wall \(ms(median(odrTimes)))   50 × curl catalog.json \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.50×)   [median of \(hostingRuns)]")
+    try Data(#"{"bundle": "com.odr.bench.host", "tags": {\#(entries.joined(separator: ", "))}}"#.utf8).write(to: source.appending(path: "tags.json"))
+    var env = ProcessInfo.processInfo.environment
+    env["XDG_STATE_HOME"] = work.appending(path: "state").path
+    env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+    try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
+    let nginx = try Nginx(root: work.appending(path: "pub"))
+    defer { nginx.stop() }
+    let catalogURL = nginx.url.absoluteString
 
-  // (2) Resume after kill, through a 256 MiB/s limit so half-way is visible.
-  let slow = try Nginx(root: work.appending(path: "pub"), rate: "256m")
-  defer { slow.stop() }
-  let movie = String(try Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
-  var fractions: [Double] = []
-  for _ in 0..<min(hostingRuns, 3) {
-    try? FileManager.default.removeItem(at: work.appending(path: "cache"))
-    let process = Process()
-    process.executableURL = URL(filePath: odrPath)
-    process.arguments = ["begin", "Movie", "--catalog", slow.url.absoluteString, "--quiet"]
-    process.environment = env
-    try process.run()
-    let partial = work.appending(path: "cache/odr/com.odr.bench.host/partial/\(movie)")
-    while process.isRunning, ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0) < 128 << 20 { usleep(1_000) }
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-    let before = slow.requests.count
-    try time(odrPath, ["begin", "Movie", "--catalog", slow.url.absoluteString, "--quiet"], environment: env)
-    let again = slow.requests.dropFirst(before).filter { $0.path.hasSuffix(movie) }.reduce(0) { $0 + $1.bytes }
-    fractions.append(Double(again) / Double(256 << 20))
-  }
-  report("(m2) 256 MiB download killed at 50 %, run again: \(String(format: "%.3f", fractions.sorted()[fractions.count / 2])) of the blob downloaded again (target ≤ 0.55)   [median of \(fractions.count)]")
+    // (1) The fleet: each machine has its own cache and state, warmed once.
+    let fleet = 50
+    for machine in 0..<fleet {
+      var one = env
+      one["XDG_CACHE_HOME"] = work.appending(path: "fleet/\(machine)/cache").path
+      one["XDG_STATE_HOME"] = work.appending(path: "fleet/\(machine)/state").path
+      try time(odrPath, ["begin", "Level", "--catalog", catalogURL, "--quiet"], environment: one)
+    }
+    let odrFleet = "for i in $(seq 0 \(fleet - 1)); do XDG_CACHE_HOME=\(work.path)/fleet/$i/cache XDG_STATE_HOME=\(work.path)/fleet/$i/state \(odrPath) begin Level --catalog \(catalogURL) --quiet & done; wait"
+    let curlFleet = "for i in $(seq 1 \(fleet)); do curl -fsS -o /dev/null \(catalogURL)catalog.json & done; wait"
+    var odrTimes: [Duration] = [], curlTimes: [Duration] = []
+    var perClient: [Double] = []
+    for _ in 0..<hostingRuns {
+      let before = nginx.requests.count
+      odrTimes.append(try time("/bin/bash", ["-c", odrFleet]))
+      let served = nginx.requests.dropFirst(before)
+      perClient.append(Double(served.reduce(0) { $0 + $1.totalBytes }) / Double(fleet))
+      guard served.allSatisfy({ $0.path == "/catalog.json" && $0.status == 304 }) else {
+        fatalError("(m) the fleet did not only revalidate: \(served.map { "\($0.path) \($0.status)" }.prefix(5))")
+      }
+      curlTimes.append(try time("/bin/bash", ["-c", curlFleet]))
+    }
+    let bytes = perClient.sorted()[perClient.count / 2]
+    report("(m1) fleet of \(fleet) concurrent `odr begin` of an unchanged tag: \(String(format: "%.0f", bytes)) bytes served per client, all 304 (target ≤ 1024)   wall \(ms(median(odrTimes)))   50 × curl catalog.json \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.50×)   [median of \(hostingRuns)]")
 
-  // (3) Prefetch vs curl --parallel + sha256sum.
-  let blobs = (0..<20).map { "t\($0).bin" }.map { name -> String in
-    (try? Command.run("/usr/bin/sha256sum", [source.appending(path: name).path]).stdout.prefix(64)).map(String.init) ?? ""
+    // (2) Resume after kill, through a 256 MiB/s limit so half-way is visible.
+    let slow = try Nginx(root: work.appending(path: "pub"), rate: "256m")
+    defer { slow.stop() }
+    let movie = String(try Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
+    var fractions: [Double] = []
+    for _ in 0..<min(hostingRuns, 3) {
+      try? FileManager.default.removeItem(at: work.appending(path: "cache"))
+      let process = Process()
+      process.executableURL = URL(filePath: odrPath)
+      process.arguments = ["begin", "Movie", "--catalog", slow.url.absoluteString, "--quiet"]
+      process.environment = env
+      try process.run()
+      let partial = work.appending(path: "cache/odr/com.odr.bench.host/partial/\(movie)")
+      while process.isRunning, ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0) < 128 << 20 { usleep(1_000) }
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+      let before = slow.requests.count
+      try time(odrPath, ["begin", "Movie", "--catalog", slow.url.absoluteString, "--quiet"], environment: env)
+      let again = slow.requests.dropFirst(before).filter { $0.path.hasSuffix(movie) }.reduce(0) { $0 + $1.bytes }
+      fractions.append(Double(again) / Double(256 << 20))
+    }
+    report("(m2) 256 MiB download killed at 50 %, run again: \(String(format: "%.3f", fractions.sorted()[fractions.count / 2])) of the blob downloaded again (target ≤ 0.55)   [median of \(fractions.count)]")
+
+    // (3) Prefetch vs curl --parallel + sha256sum.
+    let blobs = (0..<20).map { "t\($0).bin" }.map { name -> String in
+      (try? Command.run("/usr/bin/sha256sum", [source.appending(path: name).path]).stdout.prefix(64)).map(String.init) ?? ""
+    }
+    let curlParallel = "cd \(work.path)/curl && curl -fsS --no-progress-meter --parallel --parallel-max 6 " + blobs.map { "-o \($0) \(catalogURL)blobs/\($0)" }.joined(separator: " ") + " && sha256sum \(blobs.joined(separator: " ")) > /dev/null"
+    odrTimes = []
+    curlTimes = []
+    for _ in 0..<hostingRuns {
+      try? FileManager.default.removeItem(at: work.appending(path: "cache"))
+      odrTimes.append(try time(odrPath, ["prefetch", "--catalog", catalogURL, "--quiet"], environment: env))
+      try? FileManager.default.removeItem(at: work.appending(path: "curl"))
+      try FileManager.default.createDirectory(at: work.appending(path: "curl"), withIntermediateDirectories: true)
+      curlTimes.append(try time("/bin/bash", ["-c", curlParallel]))
+    }
+    report("(m3) prefetch 20 × 8 MiB from nginx: odr prefetch \(ms(median(odrTimes)))   curl --parallel-max 6 + sha256sum \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.10×)   [median of \(hostingRuns)]")
   }
-  let curlParallel = "cd \(work.path)/curl && curl -fsS --no-progress-meter --parallel --parallel-max 6 " + blobs.map { "-o \($0) \(catalogURL)blobs/\($0)" }.joined(separator: " ") + " && sha256sum \(blobs.joined(separator: " ")) > /dev/null"
-  odrTimes = []
-  curlTimes = []
-  for _ in 0..<hostingRuns {
-    try? FileManager.default.removeItem(at: work.appending(path: "cache"))
-    odrTimes.append(try time(odrPath, ["prefetch", "--catalog", catalogURL, "--quiet"], environment: env))
-    try? FileManager.default.removeItem(at: work.appending(path: "curl"))
-    try FileManager.default.createDirectory(at: work.appending(path: "curl"), withIntermediateDirectories: true)
-    curlTimes.append(try time("/bin/bash", ["-c", curlParallel]))
-  }
-  report("(m3) prefetch 20 × 8 MiB from nginx: odr prefetch \(ms(median(odrTimes)))   curl --parallel-max 6 + sha256sum \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.10×)   [median of \(hostingRuns)]")
 }

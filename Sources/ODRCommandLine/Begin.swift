@@ -9,6 +9,7 @@ extension ODR {
   /// `odr begin TAG…`: download, verify and pin tags.
   struct Begin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "begin",
       abstract: "Make tags available: download what is missing, verify it, and pin it.",
       discussion: """
         Like NSBundleResourceRequest.beginAccessingResources. Each `odr begin` adds one pin per tag, held by the process that ran odr (its parent: your shell or script) or by --owner; `odr end` removes one, from any process. When the holder exits without `odr end`, its pins are reclaimed. With --if-present nothing is downloaded: the tags are pinned only if they are already on disk (exit 3 otherwise).
@@ -86,6 +87,7 @@ extension ODR {
   /// `odr end TAG…`: unpin tags.
   struct End: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "end",
       abstract: "End access to tags: remove one pin each; unpinned tags may be purged later.",
       discussion: """
         Example:

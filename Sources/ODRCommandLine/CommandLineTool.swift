@@ -1,4 +1,8 @@
+import ArgumentParser
 import ODRResources
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The entry point of the `odr` and `odr-net` executables.
 public enum CommandLineTool {
@@ -7,5 +11,18 @@ public enum CommandLineTool {
   /// `odr-net`).
   package static func main(network: (any NetworkCommands)?) async {
     await ODR.main(network: network)
+  }
+
+  /// Runs the hot paths, `odr get NAME` and `odr --version`, on the calling
+  /// thread without ArgumentParser, and exits; returns at once for anything
+  /// else. Call it first thing in `main`, before anything has started the
+  /// concurrency runtime's threads.
+  package static func runHotPath() {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments == ["--version"] {
+      Output.write(ODR.configuration.version + "\n")
+      exit(0)
+    }
+    if let quick = QuickGet(arguments: arguments) { quick.run() }
   }
 }

@@ -9,6 +9,7 @@ extension ODR {
   /// `odr doctor`: probes the keyring and says what to fix.
   struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "doctor",
       abstract: "Check the session bus, the Secret Service, its default collection and lock state.",
       discussion: """
         Reads and writes no key. Exits 0 when the keyring is ready, otherwise with the code of the first problem (5 unavailable, 6 locked, 9 timeout) after saying how to fix it.

@@ -9,6 +9,7 @@ extension ODR {
   /// `odr env --format shell|dotenv|json|github|gitlab [--only …]`
   struct Env: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "env",
       abstract: "Print the keys as environment variables for a shell, a dotenv file or a CI system.",
       discussion: """
         Formats: shell (export NAME='value', for eval), dotenv (NAME='value', for `set -a; . file`), json, github (appends NAME<<DELIMITER blocks to $GITHUB_ENV with a random delimiter and prints ::add-mask:: for every line of every value), gitlab (a dotenv report; values GitLab cannot mask are refused unless --allow-unmasked). Values are printed: use it in CI steps whose output is masked, or prefer `odr exec`.

@@ -6,6 +6,7 @@ extension ODR {
   /// `odr exec [--only A,B] [--pristine] [--mask] [--fetch TAG] -- CMD…`
   struct Exec: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "exec",
       abstract: "Run a command with the keys as environment variables (never in argv, never on disk).",
       discussion: """
         A key's variable is its "env" metadata, else its name in upper snake case (Weather -> WEATHER, mapsKey -> MAPS_KEY). Two keys with one variable, invalid names, and variables such as PATH, LD_* or BASH_ENV are refused.

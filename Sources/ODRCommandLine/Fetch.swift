@@ -6,6 +6,7 @@ extension ODR {
   /// `odr fetch TAG…`: import the keys of secrets tags into the keyring.
   struct Fetch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "fetch",
       abstract: "Fetch tags; import the API keys of secrets tags into the keyring.",
       discussion: """
         Downloads and verifies the catalog (signature, version, expiry) and the tags, decrypts each APIKeys document of the secrets tags in memory with this machine's identities (`odr identity`, ODR_IDENTITY or --identity-file), validates them all before anything is written, and writes only the keys whose value or metadata changed. No plaintext of a secrets tag is ever written to disk. If a write fails, the keys written so far are put back. Prints key names and what happened to each, never values. The keyring service is --service, else $ODR_SERVICE, else the catalog's bundle. A machine that is not a recipient of the pack exits 10.

@@ -30,6 +30,7 @@ extension ODR {
 
     struct New: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "new",
         abstract: "Create an identity in the keyring and print its recipient (age1…).",
         discussion: "Example:\n  odr identity new laptop")
       @Argument(help: "The identity's name.") var name: String
@@ -43,6 +44,7 @@ extension ODR {
 
     struct Recipient: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "recipient",
         abstract: "Print an identity's recipient (age1…), to send to the publisher.",
         discussion: "Example:\n  odr identity recipient laptop")
       @Argument(help: "The identity's name.") var name: String
@@ -54,6 +56,7 @@ extension ODR {
 
     struct Export: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Print the identity as an age identity file (for a CI secret store, or `age -d -i`). Handle it like a password.",
         discussion: "Example:\n  odr identity export ci | gh secret set ODR_IDENTITY")
       @Argument(help: "The identity's name.") var name: String
@@ -65,6 +68,7 @@ extension ODR {
 
     struct Import: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "import",
         abstract: "Store an identity (AGE-SECRET-KEY-1…, or an identity file holding one) read from standard input.",
         discussion: "Example:\n  odr identity import laptop < key.txt")
       @Argument(help: "The identity's name.") var name: String
@@ -81,6 +85,7 @@ extension ODR {
 
     struct List: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "list",
         abstract: "List the identities in the keyring with their recipients.",
         discussion: "Example:\n  odr identity list")
 
@@ -94,6 +99,7 @@ extension ODR {
 
     struct Delete: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "delete",
         abstract: "Delete an identity from the keyring (packs encrypted only to it can no longer be read here).",
         discussion: "Example:\n  odr identity delete old-laptop")
       @Argument(help: "The identity's name.") var name: String

@@ -5,6 +5,7 @@ extension ODR {
   /// `odr inject -i TEMPLATE [-o OUT] [--force] [--allow-empty]`
   struct Inject: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "inject",
       abstract: "Fill {{ odr://… }} references in a template with their values.",
       discussion: """
         Every reference is parsed and resolved (one keyring search per service) before anything is written. {{"{{"}} writes a literal {{. Output goes to standard output, or with -o to a file written atomically with mode 0600 that is not replaced without --force. A template with no reference is an error unless --allow-empty.

@@ -31,9 +31,6 @@ struct ODR: AsyncParsableCommand {
     CommandRunner.recordInheritedSignals()
     self.network = network
     do {
-      if let quick = QuickGet(arguments: Array(CommandLine.arguments.dropFirst())) {
-        return try await quick.run()
-      }
       // `odr exec` starts every CI step: parse it alone, not the whole
       // command tree (about 2 ms less). Help and usage errors go through
       // the root below, so they read `odr exec`.

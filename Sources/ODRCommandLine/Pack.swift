@@ -13,6 +13,7 @@ extension ODR {
   /// `odr pack SRC --output DIR`: publishes a folder as a static catalog.
   struct Pack: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "pack",
       abstract: "Publish a folder of tagged files as a static catalog (catalog.json + blobs/), signed and with secrets encrypted.",
       discussion: """
         SRC holds tags.json, which names each tag's category and files (folders end in '/'). DIR receives catalog.json and blobs/<sha256>; serve it from any static host or use it as a file:// catalog. A file in several tags is stored once.

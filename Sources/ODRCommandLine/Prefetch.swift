@@ -7,6 +7,7 @@ extension ODR {
   /// `odr prefetch [--parallel N] [--json]`
   struct Prefetch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "prefetch",
       abstract: "Download every initial tag, then the prefetch tags in their order, several at a time.",
       discussion: """
         As the App Store does after an install. Downloads run in parallel (--parallel, default 6, as browsers use per host), started in order; one failure does not stop the others. Prefetched tags are not pinned. Secrets tags among them are imported into the keyring, as `odr fetch` does (an app's first launch); with no keyring here they are skipped with a note. Prints what succeeded and what failed and why; exits with the first failure's code.

@@ -5,6 +5,7 @@ extension ODR {
   /// `odr priority TAG… VALUE`
   struct Priority: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "priority",
       abstract: "Set the preservation priority of tags (0…1; lower is purged first), overriding the catalog's.",
       discussion: """
         Example:

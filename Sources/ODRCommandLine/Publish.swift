@@ -6,6 +6,7 @@ extension ODR {
   /// `odr publish DIR DEST`: uploads a published catalog folder safely.
   struct Publish: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "publish",
       abstract: "Upload a catalog folder to a folder or an S3 bucket: blobs first, catalog.json last.",
       discussion: """
         Blobs already at the destination (same name and size; names are SHA-256) are skipped. The signature is uploaded covering both the new catalog and the one still published, then catalog.json, so a publish interrupted at any point leaves readers a valid catalog: the previous one or the new one. On S3, blobs get `Cache-Control: public, max-age=31536000, immutable` and the catalog `no-cache`. S3 credentials come from the standard AWS variables or ~/.aws/credentials; AWS_ENDPOINT_URL (or "endpoint" in odr.json) names an S3-compatible store.

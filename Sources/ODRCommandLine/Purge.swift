@@ -5,6 +5,7 @@ extension ODR {
   /// `odr purge [--all] [--dry-run] [--max-size SIZE]`
   struct Purge: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "purge",
       abstract: "Remove unpinned tags from the local store, lowest preservation priority and least recently used first.",
       discussion: """
         Without --all, removes tags until the store fits its budget (--max-size or $ODR_MAX_SIZE). Files no tag of the catalog uses go first; pinned tags are never removed. --dry-run says what would go and why, and changes nothing.

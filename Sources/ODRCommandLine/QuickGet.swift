@@ -6,6 +6,9 @@ import Glibc
 /// The hot path of scripts, `odr get NAME [--service ID] [--timeout S]`,
 /// recognised without ArgumentParser.
 ///
+/// It runs on the main thread before the concurrency runtime has started
+/// a thread, and reads the keyring on that thread too.
+///
 /// ArgumentParser's reflection costs about 11 M instructions per process, a
 /// quarter of a cold `odr get` (see docs/performance.md). Only the plain form
 /// is taken here, with every value already valid; anything else (help, other
@@ -46,8 +49,15 @@ struct QuickGet {
     self.timeout = timeout
   }
 
-  func run() async throws {
-    let store = try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout))
-    try await ODR.GetKey.print(store.value(for: name))
+  /// Prints the value and exits, or exits with the code of the failure.
+  /// Blocks the calling thread: call it before anything else is running.
+  func run() -> Never {
+    do {
+      let store = try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout))
+      ODR.GetKey.print(try store.valueBlocking(for: name))
+      exit(0)
+    } catch {
+      Failure.exit(with: error)
+    }
   }
 }

@@ -26,6 +26,7 @@ extension ODR {
 
     struct New: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "new",
         abstract: "Create a signing key in the keyring and print its public key.",
         discussion: "Example:\n  odr signing-key new release")
       @Argument(help: "The key's name.") var name: String
@@ -39,6 +40,7 @@ extension ODR {
 
     struct Public: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "public",
         abstract: "Print a signing key's public key (what clients pin with --trust).",
         discussion: "Example:\n  odr signing-key public release")
       @Argument(help: "The key's name.") var name: String
@@ -50,6 +52,7 @@ extension ODR {
 
     struct Export: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Print the private key (ed25519-secret:…) for a CI secret store. Handle it like a password.",
         discussion: "Example:\n  odr signing-key export release | gh secret set ODR_SIGNING_KEY")
       @Argument(help: "The key's name.") var name: String
@@ -61,6 +64,7 @@ extension ODR {
 
     struct Import: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "import",
         abstract: "Store an exported private key, read from standard input.",
         discussion: "Example:\n  odr signing-key import release < release.key")
       @Argument(help: "The key's name.") var name: String
@@ -74,6 +78,7 @@ extension ODR {
 
     struct List: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "list",
         abstract: "List the signing keys in the keyring with their public keys.",
         discussion: "Example:\n  odr signing-key list")
 
@@ -87,6 +92,7 @@ extension ODR {
 
     struct Delete: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "delete",
         abstract: "Delete a signing key from the keyring (it cannot be recovered).",
         discussion: "Example:\n  odr signing-key delete old-release")
       @Argument(help: "The key's name.") var name: String

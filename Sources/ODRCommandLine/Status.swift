@@ -6,6 +6,7 @@ extension ODR {
   /// `odr status`: each tag's category, presence, size and pins.
   struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "status",
       abstract: "Explain each tag: category, on disk or not, size, and who pins it.",
       discussion: """
         --verify also re-hashes every file in the store and exits 4 if one is damaged.

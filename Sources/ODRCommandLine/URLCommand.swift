@@ -21,6 +21,7 @@ extension ODR {
     /// `odr url check [--policy strict|encoding|consistent] [--json] STRING…|-`
     struct Check: AsyncParsableCommand {
       static let configuration = CommandConfiguration(
+        commandName: "check",
         abstract: "Parse URL strings strictly and with encoding, and say what each policy decides and why.",
         discussion: """
           strict: URL(string:encodingInvalidCharacters: false), reject what does not parse. encoding: URL(string:), which percent-encodes invalid characters; report the result. consistent (default): reject a string the two modes disagree on. Exits 1 when any string is rejected under --policy. "-" reads one string per line from stdin.

@@ -7,6 +7,7 @@ extension ODR {
   /// `odr verify DIR`: checks a published catalog folder.
   struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "verify",
       abstract: "Check a published catalog folder: signature, expiry margin, every blob's SHA-256.",
       discussion: """
         For the publisher's CI, before and after uploading. Exits 4 when the catalog is unsigned, its signature does not verify (or is not by a --trust key), it expires within --min-validity, a blob is missing or damaged, or a secrets tag is in plaintext.

@@ -19,26 +19,34 @@ final class Libsecret: Sendable {
   /// `deadline` passes (→ `.timeout`) or the task is cancelled
   /// (→ `CancellationError`).
   func perform<T: Sendable>(deadline: Duration, _ body: @escaping @Sendable (Session) throws -> T) async throws -> T {
-    let cancellable = Cancellable()
-    let timer = DispatchWorkItem { cancellable.cancel(.deadline) }
-    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(deadline.nanoseconds)), execute: timer)
-    defer { timer.cancel() }
+    let cancellable = Cancellable(deadline: deadline)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         queue.async {
-          let session = Session(cancellable: cancellable, deadline: deadline)
-          let result = Result {
-            do { return try body(session) } catch let error as KeyringError where error.code == .locked && Session.desktopCanPrompt {
-              // A desktop session: ask it to unlock (it prompts the user), once, within the deadline.
-              guard let path = error.lockedPath, (try? session.unlock(path)) == true else { throw error }
-              return try body(session)
-            }
-          }
-          continuation.resume(with: result)
+          continuation.resume(with: Result { try Self.run(deadline: deadline, cancellable: cancellable, body) })
         }
       }
     } onCancel: {
       cancellable.cancel(.task)
+    }
+  }
+
+  /// `perform` on the calling thread, which it blocks: for a process that
+  /// makes one keyring call and has nothing else to do (`odr get`), it
+  /// saves two thread hops. Never call it from the cooperative pool.
+  func performBlocking<T>(deadline: Duration, _ body: (Session) throws -> T) throws -> T {
+    try Self.run(deadline: deadline, cancellable: Cancellable(deadline: deadline), body)
+  }
+
+  /// Runs `body`; the libsecret call in progress fails with `.timeout`
+  /// when the cancellable's deadline passes.
+  private static func run<T>(deadline: Duration, cancellable: Cancellable, _ body: (Session) throws -> T) throws -> T {
+    defer { cancellable.disarm() }
+    let session = Session(cancellable: cancellable, deadline: deadline)
+    do { return try body(session) } catch let error as KeyringError where error.code == .locked && Session.desktopCanPrompt {
+      // A desktop session: ask it to unlock (it prompts the user), once, within the deadline.
+      guard let path = error.lockedPath, (try? session.unlock(path)) == true else { throw error }
+      return try body(session)
     }
   }
 }
@@ -50,8 +58,24 @@ final class Cancellable: @unchecked Sendable {
   let pointer: UnsafeMutablePointer<GCancellable>
   private let reason = Atomic<UInt8>(Reason.none.rawValue)
 
-  init() { pointer = g_cancellable_new() }
-  deinit { g_object_unref(pointer) }
+  // Set once in init, before the cancellable is shared.
+  private var timer: DispatchWorkItem?
+
+  /// A cancellable that fires by itself when `deadline` has passed.
+  init(deadline: Duration) {
+    pointer = g_cancellable_new()
+    let timer = DispatchWorkItem { [weak self] in self?.cancel(.deadline) }
+    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(deadline.nanoseconds)), execute: timer)
+    self.timer = timer
+  }
+
+  deinit {
+    timer?.cancel()
+    g_object_unref(pointer)
+  }
+
+  /// Stops the deadline timer: the call is over.
+  func disarm() { timer?.cancel() }
 
   func cancel(_ why: Reason) {
     if reason.compareExchange(expected: Reason.none.rawValue, desired: why.rawValue, ordering: .relaxed).exchanged {

@@ -43,9 +43,25 @@ public struct SecretServiceStore: SecretStore {
     let attributes = attributes(for: name)
     let service = service
     return try await Libsecret.shared.perform(deadline: deadline) { session in
-      if let value = try session.lookup(attributes) { return value }
-      throw session.lockedOr(.notFound(name, service: service), attributes: attributes)
+      try Self.lookup(name, service: service, attributes: attributes, in: session)
     }
+  }
+
+  /// ``value(for:)`` on the calling thread, which it blocks until the
+  /// keyring answers or the deadline passes. For a process whose only work
+  /// is this one read (`odr get`): it spares the hops to the concurrency
+  /// pool and the keyring thread. Never call it from async code.
+  public func valueBlocking(for name: String) throws -> String {
+    try KeyringInput.validate(name: name)
+    let attributes = attributes(for: name)
+    return try Libsecret.shared.performBlocking(deadline: deadline) { session in
+      try Self.lookup(name, service: service, attributes: attributes, in: session)
+    }
+  }
+
+  private static func lookup(_ name: String, service: String, attributes: [String: String], in session: Session) throws -> String {
+    if let value = try session.lookup(attributes) { return value }
+    throw session.lockedOr(.notFound(name, service: service), attributes: attributes)
   }
 
   public func values(for names: Set<String>?) async throws -> [String: String] {

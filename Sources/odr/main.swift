@@ -3,4 +3,5 @@
 // an http(s) catalog are handed to the sibling `odr-net` executable.
 import ODRCommandLine
 
+CommandLineTool.runHotPath()
 await CommandLineTool.main(network: nil)

@@ -125,6 +125,17 @@ import Testing
     #expect(quick.stderr == full.stderr)
   }
 
+  /// `odr --version` is answered before ArgumentParser; `odr-net` always
+  /// goes through it. Both must print the same.
+  @Test func versionIsTheSameOnBothPaths() throws {
+    let odrNet = Paths.odr.deletingLastPathComponent().appending(path: "odr-net").path
+    let quick = try Command.odr(["--version"])
+    let full = try Command.run(odrNet, ["--version"])
+    #expect(quick.status == 0)
+    #expect(quick.stdout == full.stdout)
+    #expect(quick.stdout.hasSuffix("\n") && quick.stdout.count > 1)
+  }
+
   @Test func serviceFromTheEnvironmentWorksOnBothPaths() throws {
     _ = try Command.odr(["set", "Weather", "--service", service], input: "k-env", environment: KeyringSession.shared.environment)
     var env = KeyringSession.shared.environment

@@ -28,6 +28,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    // Tests only: child processes awaited without holding a thread.
+    .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     // `swift package generate-documentation` (scripts/docs): the DocC catalogs of the libraries.
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
@@ -108,6 +110,7 @@ let package = Package(
     ),
     .target(
       name: "ODRTesting",
+      dependencies: [.product(name: "Subprocess", package: "swift-subprocess")],
       swiftSettings: strictSettings
     ),
     .executableTarget(

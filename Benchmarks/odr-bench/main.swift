@@ -186,7 +186,7 @@ if wants("e") {
     try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
     let server = try FixtureServer(root: work.appending(path: "pub"))
     defer { server.stop() }
-    let sha = String(try Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
+    let sha = String(try await Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
     let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
     let begin = ["-f", "%M", netPath, "begin", "Movie", "--catalog", server.baseURL.absoluteString, "--quiet"]
     let curl = "curl -s -o '\(work.path)/curl.bin' \(server.baseURL.absoluteString)blobs/\(sha) && sha256sum '\(work.path)/curl.bin' >/dev/null"
@@ -194,7 +194,7 @@ if wants("e") {
     for _ in 0..<downloadRuns {
       try? FileManager.default.removeItem(at: work.appending(path: "cache/odr/com.odr.bench.dl/blobs/\(sha)"))
       let start = clock.now
-      let result = try Command.run("/usr/bin/time", begin, environment: env)
+      let result = try await Command.run("/usr/bin/time", begin, environment: env)
       odrTimes.append(clock.now - start)
       guard result.status == 0 else { fatalError("odr begin failed: \(result.stderr)") }
       rss.append(Int(result.stderr.split(separator: "\n").last ?? "") ?? 0)
@@ -518,7 +518,7 @@ if wants("m") {
     defer { try? FileManager.default.removeItem(at: work) }
     let source = work.appending(path: "src")
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-    func randomFile(_ url: URL, bytes count: Int, seed: Int) throws {
+    func randomFile(_ url: URL, bytes count: Int, seed: Int) async throws {
       var bytes = Data(count: count)
       bytes.withUnsafeMutableBytes { buffer in
         var state = UInt64(seed + 1) &* 0x9e3779b97f4a7c15
@@ -530,10 +530,10 @@ if wants("m") {
       try bytes.write(to: url)
     }
     var entries = [#""Level": {"category": "onDemand", "files": ["level.bin"]}"#, #""Movie": {"category": "onDemand", "files": ["movie.bin"]}"#]
-    try randomFile(source.appending(path: "level.bin"), bytes: 64 << 10, seed: 99)
-    try randomFile(source.appending(path: "movie.bin"), bytes: 256 << 20, seed: 98)
+    try await randomFile(source.appending(path: "level.bin"), bytes: 64 << 10, seed: 99)
+    try await randomFile(source.appending(path: "movie.bin"), bytes: 256 << 20, seed: 98)
     for index in 0..<20 {
-      try randomFile(source.appending(path: "t\(index).bin"), bytes: 8 << 20, seed: index)
+      try await randomFile(source.appending(path: "t\(index).bin"), bytes: 8 << 20, seed: index)
       entries.append(#""T\#(index)": {"category": "prefetch", "order": \#(index), "files": ["t\#(index).bin"]}"#)
     }
     try Data(#"{"bundle": "com.odr.bench.host", "tags": {\#(entries.joined(separator: ", "))}}"#.utf8).write(to: source.appending(path: "tags.json"))
@@ -573,7 +573,7 @@ if wants("m") {
     // (2) Resume after kill, through a 256 MiB/s limit so half-way is visible.
     let slow = try Nginx(root: work.appending(path: "pub"), rate: "256m")
     defer { slow.stop() }
-    let movie = String(try Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
+    let movie = String(try await Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
     var fractions: [Double] = []
     for _ in 0..<min(hostingRuns, 3) {
       try? FileManager.default.removeItem(at: work.appending(path: "cache"))
@@ -595,7 +595,7 @@ if wants("m") {
 
     // (3) Prefetch vs curl --parallel + sha256sum.
     let blobs = (0..<20).map { "t\($0).bin" }.map { name -> String in
-      (try? Command.run("/usr/bin/sha256sum", [source.appending(path: name).path]).stdout.prefix(64)).map(String.init) ?? ""
+      (try? Command.runBlocking("/usr/bin/sha256sum", [source.appending(path: name).path]).stdout.prefix(64)).map(String.init) ?? ""
     }
     let curlParallel = "cd \(work.path)/curl && curl -fsS --no-progress-meter --parallel --parallel-max 6 " + blobs.map { "-o \($0) \(catalogURL)blobs/\($0)" }.joined(separator: " ") + " && sha256sum \(blobs.joined(separator: " ")) > /dev/null"
     odrTimes = []

@@ -1,6 +1,17 @@
 import Foundation
+import Subprocess
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
 
 /// Runs a program to completion and captures what it printed.
+///
+/// The `async` functions await the child without holding a thread (swift-
+/// subprocess: a pidfd watched by one monitor thread, pipes read
+/// asynchronously), so a test waiting for a slow child leaves the
+/// cooperative pool to the other tests.
 public enum Command {
   /// What a finished program left behind.
   public struct Result: Sendable {
@@ -16,22 +27,68 @@ public enum Command {
     public var output: String { stdout + stderr }
   }
 
-  /// Runs `executable` with `arguments`, feeding `input` on stdin.
+  /// The most a child may print on each of stdout and stderr.
+  static let outputLimit = 256 << 20
+
+  /// Runs `executable` with `arguments`, feeding `input` on stdin (an empty
+  /// pipe when nil); `environment` replaces the test's own when given.
+  ///
+  /// It first waits for a free child slot (``ChildSlots``); `exclusive`
+  /// takes them all, for a run that is a load of its own (a stress test).
+  /// `duration` counts from the launch, not the wait.
   public static func run(_ executable: String, _ arguments: [String], input: String? = nil,
-                         environment: [String: String]? = nil) throws -> Result {
+                         environment: [String: String]? = nil, exclusive: Bool = false) async throws -> Result {
+    try await ChildSlots.shared.holding(exclusive ? Int.max : 1) {
+      try await launch(executable, arguments, input: input, environment: environment)
+    }
+  }
+
+  /// Runs `body` while no other test's child runs: for tests that start
+  /// their own processes under load.
+  public static func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
+    try await ChildSlots.shared.holding(Int.max, body)
+  }
+
+  private static func launch(_ executable: String, _ arguments: [String], input: String?,
+                             environment: [String: String]?) async throws -> Result {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let result = try await Subprocess.run(
+      .path(FilePath(executable)), arguments: Arguments(arguments), environment: subprocessEnvironment(environment),
+      input: .fileDescriptor(try stdinPipe(input ?? ""), closeAfterSpawningProcess: true),
+      output: .bytes(limit: outputLimit), error: .bytes(limit: outputLimit))
+    let (status, signaled): (Int32, Bool) = switch result.terminationStatus {
+    case .exited(let code): (code, false)
+    case .signaled(let signal): (signal, true)
+    }
+    return Result(status: status, signaled: signaled, stdout: String(decoding: result.standardOutput, as: UTF8.self),
+                  stderr: String(decoding: result.standardError, as: UTF8.self), duration: clock.now - start)
+  }
+
+  /// Runs the built `odr` binary.
+  public static func odr(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) async throws -> Result {
+    try await run(Paths.odr.path, arguments, input: input, environment: environment)
+  }
+
+  /// Runs `secret-tool`, the Secret Service reference client.
+  public static func secretTool(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) async throws -> Result {
+    try await run("/usr/bin/secret-tool", arguments, input: input, environment: environment)
+  }
+
+  /// `run` for set-up code that cannot await (a `static let`): it blocks
+  /// the calling thread until the child exits.
+  public static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
     let process = Process()
     process.executableURL = URL(filePath: executable)
     process.arguments = arguments
     if let environment { process.environment = environment }
-    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-    process.standardInput = stdin
+    let stdout = Pipe(), stderr = Pipe()
+    process.standardInput = FileHandle.nullDevice
     process.standardOutput = stdout
     process.standardError = stderr
     let clock = ContinuousClock()
     let start = clock.now
     try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try stdin.fileHandleForWriting.close()
     // Drain both pipes concurrently so a chatty child can't block on a full pipe.
     let errData = LockedBox(Data())
     let group = DispatchGroup()
@@ -47,34 +104,51 @@ public enum Command {
                   stderr: String(decoding: errData.value, as: UTF8.self), duration: clock.now - start)
   }
 
-  /// `run` on a thread of its own, for long runs (stress tests): waiting
-  /// on one of the few cooperative threads would starve other tests.
-  public static func runOffPool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> Result {
-    try await offPool { try run(executable, arguments, environment: environment) }
-  }
-
   /// Runs blocking `body` on a thread of its own and waits without holding
-  /// a cooperative thread.
+  /// a cooperative thread: for tests that drive a `Process` themselves
+  /// (signals, ptys, partial reads).
   public static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
       Thread { continuation.resume(with: Swift.Result { try body() }) }.start()
     }
   }
 
-  /// Runs the built `odr` binary.
-  public static func odr(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> Result {
-    try run(Paths.odr.path, arguments, input: input, environment: environment)
+  /// The read end of a pipe that delivers `text` and then EOF. A thread of
+  /// its own writes it, so a child that exits without reading (a refused
+  /// command) costs an ignored EPIPE, not a blocked or crashed test.
+  private static func stdinPipe(_ text: String) throws -> FileDescriptor {
+    _ = ignoreSIGPIPE
+    var ends: [Int32] = [-1, -1]
+    guard pipe(&ends) == 0 else { throw Errno(rawValue: errno) }
+    for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+    let writeEnd = ends[1]
+    let bytes = Array(text.utf8)
+    guard !bytes.isEmpty else {
+      close(writeEnd)
+      return FileDescriptor(rawValue: ends[0])
+    }
+    Thread {
+      bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+          let written = write(writeEnd, buffer.baseAddress! + offset, buffer.count - offset)
+          if written < 0 && errno == EINTR { continue }
+          if written <= 0 { break }
+          offset += written
+        }
+      }
+      close(writeEnd)
+    }.start()
+    return FileDescriptor(rawValue: ends[0])
   }
 
-  /// `odr` on a thread of its own: the test waits without holding one of
-  /// the cooperative pool's few threads.
-  public static func odrOffPool(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) async throws -> Result {
-    try await offPool { try odr(arguments, input: input, environment: environment) }
-  }
+  /// Writing to a pipe whose reader has exited must fail with EPIPE, not
+  /// kill the test process.
+  private static let ignoreSIGPIPE: Void = { signal(SIGPIPE, SIG_IGN) }()
 
-  /// Runs `secret-tool`, the Secret Service reference client.
-  public static func secretTool(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> Result {
-    try run("/usr/bin/secret-tool", arguments, input: input, environment: environment)
+  private static func subprocessEnvironment(_ environment: [String: String]?) -> Subprocess.Environment {
+    guard let environment else { return .inherit }
+    return .custom(Dictionary(uniqueKeysWithValues: environment.map { (Subprocess.Environment.Key(stringLiteral: $0.key), $0.value) }))
   }
 }
 

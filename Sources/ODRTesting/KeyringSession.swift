@@ -82,7 +82,7 @@ public final class KeyringSession: @unchecked Sendable {
     password.fileHandleForWriting.write(Data("odr-test".utf8))
     try password.fileHandleForWriting.close()
     for _ in 0..<200 {
-      let owner = try Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+      let owner = try Command.runBlocking("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
                                                          "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets"], environment: environment)
       if owner.stdout.contains("boolean true") { return daemon.processIdentifier }
       usleep(25_000)
@@ -92,25 +92,25 @@ public final class KeyringSession: @unchecked Sendable {
   }
 
   /// Locks the login collection through the Secret Service API.
-  public func lock() throws {
-    try send(to: "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+  public func lock() async throws {
+    try await send(to: "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
              "array:objpath:/org/freedesktop/secrets/collection/login")
   }
 
   /// Points the `default` alias at the in-memory session collection, so the
   /// login collection becomes one that new items do not go to.
-  public func makeSessionCollectionTheDefault() throws {
-    try send(to: "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.SetAlias", "string:default",
+  public func makeSessionCollectionTheDefault() async throws {
+    try await send(to: "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.SetAlias", "string:default",
              "objpath:/org/freedesktop/secrets/collection/session")
   }
 
   /// Deletes the login collection, leaving the `default` alias dangling.
-  public func deleteDefaultCollection() throws {
-    try send(to: "/org/freedesktop/secrets/collection/login", "org.freedesktop.Secret.Collection.Delete")
+  public func deleteDefaultCollection() async throws {
+    try await send(to: "/org/freedesktop/secrets/collection/login", "org.freedesktop.Secret.Collection.Delete")
   }
 
-  private func send(to path: String, _ method: String, _ arguments: String...) throws {
-    let result = try Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets", path, method] + arguments,
+  private func send(to path: String, _ method: String, _ arguments: String...) async throws {
+    let result = try await Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets", path, method] + arguments,
                                  environment: environment)
     guard result.status == 0 else { throw TestFailure("dbus-send \(method) failed: \(result.stderr)") }
   }

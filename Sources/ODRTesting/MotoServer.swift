@@ -47,7 +47,7 @@ public final class MotoServer: @unchecked Sendable {
       process.stop()
       throw TestFailure("moto_server did not start: \(((try? String(contentsOf: log, encoding: .utf8)) ?? "").suffix(400)). Run scripts/bootstrap.")
     }
-    let setup = try Command.run(python, [Paths.packageRoot.appending(path: "resources/fixtures/moto-setup.py").path, endpoint.absoluteString, bucket])
+    let setup = try Command.runBlocking(python, [Paths.packageRoot.appending(path: "resources/fixtures/moto-setup.py").path, endpoint.absoluteString, bucket])
     guard setup.status == 0, let data = setup.stdout.data(using: .utf8),
           let parsed = try? JSONDecoder().decode([String: Credentials].self, from: data),
           let user = parsed["user"], let session = parsed["session"] else {
@@ -79,14 +79,14 @@ public final class MotoServer: @unchecked Sendable {
 
   /// Runs a Python snippet with boto3 against this server as the user
   /// (`s3` is a client); what it prints.
-  public func boto(_ code: String) throws -> Command.Result {
+  public func boto(_ code: String) async throws -> Command.Result {
     let prelude = """
       import boto3
       s3 = boto3.client("s3", endpoint_url="\(endpoint.absoluteString)", region_name="us-east-1",
                         aws_access_key_id="\(user.accessKeyId)", aws_secret_access_key="\(user.secretAccessKey)")
 
       """
-    return try Command.run(try Self.python(), ["-c", prelude + code])
+    return try await Command.run(try Self.python(), ["-c", prelude + code])
   }
 
   public func stop() {

@@ -75,6 +75,17 @@ public final class Nginx: @unchecked Sendable {
   }
 
   /// The requests served so far, from the access log.
+  /// Waits until the access log holds a request whose path ends with
+  /// `suffix` (nginx writes a line when the connection ends, a moment after
+  /// a client was killed). False after 5 s.
+  public func logged(pathEndingWith suffix: String) async throws -> Bool {
+    for _ in 0..<1000 {
+      if requests.contains(where: { $0.path.hasSuffix(suffix) }) { return true }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    return false
+  }
+
   public var requests: [Request] {
     let text = (try? String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8)) ?? ""
     return text.split(separator: "\n").compactMap { line in

@@ -6,11 +6,18 @@ public enum Paths {
   public static let packageRoot: URL = URL(filePath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-  /// The `odr` executable: `$ODR_BIN`, else the one built beside the tests.
+  /// The folder of the products built with the tests (`odr`, `odr-net`,
+  /// the example clients).
+  public static let products: URL = {
+    let runner = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+    return runner.deletingLastPathComponent()
+  }()
+
+  /// The `odr` executable: `$ODR_BIN` (scripts/test sets it to the release
+  /// build users install), else the one built beside the tests.
   public static let odr: URL = {
     if let bin = ProcessInfo.processInfo.environment["ODR_BIN"] { return URL(filePath: bin) }
-    let runner = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-    return runner.deletingLastPathComponent().appending(path: "odr")
+    return products.appending(path: "odr")
   }()
 }
 

@@ -12,32 +12,32 @@ import Testing
   var expected: [String: String] { Dictionary(uniqueKeysWithValues: variables.variables.map { ($0.name, $0.value) }) }
 
   /// Runs `script` with `shell`; the script prints the variables NUL-separated.
-  func readBack(_ shell: String, _ script: String, file: String) throws -> [String: String] {
+  func readBack(_ shell: String, _ script: String, file: String) async throws -> [String: String] {
     let folder = FileManager.default.temporaryDirectory.appending(path: "odr-env-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     try Data(file.utf8).write(to: folder.appending(path: "vars"))
     let names = variables.variables.map(\.name)
     let printAll = "printf '%s\\0' " + names.map { "\"$\($0)\"" }.joined(separator: " ")
-    let result = try Command.run(shell, ["-c", "cd '\(folder.path)' && \(script) && \(printAll)"], environment: ["PATH": "/usr/bin:/bin"])
+    let result = try await Command.run(shell, ["-c", "cd '\(folder.path)' && \(script) && \(printAll)"], environment: ["PATH": "/usr/bin:/bin"])
     #expect(result.status == 0, "\(result.stderr)")
     let values = result.stdout.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)
     return Dictionary(uniqueKeysWithValues: zip(names, values))
   }
 
-  @Test func shellFormatSurvivesEvalInBashAndDash() throws {
+  @Test func shellFormatSurvivesEvalInBashAndDash() async throws {
     let text = try EnvFormat.shell.render(variables).stdout
-    #expect(try readBack("/bin/bash", #"eval "$(cat vars)""#, file: text) == expected)
-    #expect(try readBack("/bin/sh", #"eval "$(cat vars)""#, file: text) == expected)
+    #expect(try await readBack("/bin/bash", #"eval "$(cat vars)""#, file: text) == expected)
+    #expect(try await readBack("/bin/sh", #"eval "$(cat vars)""#, file: text) == expected)
     // Exported, not just set: a child process sees them.
-    let child = try Command.run("/bin/bash", ["-c", "eval \"$1\"; printenv UNICODE", "-", text])
+    let child = try await Command.run("/bin/bash", ["-c", "eval \"$1\"; printenv UNICODE", "-", text])
     #expect(child.stdout == expected["UNICODE"]! + "\n")
   }
 
-  @Test func dotenvFormatSurvivesSetASource() throws {
+  @Test func dotenvFormatSurvivesSetASource() async throws {
     let text = try EnvFormat.dotenv.render(variables).stdout
-    #expect(try readBack("/bin/sh", "set -a; . ./vars; set +a", file: text) == expected)
-    #expect(try readBack("/bin/bash", "set -a; . ./vars; set +a", file: text) == expected)
+    #expect(try await readBack("/bin/sh", "set -a; . ./vars; set +a", file: text) == expected)
+    #expect(try await readBack("/bin/bash", "set -a; . ./vars; set +a", file: text) == expected)
   }
 
   @Test func jsonFormatParsesBack() throws {

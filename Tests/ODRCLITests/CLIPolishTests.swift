@@ -6,10 +6,8 @@ import Testing
 /// suggestion for a mistyped command, and odr.json problems named by line.
 @Suite(.timeLimit(.minutes(2))) struct CLIPolishTests {
   func odr(_ arguments: [String], in folder: URL? = nil, environment: [String: String] = ["COLUMNS": "80", "PATH": "/usr/bin:/bin"]) async throws -> Command.Result {
-    guard let folder else { return try await Command.odrOffPool(arguments, environment: environment) }
-    return try await Command.offPool {
-      try Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments, environment: environment)
-    }
+    guard let folder else { return try await Command.odr(arguments, environment: environment) }
+    return try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments, environment: environment)
   }
 
   /// Lines that end a paragraph early: one or two words between two longer
@@ -126,24 +124,24 @@ import Testing
     var packEnv = env
     packEnv["XDG_CACHE_HOME"] = root.appending(path: "cache").path
     packEnv["XDG_STATE_HOME"] = root.appending(path: "state").path
-    #expect(try await Command.odrOffPool(["pack", root.appending(path: "src").path, "--output", root.appending(path: "pub").path, "--plaintext-secrets", "--quiet"], environment: packEnv).status == 0)
-    #expect(try await Command.odrOffPool(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: packEnv).status == 0)
-    defer { _ = try? Command.odr(["delete", "--all", "--service", service], environment: env) }
+    #expect(try await Command.odr(["pack", root.appending(path: "src").path, "--output", root.appending(path: "pub").path, "--plaintext-secrets", "--quiet"], environment: packEnv).status == 0)
+    #expect(try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: packEnv).status == 0)
+    defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all", "--service", service], environment: env) }
 
-    let long = try await Command.odrOffPool(["list", "--long", "--service", service], environment: env)
+    let long = try await Command.odr(["list", "--long", "--service", service], environment: env)
     #expect(long.status == 0, "\(long.stderr)")
     #expect(long.stdout == "Weather  env=WEATHER_API_KEY  header=X-Api-Key  hosts=api.weather.example\n")
-    let json = try await Command.odrOffPool(["list", "--long", "--json", "--service", service], environment: env)
+    let json = try await Command.odr(["list", "--long", "--json", "--service", service], environment: env)
     #expect(json.stdout.contains(#""query" : null"#) && json.stdout.contains(#""env" : "WEATHER_API_KEY""#))
     #expect(!long.output.contains(value) && !json.output.contains(value))
 
     let file = root.appending(path: "weather.key")
-    #expect(try await Command.odrOffPool(["get", "Weather", "--service", service, "--out-file", file.path], environment: env).status == 0)
+    #expect(try await Command.odr(["get", "Weather", "--service", service, "--out-file", file.path], environment: env).status == 0)
     #expect(try String(contentsOf: file, encoding: .utf8) == value)
     let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
     #expect(mode == 0o600)
-    let again = try await Command.odrOffPool(["get", "Weather", "--service", service, "--out-file", file.path], environment: env)
+    let again = try await Command.odr(["get", "Weather", "--service", service, "--out-file", file.path], environment: env)
     #expect(again.status != 0 && again.stderr.contains("--force"), "\(again.stderr)")
-    #expect(try await Command.odrOffPool(["get", "Weather", "--service", service, "--out-file", file.path, "--force"], environment: env).status == 0)
+    #expect(try await Command.odr(["get", "Weather", "--service", service, "--out-file", file.path, "--force"], environment: env).status == 0)
   }
 }

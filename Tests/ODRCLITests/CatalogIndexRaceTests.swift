@@ -22,13 +22,13 @@ import Testing
       for index in 0..<count {
         group.addTask {
           let source = root.appending(path: "src\(index)"), output = root.appending(path: "pub\(index)")
-          _ = try Command.odr(["pack", source.path, "--output", output.path, "--quiet"], environment: env)
+          _ = try await Command.odr(["pack", source.path, "--output", output.path, "--quiet"], environment: env)
         }
       }
       try await group.waitForAll()
     }
     // All at once: each process reads catalogs.json, adds its entry, writes it back.
-    let results = try await Command.offPool {
+    let results = try await Command.exclusively { try await Command.offPool {
       let processes = try (0..<count).map { index -> Process in
         let process = Process()
         process.executableURL = Paths.odr
@@ -40,10 +40,10 @@ import Testing
         return process
       }
       return processes.map { $0.waitUntilExit(); return $0.terminationStatus }
-    }
+    } }
     #expect(results == Array(repeating: 0, count: count))
     for index in 0..<count {
-      let offline = try await Command.odrOffPool(["status", "--offline", "--catalog", root.appending(path: "pub\(index)").path], environment: env)
+      let offline = try await Command.odr(["status", "--offline", "--catalog", root.appending(path: "pub\(index)").path], environment: env)
       #expect(offline.status == 0, "pub\(index): \(offline.stderr)")
     }
   }

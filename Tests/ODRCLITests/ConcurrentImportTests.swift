@@ -2,8 +2,9 @@ import Foundation
 import ODRTesting
 import Testing
 
-/// 8 processes import two documents in turn while readers run `odr env`,
-/// for 30 s: no reader ever sees a mix, and the last import wins.
+/// 8 processes import two documents in turn, 8 rounds each, while readers
+/// run `odr env` until they are done: no reader ever sees a mix, and the last
+/// import wins. `ODR_STRESS_ROUNDS=N` runs longer.
 @Suite(.timeLimit(.minutes(2))) struct ConcurrentImportTests {
   @Test func eightImportersAndReadersNeverMixTwoDocuments() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-concurrent-\(UUID().uuidString)")
@@ -15,6 +16,7 @@ import Testing
     env["ODR"] = Paths.odr.path
     env["ROOT"] = root.path
     env["BUNDLE"] = bundle
+    env["ROUNDS"] = ProcessInfo.processInfo.environment["ODR_STRESS_ROUNDS"] ?? "8"
     for document in ["A", "B"] {
       let source = root.appending(path: "src-\(document)")
       try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
@@ -22,35 +24,37 @@ import Testing
         .write(to: source.appending(path: "tags.json"))
       let keys = (1...20).map { #""K\#($0)": "\#(document.lowercased())-\#($0)-\#(UUID().uuidString.prefix(6))""# }.joined(separator: ", ")
       try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
-      let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: document).path, "--quiet", "--plaintext-secrets"], environment: env)
+      let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: document).path, "--quiet", "--plaintext-secrets"], environment: env)
       try #require(pack.status == 0, "\(pack.stderr)")
     }
 
     // Readers start once the keys exist: before the first import there is
     // nothing to read, which `odr env` rightly reports.
-    let first = try Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "A").path, "--quiet"], environment: env)
+    let first = try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "A").path, "--quiet"], environment: env)
     try #require(first.status == 0, "\(first.stderr)")
 
     let script = #"""
-      end=$((SECONDS + 30))
       fetcher() {
         n=$1
-        while [ $SECONDS -lt $end ]; do
+        for _ in $(seq "$ROUNDS"); do
           d=A; [ $((n % 2)) -eq 1 ] && d=B; n=$((n + 1))
           if "$ODR" fetch APIKeys --catalog "$ROOT/$d" --quiet 2>>"$ROOT/errors.log"; then echo "$(date +%s%N) $d" >> "$ROOT/fetches.log"
           else echo "fetch exited $?" >> "$ROOT/errors.log"; fi
         done
       }
       reader() {
-        while [ $SECONDS -lt $end ]; do
+        while [ ! -e "$ROOT/done" ]; do
           out=$("$ODR" env --format json --service "$BUNDLE" 2>>"$ROOT/errors.log") && printf '%s\n' "$out" | tr -d '\n' >> "$ROOT/reads.$1.log" && echo >> "$ROOT/reads.$1.log"
         done
       }
-      for i in 1 2 3 4 5 6 7 8; do fetcher $i & done
       reader 1 & reader 2 &
+      fetchers=()
+      for i in 1 2 3 4 5 6 7 8; do fetcher $i & fetchers+=($!); done
+      wait "${fetchers[@]}"
+      touch "$ROOT/done"
       wait
       """#
-    let run = try await Command.runOffPool("/bin/bash", ["-c", script], environment: env)
+    let run = try await Command.run("/bin/bash", ["-c", script], environment: env, exclusive: true)
     #expect(run.status == 0)
     let errors = (try? String(contentsOf: root.appending(path: "errors.log"), encoding: .utf8)) ?? ""
     #expect(errors.isEmpty, "\(errors.prefix(2000))")
@@ -78,7 +82,7 @@ import Testing
     #expect(fetches.count > 16)
     let last = try #require(fetches.last)
     let acceptable = Set(fetches.filter { $0.0 + 20_000_000 >= last.0 }.map(\.1))
-    let final = try Command.odr(["env", "--format", "json", "--service", bundle], environment: env)
+    let final = try await Command.odr(["env", "--format", "json", "--service", bundle], environment: env)
     let values = try #require(try JSONSerialization.jsonObject(with: Data(final.stdout.utf8)) as? [String: String]).values
     let winner = Set(values.map { String($0.prefix(1)).uppercased() })
     #expect(winner.count == 1 && acceptable.isSuperset(of: winner), "final \(winner), last fetches \(acceptable)")

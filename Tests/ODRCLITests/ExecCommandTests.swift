@@ -19,12 +19,12 @@ import Testing
     return env
   }
 
-  func odr(_ arguments: [String], environment: [String: String]? = nil) throws -> Command.Result {
-    try Command.odr(arguments, environment: environment ?? self.environment)
+  func odr(_ arguments: [String], environment: [String: String]? = nil) async throws -> Command.Result {
+    try await Command.odr(arguments, environment: environment ?? self.environment)
   }
 
   /// Publishes Weather (env WEATHER_KEY) and Maps, without fetching them.
-  func publish() throws {
+  func publish() async throws {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
     try Data("""
@@ -34,58 +34,58 @@ import Testing
       """.utf8).write(to: source.appending(path: "tags.json"))
     try Data(#"{"keys": {"Weather": {"value": "\#(weather)", "env": "WEATHER_KEY"}, "Maps": {"value": "\#(maps)"}}}"#.utf8)
       .write(to: source.appending(path: "APIKeys.json"))
-    let pack = try odr(["pack", source.path, "--output", published.path, "--quiet", "--plaintext-secrets"])
+    let pack = try await odr(["pack", source.path, "--output", published.path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
-  func fetched() throws {
-    try publish()
-    let fetch = try odr(["fetch", "APIKeys", "--quiet"])
+  func fetched() async throws {
+    try await publish()
+    let fetch = try await odr(["fetch", "APIKeys", "--quiet"])
     try #require(fetch.status == 0, "\(fetch.stderr)")
   }
 
-  @Test func execInjectsByMetadataAndPassesTheExitCode() throws {
+  @Test func execInjectsByMetadataAndPassesTheExitCode() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try fetched()
-    let run = try odr(["exec", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "$MAPS"; exit 42"#])
+    try await fetched()
+    let run = try await odr(["exec", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "$MAPS"; exit 42"#])
     #expect(run.status == 42)
     #expect(run.stdout == "\(weather)|\(maps)")
-    let only = try odr(["exec", "--only", "Maps", "--", "sh", "-c", #"printf '%s|%s' "${WEATHER_KEY-unset}" "$MAPS""#])
+    let only = try await odr(["exec", "--only", "Maps", "--", "sh", "-c", #"printf '%s|%s' "${WEATHER_KEY-unset}" "$MAPS""#])
     #expect(only.stdout == "unset|\(maps)")
-    #expect(try odr(["exec", "--only", "Nope", "--", "true"]).status == 3)
-    #expect(try odr(["exec", "--", "no-such-command-odr"]).status == 127)
+    #expect(try await odr(["exec", "--only", "Nope", "--", "true"]).status == 3)
+    #expect(try await odr(["exec", "--", "no-such-command-odr"]).status == 127)
     let notExecutable = root.appending(path: "data.txt")
     try Data("x".utf8).write(to: notExecutable)
-    #expect(try odr(["exec", "--", notExecutable.path]).status == 126)
-    #expect(try odr(["exec"]).status == 2)
-    #expect(try odr(["exec", "--mask-typo", "--", "touch", root.appending(path: "ran").path]).status == 2)
+    #expect(try await odr(["exec", "--", notExecutable.path]).status == 126)
+    #expect(try await odr(["exec"]).status == 2)
+    #expect(try await odr(["exec", "--mask-typo", "--", "touch", root.appending(path: "ran").path]).status == 2)
     #expect(!FileManager.default.fileExists(atPath: root.appending(path: "ran").path))
   }
 
-  @Test func execEndsByTheSameSignalAsTheCommand() throws {
+  @Test func execEndsByTheSameSignalAsTheCommand() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try fetched()
+    try await fetched()
     for mask in [[], ["--mask"]] {
-      let run = try odr(["exec"] + mask + ["--", "sh", "-c", "kill -TERM $$"])
+      let run = try await odr(["exec"] + mask + ["--", "sh", "-c", "kill -TERM $$"])
       #expect(run.signaled && run.status == SIGTERM, "\(mask): \(run.status) \(run.stderr)")
     }
   }
 
-  @Test func pristineKeepsOnlyTheKeysAndTheBasics() throws {
+  @Test func pristineKeepsOnlyTheKeysAndTheBasics() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try fetched()
+    try await fetched()
     var env = environment
     env["SOMETHING_ELSE"] = "x"
     env["LANG"] = "C.UTF-8"
-    let run = try odr(["exec", "--pristine", "--", "/usr/bin/env"], environment: env)
+    let run = try await odr(["exec", "--pristine", "--", "/usr/bin/env"], environment: env)
     let names = Set(run.stdout.split(separator: "\n").map { String($0.prefix { $0 != "=" }) })
     let basics = ["PATH", "HOME", "USER", "LANG", "TERM"].filter { env[$0] != nil }
     #expect(names == Set(basics + ["WEATHER_KEY", "MAPS"]))
   }
 
-  @Test func maskReplacesValuesSplitAcrossWritesAndBase64() throws {
+  @Test func maskReplacesValuesSplitAcrossWritesAndBase64() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try fetched()
+    try await fetched()
     let script = #"""
       printf 'a %s b\n' "$MAPS"
       printf '%s' "${MAPS%????????????????}"; sleep 0.2; printf '%s\n' "${MAPS#${MAPS%????????????????}}"
@@ -94,7 +94,7 @@ import Testing
       printf 'err %s\n' "$WEATHER_KEY" >&2
       exit 5
       """#
-    let run = try odr(["exec", "--mask", "--", "sh", "-c", script])
+    let run = try await odr(["exec", "--mask", "--", "sh", "-c", script])
     #expect(run.status == 5)
     #expect(run.stdout.hasPrefix("a *** b\n***\n***\nBasic "), "\(run.stdout)")
     #expect(run.stderr == "err ***\n")
@@ -104,22 +104,22 @@ import Testing
     }
   }
 
-  @Test func maskedExecReturnsWhenABackgroundChildKeepsThePipesOpen() throws {
+  @Test func maskedExecReturnsWhenABackgroundChildKeepsThePipesOpen() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try fetched()
+    try await fetched()
     // Through python, which closes every inherited descriptor above 2: Foundation's
     // Process hands its child a socket whose closing it waits for, and the
     // background `sleep` would inherit it.
     let closeAndExec = "import os, sys; os.closerange(3, 65536); os.execv(sys.argv[1], sys.argv[1:])"
-    let run = try Command.run("/usr/bin/python3", ["-c", closeAndExec, Paths.odr.path, "exec", "--mask", "--", "sh", "-c", #"sleep 30 & printf '%s\n' "$MAPS""#], environment: environment)
+    let run = try await Command.run("/usr/bin/python3", ["-c", closeAndExec, Paths.odr.path, "exec", "--mask", "--", "sh", "-c", #"sleep 30 & printf '%s\n' "$MAPS""#], environment: environment)
     #expect(run.status == 0)
     #expect(run.stdout == "***\n")
     #expect(run.duration < .seconds(20))  // not a benchmark: it must not wait for the sleep
   }
 
-  @Test func sigtermToMaskedExecReachesTheCommand() throws {
+  @Test func sigtermToMaskedExecReachesTheCommand() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try fetched()
+    try await fetched()
     let process = Process()
     process.executableURL = Paths.odr
     process.arguments = ["exec", "--mask", "--", "sh", "-c", "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done"]
@@ -141,30 +141,30 @@ import Testing
     #expect(process.terminationStatus == 7)
   }
 
-  @Test func fetchInjectsWithoutAKeyringAndWritesNothing() throws {
+  @Test func fetchInjectsWithoutAKeyringAndWritesNothing() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try publish()
+    try await publish()
     var env = environment
     env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/odr-bus"
-    let run = try odr(["exec", "--fetch", "APIKeys", "--", "sh", "-c", #"printf '%s' "$WEATHER_KEY""#], environment: env)
+    let run = try await odr(["exec", "--fetch", "APIKeys", "--", "sh", "-c", #"printf '%s' "$WEATHER_KEY""#], environment: env)
     #expect(run.status == 0, "\(run.stderr)")
     #expect(run.stdout == weather)
-    #expect(try odr(["env", "--fetch", "APIKeys", "--format", "json"], environment: env).stdout.contains(maps))
-    #expect(try odr(["exec", "--fetch", "Plain", "--", "true"], environment: env).status == 3)
-    #expect(try odr(["exec", "--", "true"], environment: env).status == 5)  // and without --fetch, it needs the keyring
+    #expect(try await odr(["env", "--fetch", "APIKeys", "--format", "json"], environment: env).stdout.contains(maps))
+    #expect(try await odr(["exec", "--fetch", "Plain", "--", "true"], environment: env).status == 3)
+    #expect(try await odr(["exec", "--", "true"], environment: env).status == 5)  // and without --fetch, it needs the keyring
     let blobs = root.appending(path: "cache/odr/\(bundle)/blobs")
     #expect(((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).isEmpty)
   }
 
-  @Test func fetchOverHTTPInjectsFromMemory() throws {
+  @Test func fetchOverHTTPInjectsFromMemory() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try publish()
+    try await publish()
     let server = try FixtureServer(root: published)
     defer { server.stop() }
     var env = environment
     env["ODR_CATALOG"] = server.baseURL.absoluteString
     env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/odr-bus"
-    let run = try odr(["exec", "--fetch", "APIKeys", "--mask", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "${#MAPS}""#], environment: env)
+    let run = try await odr(["exec", "--fetch", "APIKeys", "--mask", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "${#MAPS}""#], environment: env)
     #expect(run.status == 0, "\(run.stderr)")
     #expect(run.stdout == "***|\(maps.count)")
     let blobs = root.appending(path: "cache/odr/\(bundle)/blobs")
@@ -172,17 +172,17 @@ import Testing
     for blob in try FileManager.default.contentsOfDirectory(atPath: published.appending(path: "blobs").path) {
       server.setFault(.flipByte(3), forPathEndingWith: blob)
     }
-    #expect(try odr(["exec", "--fetch", "APIKeys", "--", "true"], environment: env).status == 4)
+    #expect(try await odr(["exec", "--fetch", "APIKeys", "--", "true"], environment: env).status == 4)
   }
 
-  @Test func envShellAndDotenvReproduceTrickyValuesInRealShells() throws {
+  @Test func envShellAndDotenvReproduceTrickyValuesInRealShells() async throws {
     let service = "com.odr.env.\(UUID().uuidString.prefix(8).lowercased())"
     var env = KeyringSession.shared.environment
     env["ODR_SERVICE"] = service
     for (name, value) in TrickyValues.all {
-      #expect(try Command.odr(["set", name, "--keep-newline"], input: value, environment: env).status == 0)
+      #expect(try await Command.odr(["set", name, "--keep-newline"], input: value, environment: env).status == 0)
     }
-    defer { _ = try? Command.odr(["delete", "--all"], environment: env) }
+    defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
     let names = TrickyValues.all.keys.sorted()
     let variables = names.map { $0.replacingOccurrences(of: "([a-z])([A-Z])", with: "$1_$2", options: .regularExpression).uppercased() }
     let printAll = "printf '%s\\0' " + variables.map { "\"$\($0)\"" }.joined(separator: " ")
@@ -196,18 +196,18 @@ import Testing
     env["ODR"] = Paths.odr.path
     env["DIR"] = folder.path
     for (shell, script) in scripts {
-      let result = try Command.run(shell, ["-c", script], environment: env)
+      let result = try await Command.run(shell, ["-c", script], environment: env)
       #expect(result.status == 0, "\(shell): \(result.stderr)")
       let values = result.stdout.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)
       #expect(values == names.map { TrickyValues.all[$0]! }, "\(shell)")
     }
     let github = folder.appending(path: "github_env")
     env["GITHUB_ENV"] = github.path
-    let result = try Command.odr(["env", "--format", "github"], environment: env)
+    let result = try await Command.odr(["env", "--format", "github"], environment: env)
     #expect(result.status == 0)
     #expect(result.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("::add-mask::") })
     #expect(try String(contentsOf: github, encoding: .utf8).contains("\nghadelimiter_0\n"))
-    #expect(try Command.odr(["env", "--format", "github"], environment: env.filter { $0.key != "GITHUB_ENV" }).status == 2)
+    #expect(try await Command.odr(["env", "--format", "github"], environment: env.filter { $0.key != "GITHUB_ENV" }).status == 2)
   }
 
   /// Every process below `pid`.

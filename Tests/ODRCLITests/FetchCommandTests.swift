@@ -11,93 +11,101 @@ import Testing
   let maps = "m-\(UUID().uuidString)"
   var source: URL { root.appending(path: "src") }
   var published: URL { root.appending(path: "pub") }
+  /// odr's TMPDIR: private, so the leak check reads only what odr wrote.
+  var temporary: URL { root.appending(path: "tmp") }
   var environment: [String: String] {
     var env = KeyringSession.shared.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
     env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    env["TMPDIR"] = temporary.path
     env["ODR_CATALOG"] = "file://" + published.path
     env["ODR_SERVICE"] = nil
     return env
   }
 
-  func odr(_ arguments: [String]) throws -> Command.Result {
-    try Command.odr(arguments, environment: environment)
+  func odr(_ arguments: [String]) async throws -> Command.Result {
+    try await Command.odr(arguments, environment: environment)
   }
 
   /// Publishes an APIKeys document (as a new catalog version).
-  func publish(_ document: String, version: Int) throws {
+  func publish(_ document: String, version: Int) async throws {
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
     try Data("""
       { "bundle": "\(bundle)", "tags": {
         "APIKeys": { "category": "prefetch", "secrets": true, "files": ["APIKeys.json"] } } }
       """.utf8).write(to: source.appending(path: "tags.json"))
     try Data(document.utf8).write(to: source.appending(path: "APIKeys.json"))
-    let pack = try odr(["pack", source.path, "--output", published.path, "--catalog-version", "\(version)", "--quiet", "--plaintext-secrets"])
+    let pack = try await odr(["pack", source.path, "--output", published.path, "--catalog-version", "\(version)", "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
-  func lookup(_ key: String) throws -> String? {
-    let result = try Command.secretTool(["lookup", "service", bundle, "key", key], environment: environment)
+  func lookup(_ key: String) async throws -> String? {
+    let result = try await Command.secretTool(["lookup", "service", bundle, "key", key], environment: environment)
     return result.status == 0 ? result.stdout : nil
   }
 
   var document: String { #"{"keys": {"Weather": {"value": "\#(weather)", "env": "WEATHER_KEY"}, "Maps": {"value": "\#(maps)"}}}"# }
 
-  @Test func fetchImportsReFetchKeepsAndChangesOnlyWhatChanged() throws {
+  @Test func fetchImportsReFetchKeepsAndChangesOnlyWhatChanged() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try publish(document, version: 1)
-    let first = try odr(["fetch", "APIKeys"])
+    try await publish(document, version: 1)
+    let first = try await odr(["fetch", "APIKeys"])
     #expect(first.status == 0, "\(first.stderr)")
     #expect(first.stdout == "added     Maps\nadded     Weather\n")
-    #expect(try lookup("Weather") == weather)
-    #expect(try odr(["fetch", "APIKeys"]).stdout == "unchanged Maps\nunchanged Weather\n")
-    try publish(document.replacingOccurrences(of: maps, with: maps + "-2"), version: 2)
-    #expect(try odr(["fetch", "APIKeys"]).stdout == "changed   Maps\nunchanged Weather\n")
-    #expect(try lookup("Maps") == maps + "-2")
+    #expect(try await lookup("Weather") == weather)
+    #expect(try await odr(["fetch", "APIKeys"]).stdout == "unchanged Maps\nunchanged Weather\n")
+    try await publish(document.replacingOccurrences(of: maps, with: maps + "-2"), version: 2)
+    #expect(try await odr(["fetch", "APIKeys"]).stdout == "changed   Maps\nunchanged Weather\n")
+    #expect(try await lookup("Maps") == maps + "-2")
   }
 
-  @Test func pruneDeletesKeysNoLongerPublished() throws {
+  @Test func pruneDeletesKeysNoLongerPublished() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try publish(document, version: 1)
-    #expect(try odr(["fetch", "APIKeys"]).status == 0)
-    try publish(#"{"Weather": "\#(weather)"}"#, version: 2)
-    #expect(try odr(["fetch", "APIKeys"]).stdout == "changed   Weather\n")  // its metadata went away
-    #expect(try lookup("Maps") == maps)
-    #expect(try odr(["fetch", "APIKeys", "--prune"]).stdout == "pruned    Maps\nunchanged Weather\n")
-    #expect(try lookup("Maps") == nil)
+    try await publish(document, version: 1)
+    #expect(try await odr(["fetch", "APIKeys"]).status == 0)
+    try await publish(#"{"Weather": "\#(weather)"}"#, version: 2)
+    #expect(try await odr(["fetch", "APIKeys"]).stdout == "changed   Weather\n")  // its metadata went away
+    #expect(try await lookup("Maps") == maps)
+    #expect(try await odr(["fetch", "APIKeys", "--prune"]).stdout == "pruned    Maps\nunchanged Weather\n")
+    #expect(try await lookup("Maps") == nil)
   }
 
-  @Test func anInvalidDocumentChangesNothing() throws {
+  @Test func anInvalidDocumentChangesNothing() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try publish(document, version: 1)
-    #expect(try odr(["fetch", "APIKeys"]).status == 0)
+    try await publish(document, version: 1)
+    #expect(try await odr(["fetch", "APIKeys"]).status == 0)
     let catalog = try Data(contentsOf: published.appending(path: "catalog.json"))
     // odr pack refuses it before writing, so no client ever sees it.
     try Data(#"{"Weather": "\#(weather)-new", "Maps": 42}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
-    let result = try odr(["pack", source.path, "--output", published.path, "--catalog-version", "2", "--plaintext-secrets"])
+    let result = try await odr(["pack", source.path, "--output", published.path, "--catalog-version", "2", "--plaintext-secrets"])
     #expect(result.status == 1)
     #expect(result.stderr.contains("Key 'Maps': the value must be a string"))
     #expect(try Data(contentsOf: published.appending(path: "catalog.json")) == catalog)
-    #expect(try odr(["fetch", "APIKeys"]).stdout == "unchanged Maps\nunchanged Weather\n")
-    #expect(try lookup("Weather") == weather)
+    #expect(try await odr(["fetch", "APIKeys"]).stdout == "unchanged Maps\nunchanged Weather\n")
+    #expect(try await lookup("Weather") == weather)
   }
 
-  @Test func noSecretIsLeftOnDiskOrPrinted() throws {
+  @Test func noSecretIsLeftOnDiskOrPrinted() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try publish(document, version: 1)
+    try await publish(document, version: 1)
     try FileManager.default.removeItem(at: source)  // the publisher's copy is not the client's business
-    let outputs = [try odr(["fetch", "APIKeys"]), try odr(["fetch", "APIKeys", "--json"]), try odr(["status"]),
-                   try odr(["list", "--service", bundle])]
+    let outputs = [try await odr(["fetch", "APIKeys"]), try await odr(["fetch", "APIKeys", "--json"]), try await odr(["status"]),
+                   try await odr(["list", "--service", bundle])]
     for result in outputs {
       #expect(!result.output.contains(weather) && !result.output.contains(maps))
     }
-    // The client's store and the temporary directory hold no plaintext.
-    for folder in [root.appending(path: "cache"), FileManager.default.temporaryDirectory] {
+    // The client's store, its state and odr's temporary directory hold no plaintext.
+    var scanned = 0
+    for folder in [root.appending(path: "cache"), root.appending(path: "state"), temporary] {
       let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
       while let url = enumerator?.nextObject() as? URL {
-        guard !url.path.hasPrefix(published.path), let data = try? Data(contentsOf: url, options: .mappedIfSafe) else { continue }
+        guard let data = try? Data(contentsOf: url, options: .mappedIfSafe) else { continue }
+        scanned += 1
         #expect(data.range(of: Data(weather.utf8)) == nil, "\(url.path)")
+        #expect(data.range(of: Data(maps.utf8)) == nil, "\(url.path)")
       }
     }
+    #expect(scanned > 0, "the scan read no file: is the cache where the test thinks?")
   }
 }

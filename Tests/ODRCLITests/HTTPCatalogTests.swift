@@ -9,7 +9,7 @@ import Testing
   var store: URL { root.appending(path: "cache/odr/com.example.demo") }
 
   /// Publishes the Demo sample plus a 32 MB tag and serves it.
-  func makeSUT() throws -> (FixtureServer, bigSHA: String) {
+  func makeSUT() async throws -> (FixtureServer, bigSHA: String) {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
@@ -20,9 +20,9 @@ import Testing
     var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
     tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
     try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
-    let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"])
+    let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
-    let sha = try Command.run("/usr/bin/sha256sum", [source.appending(path: "movies/intro.bin").path]).stdout.prefix(64)
+    let sha = try await Command.run("/usr/bin/sha256sum", [source.appending(path: "movies/intro.bin").path]).stdout.prefix(64)
     return (try FixtureServer(root: root.appending(path: "pub")), String(sha))
   }
 
@@ -39,45 +39,45 @@ import Testing
     (try? FileManager.default.contentsOfDirectory(atPath: store.appending(path: folder).path)) ?? []
   }
 
-  func storeIsConsistent() throws -> Bool {
-    for name in blobs() where try !Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(name)").path]).stdout.hasPrefix(name) {
+  func storeIsConsistent() async throws -> Bool {
+    for name in blobs() where try await !Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(name)").path]).stdout.hasPrefix(name) {
       return false
     }
     return blobs("partial").isEmpty
   }
 
-  @Test func eightConcurrentBeginsRequestEachBlobOnce() throws {
-    let (server, sha) = try makeSUT()
+  @Test func eightConcurrentBeginsRequestEachBlobOnce() async throws {
+    let (server, sha) = try await makeSUT()
     defer { server.stop(); try? FileManager.default.removeItem(at: root) }
     let env = environment(server)
-    let results = LockedResults()
-    DispatchQueue.concurrentPerform(iterations: 8) { _ in
-      results.append((try? Command.odr(["begin", "Movie", "Onboarding"], environment: env))?.status ?? -1)
+    let statuses = await withTaskGroup(of: Int32.self) { group in
+      for _ in 0..<8 { group.addTask { (try? await Command.odr(["begin", "Movie", "Onboarding"], environment: env))?.status ?? -1 } }
+      return await group.reduce(into: []) { $0.append($1) }
     }
-    #expect(results.all == Array(repeating: 0, count: 8))
+    #expect(statuses == Array(repeating: 0, count: 8))
     #expect(server.requests(forPathEndingWith: sha) == 1)
     #expect(server.requests(forPathEndingWith: "welcome.png") == 0)  // blobs are fetched by hash only
-    #expect(try storeIsConsistent())
+    #expect(try await storeIsConsistent())
   }
 
   @Test(arguments: [
     (FixtureServer.Fault.status(404), Int32(7)), (.status(500), 7), (.dropAfter(8_000_000), 7),
     (.truncate(8_000_000), 4), (.flipByte(20_000_000), 4),
   ])
-  func faultsExitWithTheirCodeAndARetrySucceeds(fault: FixtureServer.Fault, code: Int32) throws {
-    let (server, sha) = try makeSUT()
+  func faultsExitWithTheirCodeAndARetrySucceeds(fault: FixtureServer.Fault, code: Int32) async throws {
+    let (server, sha) = try await makeSUT()
     defer { server.stop(); try? FileManager.default.removeItem(at: root) }
     server.setFault(fault, forPathEndingWith: sha)
-    let failed = try Command.odr(["begin", "Movie"], environment: environment(server))
+    let failed = try await Command.odr(["begin", "Movie"], environment: environment(server))
     #expect(failed.status == code, "\(failed.stderr)")
     #expect(!blobs().contains(sha))
     server.setFault(nil, forPathEndingWith: sha)
-    #expect(try Command.odr(["begin", "Movie"], environment: environment(server)).status == 0)
-    #expect(try storeIsConsistent())
+    #expect(try await Command.odr(["begin", "Movie"], environment: environment(server)).status == 0)
+    #expect(try await storeIsConsistent())
   }
 
-  @Test func aBeginKilledMidDownloadLeavesNothingBrokenAndTheRetryCompletes() throws {
-    let (server, sha) = try makeSUT()
+  @Test func aBeginKilledMidDownloadLeavesNothingBrokenAndTheRetryCompletes() async throws {
+    let (server, sha) = try await makeSUT()
     defer { server.stop(); try? FileManager.default.removeItem(at: root) }
     server.setFault(.slow(chunk: 256 * 1024, pause: .milliseconds(20)), forPathEndingWith: sha)
     let process = Process()
@@ -95,38 +95,38 @@ import Testing
     #expect(process.terminationReason == .uncaughtSignal)
     #expect(!blobs().contains(sha))
     server.setFault(nil, forPathEndingWith: sha)
-    #expect(try Command.odr(["begin", "Movie"], environment: environment(server)).status == 0)
+    #expect(try await Command.odr(["begin", "Movie"], environment: environment(server)).status == 0)
     #expect(blobs().contains(sha))
-    #expect(try storeIsConsistent())
+    #expect(try await storeIsConsistent())
   }
 
-  @Test func aTerminalGetsAProgressBarAndAPipeDoesNot() throws {
-    let (server, sha) = try makeSUT()
+  @Test func aTerminalGetsAProgressBarAndAPipeDoesNot() async throws {
+    let (server, sha) = try await makeSUT()
     defer { server.stop(); try? FileManager.default.removeItem(at: root) }
     server.setFault(.slow(chunk: 1 << 20, pause: .milliseconds(20)), forPathEndingWith: sha)
     // `script` runs odr on a pseudo-terminal and copies what it shows.
-    let terminal = try Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie", "/dev/null"], environment: environment(server))
+    let terminal = try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie", "/dev/null"], environment: environment(server))
     #expect(terminal.status == 0, "\(terminal.output)")
     #expect(terminal.stdout.contains("MB/s") && terminal.stdout.contains("ETA"))
     #expect(terminal.stdout.contains("30.5 / 30.5 MB"))
     try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
-    let piped = try Command.odr(["begin", "Movie"], environment: environment(server))
+    let piped = try await Command.odr(["begin", "Movie"], environment: environment(server))
     #expect(piped.status == 0)
     #expect(!piped.stderr.contains("MB/s") && !piped.stderr.contains("\r"))
     try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
-    let quiet = try Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie --quiet", "/dev/null"], environment: environment(server))
+    let quiet = try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie --quiet", "/dev/null"], environment: environment(server))
     #expect(quiet.status == 0)
     #expect(!quiet.stdout.contains("MB/s"))
   }
 
-  @Test func fetchImportsKeysFromAnHTTPCatalog() throws {
-    let (server, _) = try makeSUT()
+  @Test func fetchImportsKeysFromAnHTTPCatalog() async throws {
+    let (server, _) = try await makeSUT()
     defer { server.stop(); try? FileManager.default.removeItem(at: root) }
     let service = "com.odr.httpfetch.\(UUID().uuidString.prefix(8).lowercased())"
-    let result = try Command.odr(["fetch", "APIKeys", "--service", service], environment: environment(server))
+    let result = try await Command.odr(["fetch", "APIKeys", "--service", service], environment: environment(server))
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout == "added     Maps\nadded     Weather\n")
-    let lookup = try Command.secretTool(["lookup", "service", service, "key", "Weather"], environment: environment(server))
+    let lookup = try await Command.secretTool(["lookup", "service", service, "key", "Weather"], environment: environment(server))
     #expect(lookup.stdout == "demo-weather-0000-not-a-real-key")
     for name in blobs() {
       let data = try Data(contentsOf: store.appending(path: "blobs/\(name)"))

@@ -15,9 +15,9 @@ import Testing
     return env
   }
 
-  func odr(_ arguments: [String], in folder: URL? = nil) throws -> Command.Result {
-    guard let folder else { return try Command.odr(arguments, environment: environment) }
-    return try Command.run("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", folder.path, Paths.odr.path] + arguments,
+  func odr(_ arguments: [String], in folder: URL? = nil) async throws -> Command.Result {
+    guard let folder else { return try await Command.odr(arguments, environment: environment) }
+    return try await Command.run("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", folder.path, Paths.odr.path] + arguments,
                            environment: environment)
   }
 
@@ -33,55 +33,55 @@ import Testing
     #"{"formatVersion": 1, "bundle": "\#(bundle)", "version": \#(version), "tags": {"T": {"category": "onDemand", "order": 0, "preservationPriority": 0.5, "secrets": false, "files": \#(files)}}}"#
   }
 
-  @Test func sizesThatWouldOverflowAreRefusedNotACrash() throws {
+  @Test func sizesThatWouldOverflowAreRefusedNotACrash() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let huge = #"{"path": "a", "size": 4611686018427387904, "sha256": "\#(String(repeating: "a", count: 64))"}"#
     let other = huge.replacingOccurrences(of: #""a""#, with: #""b""#)
     let folder = try catalog(plainCatalog(version: 1, files: "[\(huge), \(other)]"))
-    let begin = try odr(["begin", "T", "--catalog", folder.path])
+    let begin = try await odr(["begin", "T", "--catalog", folder.path])
     #expect(begin.status == 1, "\(begin.stderr)")
     #expect(begin.stderr.contains("sizes are 0 to"))
-    let budget = try odr(["status", "--catalog", folder.path, "--max-size", "99999999999T"])
+    let budget = try await odr(["status", "--catalog", folder.path, "--max-size", "99999999999T"])
     #expect(budget.status == 2)
     #expect(budget.stderr.contains("larger than any store can be"))
     try Data(#"{"catalog": "\#(folder.path)", "maxSize": "99999999999T"}"#.utf8).write(to: root.appending(path: "odr.json"))
-    #expect(try odr(["status"], in: root).status == 2)
+    #expect(try await odr(["status"], in: root).status == 2)
   }
 
-  @Test func controlCharactersAndHugeNamesNeverReachTheTerminalRaw() throws {
+  @Test func controlCharactersAndHugeNamesNeverReachTheTerminalRaw() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let escape = plainCatalog(version: 1, files: #"[{"path": "a\u001b[31m\nodr: forged line", "size": 1, "sha256": "\#(String(repeating: "a", count: 64))"}]"#)
-    let result = try odr(["status", "--catalog", try catalog(escape).path])
+    let result = try await odr(["status", "--catalog", try catalog(escape).path])
     #expect(result.status == 1)
     #expect(!result.stderr.contains("\u{1b}"))
     #expect(result.stderr.split(separator: "\n").count == 1)
     #expect(result.stderr.contains("\\u{1B}[31m\\n"))
     let long = try catalog(#"{"formatVersion": 1, "bundle": "\#(String(repeating: "x", count: 3_000_000))", "version": 1, "tags": {}}"#, at: "long")
-    let big = try odr(["status", "--catalog", long.path])
+    let big = try await odr(["status", "--catalog", long.path])
     #expect(big.status == 1)
     #expect(big.stderr.utf8.count < 2_100)
   }
 
-  @Test func anotherLocationsUnsignedCatalogCannotLockOutTheRealOne() throws {
+  @Test func anotherLocationsUnsignedCatalogCannotLockOutTheRealOne() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let squatter = try catalog(plainCatalog(version: 999_999_999), at: "squatter")
-    #expect(try odr(["status", "--catalog", squatter.path]).status == 0)
+    #expect(try await odr(["status", "--catalog", squatter.path]).status == 0)
     let real = try catalog(plainCatalog(version: 3), at: "real")
-    let status = try odr(["status", "--catalog", real.path])
+    let status = try await odr(["status", "--catalog", real.path])
     #expect(status.status == 0, "\(status.stderr)")
     let rollback = try catalog(plainCatalog(version: 2), at: "real")
-    #expect(try odr(["status", "--catalog", rollback.path]).status == 4)  // the same location still may not go back
+    #expect(try await odr(["status", "--catalog", rollback.path]).status == 4)  // the same location still may not go back
   }
 
-  @Test func credentialsInACatalogURLAreRefusedAndNeverEchoed() throws {
+  @Test func credentialsInACatalogURLAreRefusedAndNeverEchoed() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let result = try odr(["status", "--catalog", "https://alice:hunter2-secret@cdn.example/odr/"])
+    let result = try await odr(["status", "--catalog", "https://alice:hunter2-secret@cdn.example/odr/"])
     #expect(result.status == 2)
     #expect(!result.output.contains("hunter2-secret"))
     #expect(!FileManager.default.fileExists(atPath: root.appending(path: "cache/odr/catalogs.json").path))
   }
 
-  @Test func aSymlinkedStoreFolderIsRefusedAndItsTargetUntouched() throws {
+  @Test func aSymlinkedStoreFolderIsRefusedAndItsTargetUntouched() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let folder = try catalog(plainCatalog(version: 1))
     try Data("a".utf8).write(to: folder.appending(path: "blobs/ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"))
@@ -92,7 +92,7 @@ import Testing
     try FileManager.default.createDirectory(at: root.appending(path: "cache/odr"), withIntermediateDirectories: true)
     try FileManager.default.createSymbolicLink(at: root.appending(path: "cache/odr/\(bundle)"), withDestinationURL: elsewhere)
     for arguments in [["begin", "T"], ["purge", "--all"]] {
-      let result = try odr(arguments + ["--catalog", folder.path])
+      let result = try await odr(arguments + ["--catalog", folder.path])
       #expect(result.status == 1, "\(arguments): \(result.stderr)")
       #expect(result.stderr.contains("is a symlink or not a folder"))
     }
@@ -100,7 +100,7 @@ import Testing
     #expect((try FileManager.default.attributesOfItem(atPath: elsewhere.path)[.posixPermissions] as? Int) == 0o755)
   }
 
-  @Test func aProcessWhoseNameIsNotUTF8CanHoldPins() throws {
+  @Test func aProcessWhoseNameIsNotUTF8CanHoldPins() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let folder = try catalog(plainCatalog(version: 1))
     try Data("a".utf8).write(to: folder.appending(path: "blobs/ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"))
@@ -115,9 +115,9 @@ import Testing
       usleep(1_000)  // until bash has exec'd the holder
     }
     defer { holder.terminate() }
-    let begin = try odr(["begin", "T", "--catalog", folder.path, "--owner", "\(holder.processIdentifier)", "--quiet"])
+    let begin = try await odr(["begin", "T", "--catalog", folder.path, "--owner", "\(holder.processIdentifier)", "--quiet"])
     #expect(begin.status == 0, "\(begin.stderr)")
-    let result = try odr(["status", "--catalog", folder.path])
+    let result = try await odr(["status", "--catalog", folder.path])
     #expect(result.stdout.contains("pinned ×1 by \(holder.processIdentifier)"), "\(result.output)")
   }
 }

@@ -11,10 +11,6 @@ import Testing
 
   /// Publishes the Demo sample, with a tag of `bigBytes` when asked.
   func publish(bigBytes: Int = 0, version: Int = 3) async throws -> String? {
-    try await Command.offPool { try publishNow(bigBytes: bigBytes, version: version) }
-  }
-
-  func publishNow(bigBytes: Int, version: Int) throws -> String? {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
@@ -27,9 +23,9 @@ import Testing
       var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
       tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
       try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
-      sha = String(try Command.run("/usr/bin/sha256sum", [source.appending(path: "movies/intro.bin").path]).stdout.prefix(64))
+      sha = String(try await Command.run("/usr/bin/sha256sum", [source.appending(path: "movies/intro.bin").path]).stdout.prefix(64))
     }
-    let pack = try Command.odr(["pack", source.path, "--output", published.path, "--quiet", "--plaintext-secrets", "--catalog-version", "\(version)"])
+    let pack = try await Command.odr(["pack", source.path, "--output", published.path, "--quiet", "--plaintext-secrets", "--catalog-version", "\(version)"])
     try #require(pack.status == 0, "\(pack.stderr)")
     try FileManager.default.removeItem(at: source)
     return sha
@@ -49,25 +45,25 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     let nginx = try await Nginx.start(root: published)
     let env = environment([nginx.url.absoluteString])
-    #expect(try await Command.odrOffPool(["begin", "Level2", "--quiet"], environment: env).status == 0)
+    #expect(try await Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
     // Answered from disk: not one request.
     let before = nginx.requests.count
     for arguments in [["path", "Level2"], ["status"], ["end", "Level2"]] {
-      let result = try await Command.odrOffPool(arguments, environment: env)
+      let result = try await Command.odr(arguments, environment: env)
       #expect(result.status == 0, "\(arguments) \(result.stderr)")
     }
     #expect(nginx.requests.count == before)
     nginx.stop()  // the port now refuses connections
     for arguments in [["path", "Level2"], ["status", "--json"], ["end", "Level2"]] {
-      let result = try await Command.odrOffPool(arguments, environment: env)
+      let result = try await Command.odr(arguments, environment: env)
       #expect(result.status == 0, "\(arguments) \(result.stderr)")
       #expect(result.duration < .seconds(1), "\(arguments) took \(result.duration)")
     }
-    let begin = try await Command.odrOffPool(["begin", "Level2", "--quiet"], environment: env)
+    let begin = try await Command.odr(["begin", "Level2", "--quiet"], environment: env)
     #expect(begin.status == 0, "\(begin.stderr)")
     let warnings = begin.stderr.split(separator: "\n")
     #expect(warnings.count == 1 && warnings[0].contains("connection refused") && warnings[0].contains("kept on disk"), "\(begin.stderr)")
-    let missing = try await Command.odrOffPool(["begin", "Onboarding"], environment: env)
+    let missing = try await Command.odr(["begin", "Onboarding"], environment: env)
     #expect(missing.status == 7, "\(missing.stderr)")
     #expect(missing.stderr.contains("connection refused"))
     #expect(missing.duration < .seconds(1), "took \(missing.duration)")
@@ -79,8 +75,8 @@ import Testing
     let nginx = try await Nginx.start(root: published)
     defer { nginx.stop() }
     let env = environment([nginx.url.absoluteString])
-    #expect(try await Command.odrOffPool(["begin", "Level2", "--quiet"], environment: env).status == 0)
-    #expect(try await Command.odrOffPool(["begin", "Level2", "--quiet"], environment: env).status == 0)
+    #expect(try await Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
+    #expect(try await Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
     let catalogs = nginx.requests.filter { $0.path == "/catalog.json" }
     #expect(catalogs.map(\.status) == [200, 304])
     #expect(catalogs.last?.bytes == 0)
@@ -89,23 +85,23 @@ import Testing
     // this runs within the same second.)
     try FileManager.default.removeItem(at: published)
     _ = try await publish(version: 40)
-    #expect(try await Command.odrOffPool(["begin", "Onboarding", "--quiet"], environment: env).status == 0)
+    #expect(try await Command.odr(["begin", "Onboarding", "--quiet"], environment: env).status == 0)
     #expect(nginx.requests.filter { $0.path == "/catalog.json" }.map(\.status) == [200, 304, 200])
   }
 
   @Test func aNeverLoadedCatalogOnARefusedPortFailsFastAndA404SaysCheckTheURL() async throws {
     _ = try await publish()
     defer { try? FileManager.default.removeItem(at: root) }
-    let refused = try await Command.odrOffPool(["begin", "Level2"], environment: environment(["http://127.0.0.1:\(try Nginx.freePort())/"]))
+    let refused = try await Command.odr(["begin", "Level2"], environment: environment(["http://127.0.0.1:\(try Nginx.freePort())/"]))
     #expect(refused.status == 7)
     #expect(refused.duration < .seconds(1), "took \(refused.duration)")
     #expect(refused.stderr.contains("connection refused"), "\(refused.stderr)")
     let nginx = try await Nginx.start(root: published)
     defer { nginx.stop() }
-    let missing = try await Command.odrOffPool(["begin", "Level2"], environment: environment([nginx.url.absoluteString + "nope/"]))
+    let missing = try await Command.odr(["begin", "Level2"], environment: environment([nginx.url.absoluteString + "nope/"]))
     #expect(missing.status == 3)
     #expect(missing.stderr.contains("404") && missing.stderr.contains("Check the --catalog URL"), "\(missing.stderr)")
-    let tls = try await Command.odrOffPool(["begin", "Level2"], environment: environment(["https://127.0.0.1:\(nginx.port)/"]))
+    let tls = try await Command.odr(["begin", "Level2"], environment: environment(["https://127.0.0.1:\(nginx.port)/"]))
     #expect(tls.status == 7)
     #expect(tls.stderr.contains("TLS handshake") && tls.stderr.split(separator: "\n").count == 1, "\(tls.stderr)")
   }
@@ -132,26 +128,27 @@ import Testing
     #expect(process.terminationReason == .uncaughtSignal, "odr finished before it could be killed")
   }
 
-  func blobIsInstalled(_ sha: String) throws -> Bool {
-    try Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(sha)").path]).stdout.hasPrefix(sha)
+  func blobIsInstalled(_ sha: String) async throws -> Bool {
+    try await Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(sha)").path]).stdout.hasPrefix(sha)
   }
 
   @Test func aKilledDownloadResumesWhereItStopped() async throws {
-    let size = 256 << 20
+    let size = 64 << 20
     let sha = try #require(try await publish(bigBytes: size))
     defer { try? FileManager.default.removeItem(at: root) }
-    let nginx = try await Nginx.start(root: published, rate: "64m")
+    let nginx = try await Nginx.start(root: published, rate: "16m")
     defer { nginx.stop() }
     let env = environment([nginx.url.absoluteString])
     try await killMidway(env, sha: sha, size: size, fraction: 0.5)
+    #expect(try await nginx.logged(pathEndingWith: sha))
     let served = nginx.requests.count
-    let rerun = try await Command.odrOffPool(["begin", "Movie", "--quiet"], environment: env)
+    let rerun = try await Command.odr(["begin", "Movie", "--quiet"], environment: env)
     #expect(rerun.status == 0, "\(rerun.stderr)")
     let resumed = nginx.requests.dropFirst(served).filter { $0.path.hasSuffix(sha) }
     #expect(resumed.map(\.status) == [206])
     let fraction = Double(resumed.reduce(0) { $0 + $1.bytes }) / Double(size)
     #expect(fraction <= 0.55, "re-downloaded \(fraction) of the blob")
-    #expect(try blobIsInstalled(sha))
+    #expect(try await blobIsInstalled(sha))
     #expect(((try? FileManager.default.contentsOfDirectory(atPath: store.appending(path: "partial").path)) ?? []).isEmpty)
   }
 
@@ -164,10 +161,10 @@ import Testing
     slow.stop()
     let plain = try await Nginx.start(root: published, maxRanges: 0)
     defer { plain.stop() }
-    let rerun = try await Command.odrOffPool(["begin", "Movie", "--quiet"], environment: environment([plain.url.absoluteString]))
+    let rerun = try await Command.odr(["begin", "Movie", "--quiet"], environment: environment([plain.url.absoluteString]))
     #expect(rerun.status == 0, "\(rerun.stderr)")
     #expect(plain.requests.filter { $0.path.hasSuffix(sha) }.map(\.status) == [200])
-    #expect(try blobIsInstalled(sha))
+    #expect(try await blobIsInstalled(sha))
   }
 
   @Test(arguments: ["dead port", "HTTP 500"])
@@ -180,7 +177,7 @@ import Testing
     let primary = broken?.url.absoluteString ?? "http://127.0.0.1:\(deadPort)/"
     let second = try await Nginx.start(root: published)
     defer { second.stop() }
-    let result = try await Command.odrOffPool(["begin", "Movie", "Level2", "--quiet"], environment: environment([primary, second.url.absoluteString]))
+    let result = try await Command.odr(["begin", "Movie", "Level2", "--quiet"], environment: environment([primary, second.url.absoluteString]))
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.duration < .seconds(2), "took \(result.duration)")
     #expect(result.stderr.contains("using the next one"), "\(result.stderr)")
@@ -202,10 +199,10 @@ import Testing
     defer { bad.stop() }
     let good = try await Nginx.start(root: published)
     defer { good.stop() }
-    let result = try await Command.odrOffPool(["begin", "Movie", "Level2", "--quiet"], environment: environment([bad.url.absoluteString, good.url.absoluteString]))
+    let result = try await Command.odr(["begin", "Movie", "Level2", "--quiet"], environment: environment([bad.url.absoluteString, good.url.absoluteString]))
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stderr.contains("served a damaged \(sha)"), "\(result.stderr)")
     #expect(good.requests.contains { $0.path == "/blobs/\(sha)" && $0.status == 200 })
-    #expect(try blobIsInstalled(sha))
+    #expect(try await blobIsInstalled(sha))
   }
 }

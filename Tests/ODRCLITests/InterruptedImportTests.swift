@@ -13,18 +13,18 @@ import Testing
     "{" + (1...count).map { "\"K\(String(format: "%03d", $0))\": \"\(generation)-\($0)-\(bundle)\"" }.joined(separator: ", ") + "}"
   }
 
-  func publish(_ generation: String, version: Int, environment: [String: String]) throws {
+  func publish(_ generation: String, version: Int, environment: [String: String]) async throws {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
     try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
       .write(to: source.appending(path: "tags.json"))
     try Data(document(generation).utf8).write(to: source.appending(path: "APIKeys.json"))
-    let pack = try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--catalog-version", "\(version)", "--quiet", "--plaintext-secrets"],
+    let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--catalog-version", "\(version)", "--quiet", "--plaintext-secrets"],
                                environment: environment)
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
-  @Test func keyringKilledMidImportLeavesThePreviousValues() throws {
+  @Test func keyringKilledMidImportLeavesThePreviousValues() async throws {
     let session = try KeyringSession()
     defer { session.end() }
     defer { try? FileManager.default.removeItem(at: root) }
@@ -33,56 +33,61 @@ import Testing
     env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_CATALOG"] = root.appending(path: "pub").path
     env["ODR_SERVICE"] = nil
-    func lookup(_ key: String) throws -> String? {
-      let result = try Command.secretTool(["lookup", "service", bundle, "key", key], environment: env)
+    func lookup(_ key: String) async throws -> String? {
+      let result = try await Command.secretTool(["lookup", "service", bundle, "key", key], environment: env)
       return result.status == 0 ? result.stdout : nil
     }
 
-    try publish("old", version: 1, environment: env)
-    try #require(try Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
-    try publish("new", version: 2, environment: env)
+    try await publish("old", version: 1, environment: env)
+    try #require(try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
+    try await publish("new", version: 2, environment: env)
 
-    let fetch = Process()
-    fetch.executableURL = Paths.odr
-    fetch.arguments = ["fetch", "APIKeys", "--quiet"]
-    fetch.environment = env
-    let stderr = Pipe()
-    fetch.standardError = stderr
-    fetch.standardOutput = FileHandle.nullDevice
-    try fetch.run()
-    // Kill the daemon as soon as the first new value has landed.
-    var waited = 0
-    while try lookup("K001") != "new-1-\(bundle)" && fetch.isRunning && waited < 1000 {
-      usleep(5_000)
-      waited += 1
+    // No other test's child runs meanwhile: the kill must land mid-import.
+    let fetchEnvironment = env
+    let (status, message) = try await Command.exclusively { () async throws -> (Int32, String) in
+      let fetch = Process()
+      fetch.executableURL = Paths.odr
+      fetch.arguments = ["fetch", "APIKeys", "--quiet"]
+      fetch.environment = fetchEnvironment
+      let stderr = Pipe()
+      fetch.standardError = stderr
+      fetch.standardOutput = FileHandle.nullDevice
+      try fetch.run()
+      // Kill the daemon as soon as the first new value has landed.
+      var waited = 0
+      while try await Command.secretTool(["lookup", "service", bundle, "key", "K001"], environment: fetchEnvironment).stdout != "new-1-\(bundle)"
+              && fetch.isRunning && waited < 1000 {
+        try await Task.sleep(for: .milliseconds(5))
+        waited += 1
+      }
+      kill(session.daemonPID, SIGKILL)
+      fetch.waitUntilExit()
+      return (fetch.terminationStatus, String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
     }
-    kill(session.daemonPID, SIGKILL)
-    fetch.waitUntilExit()
-    let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    #expect(fetch.terminationStatus != 0, "the import finished before the kill; make the document bigger")
+    #expect(status != 0, "the import finished before the kill; make the document bigger")
     #expect(!message.contains("-\(bundle)"))
 
     let daemon = try session.startDaemonAgain()
     defer { kill(daemon, SIGKILL) }
     // The keyring came back half-imported: the first key new, the last old.
-    #expect(try lookup("K001") == "new-1-\(bundle)")
-    #expect(try lookup(String(format: "K%03d", count)) == "old-\(count)-\(bundle)")
-    #expect(try lookup("_odr.journal") != nil)
+    #expect(try await lookup("K001") == "new-1-\(bundle)")
+    #expect(try await lookup(String(format: "K%03d", count)) == "old-\(count)-\(bundle)")
+    #expect(try await lookup("_odr.journal") != nil)
 
     // The next reader rolls the import back before it reads.
-    let json = try Command.odr(["env", "--format", "json", "--service", bundle], environment: env)
+    let json = try await Command.odr(["env", "--format", "json", "--service", bundle], environment: env)
     #expect(json.status == 0, "\(json.stderr)")
     let values = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: String]
     #expect(values?.count == count)
     #expect(values?.values.allSatisfy { $0.hasPrefix("old-") } == true)
     for key in ["K001", "K002", String(format: "K%03d", count)] {
-      #expect(try lookup(key)?.hasPrefix("old-") == true, "\(key)")
+      #expect(try await lookup(key)?.hasPrefix("old-") == true, "\(key)")
     }
-    #expect(try lookup("_odr.journal") == nil)
+    #expect(try await lookup("_odr.journal") == nil)
 
     // And a new fetch completes the import.
-    #expect(try Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
-    #expect(try lookup("K001") == "new-1-\(bundle)")
-    #expect(try lookup(String(format: "K%03d", count)) == "new-\(count)-\(bundle)")
+    #expect(try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
+    #expect(try await lookup("K001") == "new-1-\(bundle)")
+    #expect(try await lookup(String(format: "K%03d", count)) == "new-\(count)-\(bundle)")
   }
 }

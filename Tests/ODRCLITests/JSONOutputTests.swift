@@ -20,7 +20,7 @@ import Testing
     var env = environment
     // No keyring: prefetch skips the secrets tag instead of importing it.
     if noKeyring { env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(root.path)/no-bus" }
-    return try await Command.odrOffPool(arguments, environment: env)
+    return try await Command.odr(arguments, environment: env)
   }
 
   /// The JSON object's keys, and the object decoded as `T`.

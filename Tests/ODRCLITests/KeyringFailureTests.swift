@@ -7,8 +7,8 @@ import Testing
 @Suite struct KeyringFailureTests {
   let service = "com.odr.failure"
 
-  func odr(_ arguments: [String], in session: KeyringSession, input: String? = nil) throws -> Command.Result {
-    try Command.odr(arguments + ["--service", service], input: input, environment: session.environment)
+  func odr(_ arguments: [String], in session: KeyringSession, input: String? = nil) async throws -> Command.Result {
+    try await Command.odr(arguments + ["--service", service], input: input, environment: session.environment)
   }
 
   func environment(bus: String?) -> [String: String] {
@@ -17,56 +17,56 @@ import Testing
     return env
   }
 
-  @Test func lockedCollectionExitsSixAndSaysLocked() throws {
+  @Test func lockedCollectionExitsSixAndSaysLocked() async throws {
     let session = try KeyringSession()
-    #expect(try odr(["set", "Weather"], in: session, input: "v").status == 0)
-    try session.lock()
+    #expect(try await odr(["set", "Weather"], in: session, input: "v").status == 0)
+    try await session.lock()
     for arguments in [["get", "Weather"], ["get", "Absent"], ["list"], ["delete", "Weather"]] {
-      let result = try odr(arguments, in: session, input: "v")
+      let result = try await odr(arguments, in: session, input: "v")
       #expect(result.status == 6, "\(arguments)")
       #expect(result.stderr.contains("locked"), "\(arguments)")
       #expect(!result.stderr.contains("No key"), "\(arguments)")
     }
-    let set = try odr(["set", "Other"], in: session, input: "v")
+    let set = try await odr(["set", "Other"], in: session, input: "v")
     #expect(set.status == 6)
   }
 
   /// Only the collections that would answer count: the default one and
   /// those holding matching items. Another locked collection does not.
-  @Test func anUnrelatedLockedCollectionDoesNotLockOdrOut() throws {
+  @Test func anUnrelatedLockedCollectionDoesNotLockOdrOut() async throws {
     let session = try KeyringSession()
     defer { session.end() }
-    #expect(try odr(["set", "Old"], in: session, input: "in-login").status == 0)
-    try session.makeSessionCollectionTheDefault()
-    try session.lock()  // the login collection, no longer the default
-    let missing = try odr(["get", "Missing"], in: session)
+    #expect(try await odr(["set", "Old"], in: session, input: "in-login").status == 0)
+    try await session.makeSessionCollectionTheDefault()
+    try await session.lock()  // the login collection, no longer the default
+    let missing = try await odr(["get", "Missing"], in: session)
     #expect(missing.status == 3, "\(missing.stderr)")
-    #expect(try odr(["set", "New"], in: session, input: "in-session").status == 0)
-    #expect(try odr(["get", "New"], in: session).stdout == "in-session")
+    #expect(try await odr(["set", "New"], in: session, input: "in-session").status == 0)
+    #expect(try await odr(["get", "New"], in: session).stdout == "in-session")
     // A key whose item is in the locked collection is still reported locked.
-    let old = try odr(["get", "Old"], in: session)
+    let old = try await odr(["get", "Old"], in: session)
     #expect(old.status == 6)
     #expect(old.stderr.contains("'Login' is locked"))
     #expect(!old.stderr.contains("--replace"))
-    #expect(try odr(["list"], in: session).status == 6)
-    let other = try Command.odr(["list", "--service", service + ".other"], environment: session.environment)
+    #expect(try await odr(["list"], in: session).status == 6)
+    let other = try await Command.odr(["list", "--service", service + ".other"], environment: session.environment)
     #expect(other.status == 0, "\(other.stderr)")
   }
 
-  @Test func missingDefaultCollectionExitsFiveAndSaysSo() throws {
+  @Test func missingDefaultCollectionExitsFiveAndSaysSo() async throws {
     let session = try KeyringSession()
-    try session.deleteDefaultCollection()
-    let set = try odr(["set", "Weather"], in: session, input: "v")
+    try await session.deleteDefaultCollection()
+    let set = try await odr(["set", "Weather"], in: session, input: "v")
     #expect(set.status == 5)
     #expect(set.stderr.contains("no default collection"))
-    let doctor = try Command.odr(["doctor"], environment: session.environment)
+    let doctor = try await Command.odr(["doctor"], environment: session.environment)
     #expect(doctor.status == 5)
     #expect(doctor.stdout.contains("FAIL default collection"))
   }
 
   @Test(arguments: ["unix:path=/nonexistent/bus", nil])
-  func noSessionBusExitsFiveFast(bus: String?) throws {
-    let result = try Command.odr(["get", "Weather", "--service", service], environment: environment(bus: bus))
+  func noSessionBusExitsFiveFast(bus: String?) async throws {
+    let result = try await Command.odr(["get", "Weather", "--service", service], environment: environment(bus: bus))
     #expect(result.status == 5)
     #expect(result.stderr.contains("No D-Bus session bus"))
     // Advice that works outside a checkout of odr.
@@ -75,48 +75,48 @@ import Testing
     #expect(result.duration < .seconds(1))
   }
 
-  @Test func busWithoutProviderExitsFive() throws {
+  @Test func busWithoutProviderExitsFive() async throws {
     let session = try KeyringSession()
     kill(session.daemonPID, SIGKILL)
     // The provider is gone once its name is released; give it a moment.
-    var result = try odr(["get", "Weather"], in: session)
+    var result = try await odr(["get", "Weather"], in: session)
     for _ in 0..<20 where result.status != 5 {
       usleep(50_000)
-      result = try odr(["get", "Weather"], in: session)
+      result = try await odr(["get", "Weather"], in: session)
     }
     #expect(result.status == 5)
     #expect(result.stderr.contains("No Secret Service provider"))
   }
 
-  @Test func stoppedDaemonTimesOutWithinTheDeadline() throws {
+  @Test func stoppedDaemonTimesOutWithinTheDeadline() async throws {
     let session = try KeyringSession()
     kill(session.daemonPID, SIGSTOP)
     defer { kill(session.daemonPID, SIGCONT) }
-    let result = try odr(["get", "Weather", "--timeout", "0.5"], in: session)
+    let result = try await odr(["get", "Weather", "--timeout", "0.5"], in: session)
     #expect(result.status == 9)
     #expect(result.stderr.contains("did not answer within 500 ms"))
     #expect(result.duration < .seconds(2))
   }
 
-  @Test func invalidNamesAreRefusedBeforeTouchingTheBus() throws {
+  @Test func invalidNamesAreRefusedBeforeTouchingTheBus() async throws {
     // With no bus at all, a bad name still gets the usage error, not exit 5.
-    let result = try Command.odr(["get", "bad name", "--service", service], environment: environment(bus: "unix:path=/nonexistent/bus"))
+    let result = try await Command.odr(["get", "bad name", "--service", service], environment: environment(bus: "unix:path=/nonexistent/bus"))
     #expect(result.status == 2)
     #expect(result.stderr.contains("Invalid key name"))
   }
 
-  @Test func doctorReportsEachProblemWithItsCode() throws {
+  @Test func doctorReportsEachProblemWithItsCode() async throws {
     let session = try KeyringSession()
-    let ready = try Command.odr(["doctor"], environment: session.environment)
+    let ready = try await Command.odr(["doctor"], environment: session.environment)
     #expect(ready.status == 0)
     #expect(ready.stdout.contains("The keyring is ready."))
-    try session.lock()
-    let locked = try Command.odr(["doctor", "--json"], environment: session.environment)
+    try await session.lock()
+    let locked = try await Command.odr(["doctor", "--json"], environment: session.environment)
     #expect(locked.status == 6)
     let report = try JSONSerialization.jsonObject(with: Data(locked.stdout.utf8)) as? [String: Any]
     #expect(report?["locked"] as? Bool == true)
     #expect((report?["problem"] as? [String: Any])?["code"] as? String == "locked")
-    let noBus = try Command.odr(["doctor"], environment: environment(bus: "unix:path=/nonexistent/bus"))
+    let noBus = try await Command.odr(["doctor"], environment: environment(bus: "unix:path=/nonexistent/bus"))
     #expect(noBus.status == 5)
     #expect(noBus.stdout.contains("FAIL session bus"))
   }

@@ -5,20 +5,20 @@ import Testing
 /// `odr url check` and `odr http`, run as the built binary (the lean `odr`
 /// hands both to `odr-net`).
 @Suite struct NetworkCommandsTests {
-  @Test func urlCheckExitsByThePolicyAndExplains() throws {
-    let ok = try Command.odr(["url", "check", "https://example.com/a%20b"])
+  @Test func urlCheckExitsByThePolicyAndExplains() async throws {
+    let ok = try await Command.odr(["url", "check", "https://example.com/a%20b"])
     #expect(ok.status == 0, "\(ok.stderr)")
     #expect(ok.stdout.contains("*consistent  accept"))
-    let bad = try Command.odr(["url", "check", "https://example.com/ok", "https://example.com/a b"])
+    let bad = try await Command.odr(["url", "check", "https://example.com/ok", "https://example.com/a b"])
     #expect(bad.status == 1)
     #expect(bad.stdout.contains("space (U+0020) in the path at character 21"))
     #expect(bad.stderr.contains("1 of 2 strings rejected under the consistent policy"))
-    #expect(try Command.odr(["url", "check", "--policy", "encoding", "https://example.com/a b"]).status == 0)
-    #expect(try Command.odr(["url", "check", "--policy", "nonsense", "x"]).status == 2)
+    #expect(try await Command.odr(["url", "check", "--policy", "encoding", "https://example.com/a b"]).status == 0)
+    #expect(try await Command.odr(["url", "check", "--policy", "nonsense", "x"]).status == 2)
   }
 
-  @Test func urlCheckReadsStdinAndPrintsJSON() throws {
-    let result = try Command.odr(["url", "check", "--json", "-"], input: "https://example.com/\nhttps://example.com/%zz\n")
+  @Test func urlCheckReadsStdinAndPrintsJSON() async throws {
+    let result = try await Command.odr(["url", "check", "--json", "-"], input: "https://example.com/\nhttps://example.com/%zz\n")
     #expect(result.status == 1)
     let reports = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
     #expect(reports.count == 2)
@@ -28,7 +28,7 @@ import Testing
     #expect(verdicts?["encoding"]?["accepted"] as? Bool == true)
   }
 
-  @Test func httpAttachesTheKeyFromTheKeyringOnlyToItsHost() throws {
+  @Test func httpAttachesTheKeyFromTheKeyringOnlyToItsHost() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-http-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }
     let bundle = "com.odr.http.\(UUID().uuidString.prefix(8).lowercased())"
@@ -50,33 +50,33 @@ import Testing
       .write(to: source.appending(path: "tags.json"))
     try Data(#"{"keys": {"Weather": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}}"#.utf8)
       .write(to: source.appending(path: "APIKeys.json"))
-    #expect(try Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
-    #expect(try Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
-    defer { _ = try? Command.odr(["delete", "--all"], environment: env) }
+    #expect(try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
+    #expect(try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+    defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
 
     try Data("payload".utf8).write(to: root.appending(path: "body.txt"))
-    let post = try Command.odr(["http", "POST", server.url + "/items", "--key", "Weather", "--data", "@" + root.appending(path: "body.txt").path,
+    let post = try await Command.odr(["http", "POST", server.url + "/items", "--key", "Weather", "--data", "@" + root.appending(path: "body.txt").path,
                                 "--include"], environment: env)
     #expect(post.status == 0, "\(post.stderr)")
     #expect(post.stdout.hasPrefix("HTTP 200\r\n"))
     #expect(post.stdout.hasSuffix("\r\n\r\nbody:payload"))
     #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
 
-    let away = try Command.odr(["http", "GET", server.url + "/away", "--key", "Weather"], environment: env)
+    let away = try await Command.odr(["http", "GET", server.url + "/away", "--key", "Weather"], environment: env)
     #expect(away.status == 0)
     #expect(server.requests.last?.path == "/landing")
     #expect(server.requests.last?.headers["authorization"] == nil)
 
-    let missing = try Command.odr(["http", "GET", server.url + "/missing", "--key", "Weather"], environment: env)
+    let missing = try await Command.odr(["http", "GET", server.url + "/missing", "--key", "Weather"], environment: env)
     #expect(missing.status == 7)
     #expect(missing.stderr.contains("HTTP 404"))
     #expect(!missing.output.contains(secret))
 
-    #expect(try Command.odr(["http", "GET", server.url + "/x", "--key", "Nope"], environment: env).status == 3)
-    #expect(try Command.odr(["http", "GET", server.url + "/a b"], environment: env).status == 2)
-    #expect(try Command.odr(["http", "POST", server.url + "/x", "--data", "inline-secret"], environment: env).status == 2)
+    #expect(try await Command.odr(["http", "GET", server.url + "/x", "--key", "Nope"], environment: env).status == 3)
+    #expect(try await Command.odr(["http", "GET", server.url + "/a b"], environment: env).status == 2)
+    #expect(try await Command.odr(["http", "POST", server.url + "/x", "--data", "inline-secret"], environment: env).status == 2)
     server.stop()
-    #expect(try Command.odr(["http", "GET", server.url + "/x", "--attempts", "1"], environment: env).status == 7)
+    #expect(try await Command.odr(["http", "GET", server.url + "/x", "--attempts", "1"], environment: env).status == 7)
   }
 
   @Test func httpTakesCurlsOptionsLogsOnlyWhenAskedAndKeepsKeysOffPlainHTTP() async throws {
@@ -101,37 +101,37 @@ import Testing
       .write(to: source.appending(path: "tags.json"))
     try Data(#"{"keys": {"Local": {"value": "\#(secret)", "header": "X-Api-Key", "hosts": ["127.0.0.1"]}, "Remote": {"value": "\#(secret)-r", "header": "X-Api-Key", "hosts": ["api.example.invalid"]}}}"#.utf8)
       .write(to: source.appending(path: "APIKeys.json"))
-    #expect(try await Command.odrOffPool(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
-    #expect(try await Command.odrOffPool(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
-    defer { _ = try? Command.odr(["delete", "--all"], environment: env) }
+    #expect(try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
+    #expect(try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+    defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
 
     // The method defaults to GET; odr says who it is; nothing is logged without -v.
-    let get = try await Command.odrOffPool(["http", server.url + "/x"], environment: env)
+    let get = try await Command.odr(["http", server.url + "/x"], environment: env)
     #expect(get.status == 0 && get.stderr.isEmpty, "\(get.stderr)")
     #expect(get.stdout == "GET ua=odr/0.1.0 a= body=")
     // -X -H -d -i -o, as curl spells them.
     try Data("payload".utf8).write(to: root.appending(path: "body.txt"))
     let out = root.appending(path: "out.txt")
-    let post = try await Command.odrOffPool(["http", "-X", "POST", "-H", "A: b", "-d", "@" + root.appending(path: "body.txt").path, "-i", "-o", out.path,
+    let post = try await Command.odr(["http", "-X", "POST", "-H", "A: b", "-d", "@" + root.appending(path: "body.txt").path, "-i", "-o", out.path,
                                              server.url + "/x"], environment: env)
     #expect(post.status == 0 && post.stdout.isEmpty, "\(post.stderr)")
     let written = try String(contentsOf: out, encoding: .utf8)
     #expect(written.hasPrefix("HTTP 200\r\n") && written.hasSuffix("POST ua=odr/0.1.0 a=b body=payload"))
     // -v: one line per event, odr's style, no timestamps.
-    let verbose = try await Command.odrOffPool(["http", "-v", server.url + "/x"], environment: env)
+    let verbose = try await Command.odr(["http", "-v", server.url + "/x"], environment: env)
     let lines = verbose.stderr.split(separator: "\n")
     #expect(lines.count >= 2 && lines.allSatisfy { $0.hasPrefix("odr: ") }, "\(verbose.stderr)")
     #expect(lines.contains { $0.contains("GET ") } && lines.contains { $0.contains("< HTTP 200") })
     // --fail-with-body: the body of an error, redacted of the key, and exit 7.
-    let failed = try await Command.odrOffPool(["http", server.url + "/echo-key", "--key", "Local"], environment: env)
+    let failed = try await Command.odr(["http", server.url + "/echo-key", "--key", "Local"], environment: env)
     #expect(failed.status == 7 && failed.stdout.isEmpty)
-    let withBody = try await Command.odrOffPool(["http", "--fail-with-body", server.url + "/echo-key", "--key", "Local"], environment: env)
+    let withBody = try await Command.odr(["http", "--fail-with-body", server.url + "/echo-key", "--key", "Local"], environment: env)
     #expect(withBody.status == 7)
     #expect(withBody.stdout.hasPrefix("denied for ") && !withBody.output.contains(secret), "\(withBody.output)")
     // A key over plain http to a host that is not loopback: refused before sending.
-    let plain = try await Command.odrOffPool(["http", "http://api.example.invalid/v1", "--key", "Remote"], environment: env)
+    let plain = try await Command.odr(["http", "http://api.example.invalid/v1", "--key", "Remote"], environment: env)
     #expect(plain.status == 2)
     #expect(plain.stderr.contains("plain http://") && plain.stderr.contains("insecure"), "\(plain.stderr)")
-    #expect(try await Command.odrOffPool(["http", "-X", "GET", "POST", server.url], environment: env).status == 2)
+    #expect(try await Command.odr(["http", "-X", "GET", "POST", server.url], environment: env).status == 2)
   }
 }

@@ -11,12 +11,8 @@ import Testing
   var published: URL { root.appending(path: "pub") }
 
   func pack() async throws {
-    try await Command.offPool { try packNow() }
-  }
-
-  func packNow() throws {
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-    let pack = try Command.odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path, "--output", published.path, "--quiet", "--plaintext-secrets"])
+    let pack = try await Command.odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path, "--output", published.path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
@@ -37,32 +33,32 @@ import Testing
     let catalog = "s3://\(moto.bucket)/apps/demo"
     let user = moto.environment(moto.user, base: base)
 
-    let dry = try await Command.odrOffPool(["publish", published.path, catalog, "--dry-run"], environment: user)
+    let dry = try await Command.odr(["publish", published.path, catalog, "--dry-run"], environment: user)
     #expect(dry.status == 0, "\(dry.stderr)")
     #expect(dry.stdout.split(separator: "\n").last?.hasPrefix("upload\tcatalog.json") == true, "\(dry.stdout)")
-    #expect(try moto.boto("print(s3.list_objects_v2(Bucket='\(moto.bucket)').get('KeyCount'))").stdout.hasPrefix("0"))
-    let publish = try await Command.odrOffPool(["publish", published.path, catalog], environment: user)
+    #expect(try await moto.boto("print(s3.list_objects_v2(Bucket='\(moto.bucket)').get('KeyCount'))").stdout.hasPrefix("0"))
+    let publish = try await Command.odr(["publish", published.path, catalog], environment: user)
     #expect(publish.status == 0, "\(publish.stderr)")
-    let headers = try moto.boto("""
+    let headers = try await moto.boto("""
       blob = [o['Key'] for o in s3.list_objects_v2(Bucket='\(moto.bucket)')['Contents'] if '/blobs/' in o['Key']][0]
       print(s3.head_object(Bucket='\(moto.bucket)', Key=blob).get('CacheControl'))
       print(s3.head_object(Bucket='\(moto.bucket)', Key='apps/demo/catalog.json').get('CacheControl'))
       """)
     #expect(headers.stdout == "public, max-age=31536000, immutable\nno-cache\n", "\(headers.output)")
     // Published again: every blob is already there.
-    let again = try await Command.odrOffPool(["publish", published.path, catalog, "--json"], environment: user)
+    let again = try await Command.odr(["publish", published.path, catalog, "--json"], environment: user)
     #expect(again.status == 0)
     struct Plan: Decodable { struct Step: Decodable { let path: String, action: String }; let dryRun: Bool, steps: [Step] }
     let plan = try JSONDecoder().decode(Plan.self, from: Data(again.stdout.utf8))
     #expect(plan.steps.filter { $0.action == "upload" }.map(\.path) == ["catalog.json"])
     #expect(plan.steps.filter { $0.action == "skip" }.count == 6 && !plan.dryRun)
 
-    let begin = try await Command.odrOffPool(["begin", "Level2", "Onboarding", "--catalog", catalog], environment: user)
+    let begin = try await Command.odr(["begin", "Level2", "Onboarding", "--catalog", catalog], environment: user)
     #expect(begin.status == 0, "\(begin.stderr)")
-    let session = try await Command.odrOffPool(["prefetch", "--catalog", catalog], environment: moto.environment(moto.session, base: base))
+    let session = try await Command.odr(["prefetch", "--catalog", catalog], environment: moto.environment(moto.session, base: base))
     #expect(session.status == 0, "\(session.stderr)")
     // The secrets pack, fetched from the bucket into memory only.
-    let fetch = try await Command.odrOffPool(["exec", "--fetch", "APIKeys", "--catalog", catalog, "--", "/bin/sh", "-c", "test -n \"$WEATHER_API_KEY\""],
+    let fetch = try await Command.odr(["exec", "--fetch", "APIKeys", "--catalog", catalog, "--", "/bin/sh", "-c", "test -n \"$WEATHER_API_KEY\""],
                                 environment: user)
     #expect(fetch.status == 0, "\(fetch.stderr)")
 
@@ -73,14 +69,14 @@ import Testing
     var fresh = moto.environment(wrong, base: base)
     fresh["XDG_CACHE_HOME"] = root.appending(path: "cache2").path
     fresh["XDG_STATE_HOME"] = root.appending(path: "state2").path
-    let denied = try await Command.odrOffPool(["begin", "Level2", "--catalog", catalog], environment: fresh)
+    let denied = try await Command.odr(["begin", "Level2", "--catalog", catalog], environment: fresh)
     #expect(denied.status == 10, "\(denied.stderr)")
     #expect(denied.stderr.contains("SignatureDoesNotMatch") && denied.stderr.contains("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), "\(denied.stderr)")
     #expect(!denied.output.contains(wrong.secretAccessKey) && !denied.output.contains(moto.user.secretAccessKey))
     var anonymous = moto.environment(nil, base: base)
     anonymous["XDG_CACHE_HOME"] = fresh["XDG_CACHE_HOME"]
     anonymous["XDG_STATE_HOME"] = fresh["XDG_STATE_HOME"]
-    let none = try await Command.odrOffPool(["begin", "Level2", "--catalog", catalog], environment: anonymous)
+    let none = try await Command.odr(["begin", "Level2", "--catalog", catalog], environment: anonymous)
     #expect(none.status == 10, "\(none.stderr)")
     #expect(none.stderr.contains("no AWS credentials"), "\(none.stderr)")
   }
@@ -103,17 +99,17 @@ import Testing
     var env = moto.environment(nil, base: base)
     env["AWS_SHARED_CREDENTIALS_FILE"] = file.path
     env["AWS_PROFILE"] = "odr-publisher"
-    let publish = try await Command.odrOffPool(["publish", published.path, "s3://\(moto.bucket)/p"], environment: env)
+    let publish = try await Command.odr(["publish", published.path, "s3://\(moto.bucket)/p"], environment: env)
     #expect(publish.status == 0, "\(publish.stderr)")
     env["AWS_PROFILE"] = nil
-    let wrongProfile = try await Command.odrOffPool(["begin", "Level2", "--catalog", "s3://\(moto.bucket)/p"], environment: env)
+    let wrongProfile = try await Command.odr(["begin", "Level2", "--catalog", "s3://\(moto.bucket)/p"], environment: env)
     #expect(wrongProfile.status == 10)
     #expect(wrongProfile.stderr.contains("profile 'default' of \(file.path)"), "\(wrongProfile.stderr)")
   }
 
   /// Runs odr in `folder` (where odr.json is).
   func odr(_ arguments: [String], in folder: URL, environment: [String: String]) async throws -> Command.Result {
-    try await Command.offPool { try Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments, environment: environment) }
+    try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments, environment: environment)
   }
 
   @Test(arguments: [("Authorization", "Bearer "), ("X-Catalog-Token", "")])
@@ -134,19 +130,19 @@ import Testing
     try FileManager.default.createDirectory(at: project, withIntermediateDirectories: true)
     let auth = header == "Authorization" ? #"{"key": "CatalogToken", "service": "\#(service)"}"# : #"{"header": "\#(header)", "key": "CatalogToken", "service": "\#(service)"}"#
     try #"{"catalog": "\#(guarded.url.absoluteString)", "auth": \#(auth)}"#.write(to: project.appending(path: "odr.json"), atomically: true, encoding: .utf8)
-    #expect(try await Command.odrOffPool(["set", "CatalogToken", "--service", service], input: "not-\(token)", environment: base).status == 0)
+    #expect(try await Command.odr(["set", "CatalogToken", "--service", service], input: "not-\(token)", environment: base).status == 0)
     let denied = try await odr(["begin", "Level2"], in: project, environment: base)
     #expect(denied.status == 10, "\(denied.stderr)")
     #expect(denied.stderr.contains("the keyring item CatalogToken of \(service)"), "\(denied.stderr)")
     #expect(!denied.output.contains(token))
 
-    #expect(try await Command.odrOffPool(["set", "CatalogToken", "--service", service], input: token, environment: base).status == 0)
+    #expect(try await Command.odr(["set", "CatalogToken", "--service", service], input: token, environment: base).status == 0)
     let begin = try await odr(["begin", "Level2", "--quiet"], in: project, environment: base)
     #expect(begin.status == 0, "\(begin.stderr)")
     #expect(guarded.requests.filter { $0.status == 302 }.allSatisfy { $0.authenticated })
     #expect(!elsewhere.requests.isEmpty && elsewhere.requests.allSatisfy { !$0.authenticated }, "\(elsewhere.requests)")
     // Not in odr's files either.
-    let grep = try Command.run("/bin/grep", ["-rl", token, root.path])
+    let grep = try await Command.run("/bin/grep", ["-rl", token, root.path])
     #expect(grep.stdout.isEmpty, "\(grep.stdout)")
   }
 }

@@ -16,12 +16,12 @@ import Testing
     return env
   }
 
-  func odr(_ arguments: [String]) throws -> Command.Result {
-    try Command.odr(arguments, environment: environment)
+  func odr(_ arguments: [String]) async throws -> Command.Result {
+    try await Command.odr(arguments, environment: environment)
   }
 
   /// Tags A, B, C, D of 1,000 bytes each; C's catalog priority is 0.9.
-  func makeSUT() throws {
+  func makeSUT() async throws {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
     for name in ["A", "B", "C", "D"] {
@@ -34,12 +34,12 @@ import Testing
         "C": { "category": "onDemand", "preservationPriority": 0.9, "files": ["C.bin"] },
         "D": { "category": "onDemand", "files": ["D.bin"] } } }
       """.utf8).write(to: source.appending(path: "tags.json"))
-    let pack = try odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"])
+    let pack = try await odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
-  func onDisk() throws -> Set<String> {
-    let report = try JSONSerialization.jsonObject(with: Data(odr(["status", "--json"]).stdout.utf8)) as? [String: Any]
+  func onDisk() async throws -> Set<String> {
+    let report = try await JSONSerialization.jsonObject(with: Data(odr(["status", "--json"]).stdout.utf8)) as? [String: Any]
     let tags = report?["tags"] as? [[String: Any]] ?? []
     return Set(tags.filter { $0["onDisk"] as? Bool == true }.compactMap { $0["name"] as? String })
   }
@@ -55,66 +55,66 @@ import Testing
   }
 
   /// Begins and ends `tags` one by one, so their last uses are in that order.
-  func use(_ tags: [String]) throws {
+  func use(_ tags: [String]) async throws {
     for tag in tags {
-      try #require(try odr(["begin", tag, "--quiet"]).status == 0)
-      try #require(try odr(["end", tag]).status == 0)
+      try #require(try await odr(["begin", tag, "--quiet"]).status == 0)
+      try #require(try await odr(["end", tag]).status == 0)
       usleep(20_000)
     }
   }
 
-  @Test func purgeGoesByPriorityThenLeastRecentlyUsedAndSparesPins() throws {
-    try makeSUT()
+  @Test func purgeGoesByPriorityThenLeastRecentlyUsedAndSparesPins() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
-    try use(["B", "A", "C", "D"])   // LRU order: B, A, C, D
-    #expect(try odr(["priority", "D", "0.1"]).status == 0)  // D goes first despite recent use
-    #expect(try odr(["begin", "A", "--quiet"]).status == 0)  // A is pinned
-    let dry = try odr(["purge", "--max-size", "1500", "--dry-run"])
+    try await use(["B", "A", "C", "D"])   // LRU order: B, A, C, D
+    #expect(try await odr(["priority", "D", "0.1"]).status == 0)  // D goes first despite recent use
+    #expect(try await odr(["begin", "A", "--quiet"]).status == 0)  // A is pinned
+    let dry = try await odr(["purge", "--max-size", "1500", "--dry-run"])
     #expect(dry.status == 0)
     let lines = dry.stdout.split(separator: "\n").map(String.init)
     #expect(lines.filter { $0.hasPrefix("would remove") }.map { $0.split(separator: " ")[2] } == ["D", "B", "C"])
     #expect(lines.contains { $0.hasPrefix("kept A: pinned by ") })
-    #expect(try onDisk() == ["A", "B", "C", "D"])  // the dry run changed nothing
+    #expect(try await onDisk() == ["A", "B", "C", "D"])  // the dry run changed nothing
     // A budget of 2,000 bytes: D (priority 0.1) and B (least recently used of 0.5) go.
-    #expect(try odr(["purge", "--max-size", "2000"]).status == 0)
-    #expect(try onDisk() == ["A", "C"])
-    #expect(try odr(["purge", "--all"]).status == 0)
-    #expect(try onDisk() == ["A"])
-    #expect(try odr(["status", "--verify"]).status == 0)
+    #expect(try await odr(["purge", "--max-size", "2000"]).status == 0)
+    #expect(try await onDisk() == ["A", "C"])
+    #expect(try await odr(["purge", "--all"]).status == 0)
+    #expect(try await onDisk() == ["A"])
+    #expect(try await odr(["status", "--verify"]).status == 0)
   }
 
-  @Test func aRequestThatCannotFitChangesNothing() throws {
-    try makeSUT()
+  @Test func aRequestThatCannotFitChangesNothing() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
-    try use(["A", "B"])
-    #expect(try odr(["begin", "C", "--quiet"]).status == 0)  // pinned: not purgeable
+    try await use(["A", "B"])
+    #expect(try await odr(["begin", "C", "--quiet"]).status == 0)  // pinned: not purgeable
     let before = try snapshot()
     // 3,000 on disk; D needs 1,000 under a 1,500 budget: even purging A and B leaves C + D = 2,000.
-    let result = try odr(["begin", "D", "--max-size", "1500"])
+    let result = try await odr(["begin", "D", "--max-size", "1500"])
     #expect(result.status == 8)
     #expect(result.stderr.contains("Nothing was changed"))
     #expect(result.stderr.contains("end access to C"))
     #expect(try snapshot() == before)
     // With room for it after purging, the request purges the least valuable and succeeds.
-    #expect(try odr(["begin", "D", "--max-size", "3000", "--quiet"]).status == 0)  // A, least recently used, goes
-    #expect(try onDisk() == ["B", "C", "D"])
+    #expect(try await odr(["begin", "D", "--max-size", "3000", "--quiet"]).status == 0)  // A, least recently used, goes
+    #expect(try await onDisk() == ["B", "C", "D"])
   }
 
-  @Test func purgeNeedsABudgetOrAll() throws {
-    try makeSUT()
+  @Test func purgeNeedsABudgetOrAll() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
-    #expect(try odr(["purge"]).status == 2)
+    #expect(try await odr(["purge"]).status == 2)
     // The budget can come from the project file.
     try Data(#"{"catalog": "\#(root.appending(path: "pub").path)", "maxSize": "1500"}"#.utf8).write(to: root.appending(path: "odr.json"))
     var env = environment
     env["ODR_CATALOG"] = nil
     env["ODR"] = Paths.odr.path
-    let fromConfig = try Command.run("/bin/sh", ["-c", #"cd "$1" && "$ODR" purge --dry-run"#, "-", root.path], environment: env)
+    let fromConfig = try await Command.run("/bin/sh", ["-c", #"cd "$1" && "$ODR" purge --dry-run"#, "-", root.path], environment: env)
     #expect(fromConfig.status == 0, "\(fromConfig.stderr)")
     #expect(fromConfig.stdout.contains("(budget 1.5 KiB)"))  // sizes are shown for people now (issue 15)
-    #expect(try odr(["begin", "A", "--priority", "urgent", "--quiet"]).status == 0)
-    #expect(try odr(["begin", "A", "--priority", "2"]).status == 2)
-    #expect(try odr(["priority", "A", "1.5"]).status == 2)
-    #expect(try odr(["priority", "Nope", "0.5"]).status == 3)
+    #expect(try await odr(["begin", "A", "--priority", "urgent", "--quiet"]).status == 0)
+    #expect(try await odr(["begin", "A", "--priority", "2"]).status == 2)
+    #expect(try await odr(["priority", "A", "1.5"]).status == 2)
+    #expect(try await odr(["priority", "Nope", "0.5"]).status == 3)
   }
 }

@@ -30,10 +30,8 @@ import Testing
     env["KEY"] = "readme-secret-tool-key"
     for name in ["ODR_CATALOG", "ODR_SERVICE", "ODR_TRUST", "ODR_MAX_SIZE"] { env[name] = nil }
     let environment = env
-    let result = try await Command.offPool {
-      try Command.run("/bin/sh", ["-c", "cd \"$0\" && exec scripts/with-keyring bash \"$1\"", Paths.packageRoot.path, root.appending(path: "tour.sh").path],
-                      environment: environment)
-    }
+    let result = try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec scripts/with-keyring bash \"$1\"", Paths.packageRoot.path, root.appending(path: "tour.sh").path],
+                                       environment: environment)
     #expect(result.status == 0, "\(result.output.suffix(1500))")
     #expect(result.stdout.contains("readme-weather-key"))                    // odr get
     #expect(result.stdout.contains("/cache/odr/com.example.demo/blobs/"))   // odr path

@@ -16,12 +16,12 @@ import Testing
     return env
   }
 
-  func odr(_ arguments: [String]) throws -> Command.Result {
-    try Command.odr(arguments, environment: environment)
+  func odr(_ arguments: [String]) async throws -> Command.Result {
+    try await Command.odr(arguments, environment: environment)
   }
 
   /// The Demo sample plus a 48 MiB tag, published.
-  func makeSUT() throws {
+  func makeSUT() async throws {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
@@ -34,7 +34,7 @@ import Testing
     var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
     tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
     try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
-    let pack = try odr(["pack", source.path, "--output", published.path, "--quiet", "--plaintext-secrets"])
+    let pack = try await odr(["pack", source.path, "--output", published.path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
@@ -51,42 +51,42 @@ import Testing
   }
 
   /// Every installed blob hashes to its name.
-  func storeIsConsistent() throws -> Bool {
+  func storeIsConsistent() async throws -> Bool {
     for name in storeFiles("blobs") {
-      let result = try Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(name)").path])
+      let result = try await Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(name)").path])
       if !result.stdout.hasPrefix(name) { return false }
     }
     return storeFiles("partial").isEmpty
   }
 
-  @Test func beginPinsAndEndInAnotherProcessUnpins() throws {
-    try makeSUT()
+  @Test func beginPinsAndEndInAnotherProcessUnpins() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
-    #expect(try odr(["begin", "Onboarding"]).status == 0)
-    #expect(try odr(["begin", "Onboarding", "--if-present"]).status == 0)
-    var status = try odr(["status", "--json"])
+    #expect(try await odr(["begin", "Onboarding"]).status == 0)
+    #expect(try await odr(["begin", "Onboarding", "--if-present"]).status == 0)
+    var status = try await odr(["status", "--json"])
     var tags = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
     var onboarding = (tags?["tags"] as? [[String: Any]])?.first { $0["name"] as? String == "Onboarding" }
     #expect(onboarding?["onDisk"] as? Bool == true)
     #expect(onboarding?["pins"] as? Int == 2)
-    #expect(try odr(["end", "Onboarding"]).status == 0)
-    status = try odr(["status", "--json"])
+    #expect(try await odr(["end", "Onboarding"]).status == 0)
+    status = try await odr(["status", "--json"])
     tags = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
     onboarding = (tags?["tags"] as? [[String: Any]])?.first { $0["name"] as? String == "Onboarding" }
     #expect(onboarding?["pins"] as? Int == 1)
   }
 
   /// The pins of each tag, and their holders' pids, from `odr status --json`.
-  func pins(_ tag: String) throws -> (count: Int, holders: [Int32]) {
-    let status = try odr(["status", "--json"])
+  func pins(_ tag: String) async throws -> (count: Int, holders: [Int32]) {
+    let status = try await odr(["status", "--json"])
     let report = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
     let entry = (report?["tags"] as? [[String: Any]])?.first { $0["name"] as? String == tag }
     let holders = (entry?["pinnedBy"] as? [[String: Any]])?.compactMap { ($0["pid"] as? Int).map(Int32.init) } ?? []
     return (entry?["pins"] as? Int ?? -1, holders)
   }
 
-  @Test func pinsOfAKilledHolderAreReclaimed() throws {
-    try makeSUT()
+  @Test func pinsOfAKilledHolderAreReclaimed() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
     // A script pins Onboarding and keeps running (exec keeps its pid).
     let script = Process()
@@ -99,45 +99,45 @@ import Testing
     script.standardOutput = stdout
     try script.run()
     #expect(stdout.fileHandleForReading.readLine() == "pinned")
-    #expect(try pins("Onboarding") == (1, [script.processIdentifier]))
+    #expect(try await pins("Onboarding") == (1, [script.processIdentifier]))
     // odr end from another process removes it; a new pin by the script...
-    #expect(try odr(["end", "Onboarding"]).status == 0)
-    #expect(try pins("Onboarding").count == 0)
-    #expect(try odr(["begin", "Onboarding", "--owner", "\(script.processIdentifier)", "--quiet"]).status == 0)
-    #expect(try odr(["begin", "Level2", "--quiet"]).status == 0)  // held by this test process
-    #expect(try pins("Onboarding") == (1, [script.processIdentifier]))
+    #expect(try await odr(["end", "Onboarding"]).status == 0)
+    #expect(try await pins("Onboarding").count == 0)
+    #expect(try await odr(["begin", "Onboarding", "--owner", "\(script.processIdentifier)", "--quiet"]).status == 0)
+    #expect(try await odr(["begin", "Level2", "--quiet"]).status == 0)  // held by this test process
+    #expect(try await pins("Onboarding") == (1, [script.processIdentifier]))
     // ...is reclaimed when the script dies without ending it.
     kill(script.processIdentifier, SIGKILL)
     script.waitUntilExit()
-    #expect(try pins("Onboarding").count == 0)
-    #expect(try pins("Level2") == (1, [getpid()]))
-    #expect(try odr(["begin", "Level2", "--owner", "999999999"]).status == 3)
+    #expect(try await pins("Onboarding").count == 0)
+    #expect(try await pins("Level2") == (1, [getpid()]))
+    #expect(try await odr(["begin", "Level2", "--owner", "999999999"]).status == 3)
   }
 
-  @Test func offlineServesWhatIsOnDiskAndRefusesTheRest() throws {
-    try makeSUT()
+  @Test func offlineServesWhatIsOnDiskAndRefusesTheRest() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
     // Never loaded on this machine: nothing to go on.
-    let never = try odr(["status", "--offline"])
+    let never = try await odr(["status", "--offline"])
     #expect(never.status == 7)
     #expect(never.stderr.contains("has never been loaded on this machine"))
-    #expect(try odr(["begin", "Onboarding", "--quiet"]).status == 0)
+    #expect(try await odr(["begin", "Onboarding", "--quiet"]).status == 0)
     // The publisher's folder goes away: offline still works from the store.
     try FileManager.default.moveItem(at: published, to: root.appending(path: "moved"))
-    #expect(try odr(["begin", "Onboarding", "--offline", "--quiet"]).status == 0)
-    #expect(try odr(["path", "Onboarding", "Onboarding/welcome.png", "--offline"]).status == 0)
-    let missing = try odr(["begin", "Level2", "--offline"])
+    #expect(try await odr(["begin", "Onboarding", "--offline", "--quiet"]).status == 0)
+    #expect(try await odr(["path", "Onboarding", "Onboarding/welcome.png", "--offline"]).status == 0)
+    let missing = try await odr(["begin", "Level2", "--offline"])
     #expect(missing.status == 7)
     #expect(missing.stderr.contains("Offline: Level2 is not on disk"))
     #expect(storeFiles("partial").isEmpty)
-    #expect(try odr(["status", "--offline", "--verify"]).stdout.contains("verified: all"))
+    #expect(try await odr(["status", "--offline", "--verify"]).stdout.contains("verified: all"))
   }
 
-  @Test func statusVerifyFindsADamagedFile() throws {
-    try makeSUT()
+  @Test func statusVerifyFindsADamagedFile() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
-    #expect(try odr(["begin", "Onboarding", "Level2", "--quiet"]).status == 0)
-    let clean = try odr(["status", "--verify"])
+    #expect(try await odr(["begin", "Onboarding", "Level2", "--quiet"]).status == 0)
+    let clean = try await odr(["status", "--verify"])
     #expect(clean.status == 0)
     #expect(clean.stdout.contains("verified: all \(storeFiles("blobs").count) files in the store match their SHA-256"))
     // Same size, one bit flipped: only a re-hash can tell.
@@ -146,65 +146,65 @@ import Testing
     var bytes = try Data(contentsOf: url)
     bytes[0] ^= 0x01
     try bytes.write(to: url)
-    let damaged = try odr(["status", "--verify", "--json"])
+    let damaged = try await odr(["status", "--verify", "--json"])
     #expect(damaged.status == 4)
     #expect(damaged.stderr.contains(victim))
     let report = try JSONSerialization.jsonObject(with: Data(damaged.stdout.utf8)) as? [String: Any]
     #expect((report?["verification"] as? [String: Any])?["damaged"] as? [String] == [victim])
   }
 
-  @Test func pathPrintsTheVerifiedLocalFile() throws {
-    try makeSUT()
+  @Test func pathPrintsTheVerifiedLocalFile() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
-    #expect(try odr(["path", "Onboarding", "Onboarding/welcome.png"]).status == 3)
-    #expect(try odr(["begin", "Onboarding"]).status == 0)
-    let path = try odr(["path", "Onboarding", "Onboarding/welcome.png"]).stdout.trimmingCharacters(in: .newlines)
+    #expect(try await odr(["path", "Onboarding", "Onboarding/welcome.png"]).status == 3)
+    #expect(try await odr(["begin", "Onboarding"]).status == 0)
+    let path = try await odr(["path", "Onboarding", "Onboarding/welcome.png"]).stdout.trimmingCharacters(in: .newlines)
     let original = try Data(contentsOf: Paths.packageRoot.appending(path: "resources/Demo/Onboarding/welcome.png"))
     #expect(try Data(contentsOf: URL(filePath: path)) == original)
   }
 
-  @Test func unknownTagExitsThreeAndIfPresentNeverDownloads() throws {
-    try makeSUT()
+  @Test func unknownTagExitsThreeAndIfPresentNeverDownloads() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
-    let unknown = try odr(["begin", "Nope"])
+    let unknown = try await odr(["begin", "Nope"])
     #expect(unknown.status == 3)
     #expect(unknown.stderr.contains("No tag 'Nope'"))
-    #expect(try odr(["begin", "Level2", "--if-present"]).status == 3)
+    #expect(try await odr(["begin", "Level2", "--if-present"]).status == 3)
     #expect(storeFiles("blobs").isEmpty)
   }
 
-  @Test func aTamperedBlobExitsFourAndInstallsNothing() throws {
-    try makeSUT()
+  @Test func aTamperedBlobExitsFourAndInstallsNothing() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
     let blob = published.appending(path: "blobs/\(try bigBlob)")
     let handle = try FileHandle(forUpdating: blob)
     try handle.seek(toOffset: 20 << 20)
     try handle.write(contentsOf: Data([0xff]))
     try handle.close()
-    let result = try odr(["begin", "Movie"])
+    let result = try await odr(["begin", "Movie"])
     #expect(result.status == 4)
     #expect(result.stderr.contains("does not match the catalog"))
     #expect(!storeFiles("blobs").contains(try bigBlob))
-    #expect(try storeIsConsistent())
+    #expect(try await storeIsConsistent())
   }
 
-  @Test func eightConcurrentBeginsAllSucceedAndLeaveOneCopy() throws {
-    try makeSUT()
+  @Test func eightConcurrentBeginsAllSucceedAndLeaveOneCopy() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
-    let results = LockedResults()
-    DispatchQueue.concurrentPerform(iterations: 8) { _ in
-      results.append((try? odr(["begin", "Movie", "Onboarding"]))?.status ?? -1)
+    let statuses = await withTaskGroup(of: Int32.self) { group in
+      for _ in 0..<8 { group.addTask { (try? await odr(["begin", "Movie", "Onboarding"]))?.status ?? -1 } }
+      return await group.reduce(into: []) { $0.append($1) }
     }
-    #expect(results.all == Array(repeating: 0, count: 8))
+    #expect(statuses == Array(repeating: 0, count: 8))
     #expect(storeFiles("blobs").filter { $0 == (try? bigBlob) }.count == 1)
-    #expect(try storeIsConsistent())
-    let status = try JSONSerialization.jsonObject(with: Data(odr(["status", "--json"]).stdout.utf8)) as? [String: Any]
+    #expect(try await storeIsConsistent())
+    let status = try await JSONSerialization.jsonObject(with: Data(odr(["status", "--json"]).stdout.utf8)) as? [String: Any]
     let movie = (status?["tags"] as? [[String: Any]])?.first { $0["name"] as? String == "Movie" }
     #expect(movie?["pins"] as? Int == 8)
   }
 
-  @Test func aKilledBeginLeavesNothingBrokenAndTheRetryCompletes() throws {
-    try makeSUT()
+  @Test func aKilledBeginLeavesNothingBrokenAndTheRetryCompletes() async throws {
+    try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
     // Publish the big blob through a FIFO so the install stops mid-stream,
     // deterministically, until the test kills it.
@@ -232,19 +232,13 @@ import Testing
     #expect(!storeFiles("blobs").contains(try bigBlob))
     #expect(storeFiles("partial") == [try bigBlob])
     // Any later run clears what the killed one left.
-    #expect(try odr(["status"]).status == 0)
+    #expect(try await odr(["status"]).status == 0)
     #expect(storeFiles("partial").isEmpty)
     try FileManager.default.removeItem(at: blob)
     try FileManager.default.moveItem(at: real, to: blob)
-    #expect(try odr(["begin", "Movie"]).status == 0)
+    #expect(try await odr(["begin", "Movie"]).status == 0)
     #expect(storeFiles("blobs").contains(try bigBlob))
-    #expect(try storeIsConsistent())
+    #expect(try await storeIsConsistent())
   }
 }
 
-final class LockedResults: @unchecked Sendable {
-  private let lock = NSLock()
-  private var values: [Int32] = []
-  func append(_ value: Int32) { lock.withLock { values.append(value) } }
-  var all: [Int32] { lock.withLock { values } }
-}

@@ -30,27 +30,27 @@ import Testing
     #expect(!cmdline.contains(secret))
   }
 
-  @Test func noCommandButGetPrintsTheValue() throws {
+  @Test func noCommandButGetPrintsTheValue() async throws {
     let env = KeyringSession.shared.environment
-    func odr(_ arguments: [String], input: String? = nil) throws -> Command.Result {
-      try Command.odr(arguments + ["--service", service], input: input, environment: env)
+    func odr(_ arguments: [String], input: String? = nil) async throws -> Command.Result {
+      try await Command.odr(arguments + ["--service", service], input: input, environment: env)
     }
     let outputs = [
-      try odr(["set", "Weather"], input: secret),
-      try odr(["set", "Weather"], input: secret + "changed"),
-      try odr(["set", "bad name"], input: secret),
-      try odr(["set", "Empty"], input: ""),
-      try odr(["set", "Huge"], input: secret + String(repeating: "x", count: 70_000)),
-      try odr(["list"]),
-      try odr(["list", "--json"]),
-      try odr(["get", "Absent"]),
-      try odr(["delete", "Absent"]),
-      try Command.odr(["doctor", "--json"], environment: env),
-      try Command.odr(["get", "Weather", "--service", service], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]),
+      try await odr(["set", "Weather"], input: secret),
+      try await odr(["set", "Weather"], input: secret + "changed"),
+      try await odr(["set", "bad name"], input: secret),
+      try await odr(["set", "Empty"], input: ""),
+      try await odr(["set", "Huge"], input: secret + String(repeating: "x", count: 70_000)),
+      try await odr(["list"]),
+      try await odr(["list", "--json"]),
+      try await odr(["get", "Absent"]),
+      try await odr(["delete", "Absent"]),
+      try await Command.odr(["doctor", "--json"], environment: env),
+      try await Command.odr(["get", "Weather", "--service", service], environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]),
     ]
     for result in outputs {
       #expect(!result.output.contains(secret), "\(result.output)")
     }
-    #expect(try odr(["get", "Weather"]).stdout == secret + "changed")
+    #expect(try await odr(["get", "Weather"]).stdout == secret + "changed")
   }
 }

@@ -22,8 +22,8 @@ import Testing
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
   }
 
-  func odr(_ arguments: [String], input: String? = nil) throws -> Command.Result {
-    try Command.odr(arguments, input: input, environment: environment)
+  func odr(_ arguments: [String], input: String? = nil) async throws -> Command.Result {
+    try await Command.odr(arguments, input: input, environment: environment)
   }
 
   func file(_ name: String, _ text: String) throws -> String {
@@ -32,42 +32,42 @@ import Testing
     return url.path
   }
 
-  func storeKeys() throws {
-    try #require(try odr(["set", "Weather"], input: weather).status == 0)
-    try #require(try odr(["set", "Maps"], input: maps).status == 0)
+  func storeKeys() async throws {
+    try #require(try await odr(["set", "Weather"], input: weather).status == 0)
+    try #require(try await odr(["set", "Maps"], input: maps).status == 0)
   }
 
   /// The environment a command sees, as JSON, for the given variables.
-  func seen(_ arguments: [String], names: [String]) throws -> [String: String] {
+  func seen(_ arguments: [String], names: [String]) async throws -> [String: String] {
     let script = "import os, json, sys; print(json.dumps({k: os.environ.get(k) for k in sys.argv[1:]}))"
-    let result = try odr(["exec"] + arguments + ["--", "/usr/bin/python3", "-c", script] + names)
+    let result = try await odr(["exec"] + arguments + ["--", "/usr/bin/python3", "-c", script] + names)
     try #require(result.status == 0, "\(result.stderr)")
     return try JSONDecoder().decode([String: String?].self, from: Data(result.stdout.utf8)).compactMapValues { $0 }
   }
 
   /// python-dotenv's reading of a file.
-  func pythonDotenv(_ path: String) throws -> [String: String] {
-    let result = try Command.run("/usr/bin/python3", ["-c", "import sys, json; from dotenv import dotenv_values; print(json.dumps(dotenv_values(sys.argv[1], interpolate=False)))", path])
+  func pythonDotenv(_ path: String) async throws -> [String: String] {
+    let result = try await Command.run("/usr/bin/python3", ["-c", "import sys, json; from dotenv import dotenv_values; print(json.dumps(dotenv_values(sys.argv[1], interpolate=False)))", path])
     try #require(result.status == 0, "python-dotenv: \(result.stderr)")
     return try JSONDecoder().decode([String: String].self, from: Data(result.stdout.utf8))
   }
 
   @Test(arguments: ["\n", "\r\n"])
-  func theCorpusReadsAsPythonDotenvReadsIt(lineEnd: String) throws {
+  func theCorpusReadsAsPythonDotenvReadsIt(lineEnd: String) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let corpus = try String(contentsOf: Paths.packageRoot.appending(path: "resources/fixtures/dotenv-corpus.env"), encoding: .utf8)
     let path = try file("corpus.env", corpus.replacingOccurrences(of: "\n", with: lineEnd))
-    let expected = try pythonDotenv(path)
+    let expected = try await pythonDotenv(path)
     #expect(expected.count >= 40)
-    let got = try seen(["--env-file", path], names: expected.keys.sorted())
+    let got = try await seen(["--env-file", path], names: expected.keys.sorted())
     for name in expected.keys.sorted() {
       #expect(got[name] == expected[name], "\(name)")
     }
   }
 
-  @Test func referencesResolveInEveryPositionAndLaterFilesWin() throws {
+  @Test func referencesResolveInEveryPositionAndLaterFilesWin() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try storeKeys()
+    try await storeKeys()
     let first = try file("a.env", """
       W1=odr://Weather
       export W2='odr://Weather'
@@ -77,15 +77,15 @@ import Testing
       PLAIN=odr-is-not-a-reference
       """)
     let second = try file("b.env", "OVERRIDE=odr://Maps\r\n")
-    let got = try seen(["--env-file", first, "--env-file", second], names: ["W1", "W2", "W3", "M1", "OVERRIDE", "PLAIN"])
+    let got = try await seen(["--env-file", first, "--env-file", second], names: ["W1", "W2", "W3", "M1", "OVERRIDE", "PLAIN"])
     #expect(got == ["W1": weather, "W2": weather, "W3": weather, "M1": maps, "OVERRIDE": maps, "PLAIN": "odr-is-not-a-reference"])
     // Only the files' variables, not every key of the service.
-    #expect(try seen(["--env-file", second], names: ["WEATHER", "MAPS"]).isEmpty)
+    #expect(try await seen(["--env-file", second], names: ["WEATHER", "MAPS"]).isEmpty)
   }
 
-  @Test func errorsNameFileLineAndColumnAndRunNothing() throws {
+  @Test func errorsNameFileLineAndColumnAndRunNothing() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try storeKeys()
+    try await storeKeys()
     let marker = root.appending(path: "ran").path
     let cases: [(String, String)] = [
       ("OK=odr://Weather\nBAD=odr://bad name\n", "bad.env:2:5: in 'odr://bad name'"),
@@ -96,7 +96,7 @@ import Testing
     ]
     for (text, message) in cases {
       let path = try file("bad.env", text)
-      let result = try odr(["exec", "--env-file", path, "--", "/usr/bin/touch", marker])
+      let result = try await odr(["exec", "--env-file", path, "--", "/usr/bin/touch", marker])
       #expect(result.status != 0)
       #expect(result.stderr.contains(message), "\(result.stderr)")
       #expect(!result.output.contains(weather))
@@ -104,64 +104,64 @@ import Testing
     }
   }
 
-  @Test func valuesStayOutOfArgvAndMaskMasksThem() throws {
+  @Test func valuesStayOutOfArgvAndMaskMasksThem() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try storeKeys()
+    try await storeKeys()
     let path = try file("argv.env", "TOKEN=odr://Weather\n")
     // The command prints its own and its parent's command lines, then the value.
     let script = #"tr '\0' ' ' < /proc/$$/cmdline; echo; tr '\0' ' ' < /proc/$PPID/cmdline; echo; echo "token=$TOKEN""#
-    let plain = try odr(["exec", "--env-file", path, "--", "/bin/sh", "-c", script])
+    let plain = try await odr(["exec", "--env-file", path, "--", "/bin/sh", "-c", script])
     let lines = plain.stdout.split(separator: "\n")
     #expect(lines.count == 3 && !lines[0].contains(weather) && !lines[1].contains(weather))
     #expect(lines.last == "token=\(weather)")
-    let masked = try odr(["exec", "--env-file", path, "--mask", "--", "/bin/sh", "-c", script])
+    let masked = try await odr(["exec", "--env-file", path, "--mask", "--", "/bin/sh", "-c", script])
     #expect(!masked.stdout.contains(weather))
     #expect(masked.stdout.contains("token=***"))
   }
 
-  @Test func injectFillsATemplateAndWritesA0600FileOnlyWithForce() throws {
+  @Test func injectFillsATemplateAndWritesA0600FileOnlyWithForce() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try storeKeys()
+    try await storeKeys()
     let template = try file("config.tpl", """
       weather: {{ odr://Weather }}
       maps: {{odr://\(service)/Maps}} and {{"{{"}} literal }}
       """)
-    let shown = try odr(["inject", "-i", template])
+    let shown = try await odr(["inject", "-i", template])
     #expect(shown.status == 0, "\(shown.stderr)")
     #expect(shown.stdout == "weather: \(weather)\nmaps: \(maps) and {{ literal }}")
     let out = root.appending(path: "config.yml").path
-    #expect(try odr(["inject", "-i", template, "-o", out]).status == 0)
+    #expect(try await odr(["inject", "-i", template, "-o", out]).status == 0)
     #expect((try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? Int) == 0o600)
-    let again = try odr(["inject", "-i", template, "-o", out])
+    let again = try await odr(["inject", "-i", template, "-o", out])
     #expect(again.status == 1)
     #expect(again.stderr.contains("without --force"))
-    #expect(try odr(["inject", "-i", template, "-o", out, "--force"]).status == 0)
+    #expect(try await odr(["inject", "-i", template, "-o", out, "--force"]).status == 0)
     let broken = try file("broken.tpl", "ok\nkey: {{ odr://Weather }} then {{ nope }}\n")
-    let error = try odr(["inject", "-i", broken, "-o", root.appending(path: "never").path])
+    let error = try await odr(["inject", "-i", broken, "-o", root.appending(path: "never").path])
     #expect(error.stderr.contains("broken.tpl:2:31:"), "\(error.stderr)")
     #expect(!FileManager.default.fileExists(atPath: root.appending(path: "never").path))
     let empty = try file("empty.tpl", "no references\n")
-    #expect(try odr(["inject", "-i", empty]).status == 1)
-    #expect(try odr(["inject", "-i", empty, "--allow-empty"]).stdout == "no references\n")
+    #expect(try await odr(["inject", "-i", empty]).status == 1)
+    #expect(try await odr(["inject", "-i", empty, "--allow-empty"]).stdout == "no references\n")
   }
 
-  @Test func readPrintsOneValueOrWritesA0600File() throws {
+  @Test func readPrintsOneValueOrWritesA0600File() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try storeKeys()
-    #expect(try odr(["read", "odr://Weather"]).stdout == weather)
-    #expect(try odr(["read", "odr://\(service)/Maps", "-n"]).stdout == maps)
+    try await storeKeys()
+    #expect(try await odr(["read", "odr://Weather"]).stdout == weather)
+    #expect(try await odr(["read", "odr://\(service)/Maps", "-n"]).stdout == maps)
     let out = root.appending(path: "maps.key").path
-    #expect(try odr(["read", "odr://Maps", "--out-file", out]).status == 0)
+    #expect(try await odr(["read", "odr://Maps", "--out-file", out]).status == 0)
     #expect(try String(contentsOfFile: out, encoding: .utf8) == maps)
     #expect((try FileManager.default.attributesOfItem(atPath: out)[.posixPermissions] as? Int) == 0o600)
-    #expect(try odr(["read", "odr://Maps", "--out-file", out]).status == 1)
-    let missing = try odr(["read", "odr://Nope"])
+    #expect(try await odr(["read", "odr://Maps", "--out-file", out]).status == 1)
+    let missing = try await odr(["read", "odr://Nope"])
     #expect(missing.status == 3)
     #expect(missing.stderr.contains("no key 'Nope' in \(service)"))
-    #expect(try odr(["read", "https://not-a-reference"]).status == 2)
+    #expect(try await odr(["read", "https://not-a-reference"]).status == 2)
   }
 
-  @Test func fetchResolvesFromThePackWithoutAKeyring() throws {
+  @Test func fetchResolvesFromThePackWithoutAKeyring() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
@@ -169,11 +169,11 @@ import Testing
       .write(to: source.appending(path: "tags.json"))
     try Data(#"{"Weather": "\#(weather)"}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
     let catalog = root.appending(path: "pub").path
-    #expect(try odr(["pack", source.path, "--output", catalog, "--plaintext-secrets", "--quiet"]).status == 0)
+    #expect(try await odr(["pack", source.path, "--output", catalog, "--plaintext-secrets", "--quiet"]).status == 0)
     let path = try file("ci.env", "API_TOKEN=odr://Weather\n")
     var env = environment
     env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
-    let result = try Command.odr(["exec", "--env-file", path, "--fetch", "APIKeys", "--catalog", catalog, "--",
+    let result = try await Command.odr(["exec", "--env-file", path, "--fetch", "APIKeys", "--catalog", catalog, "--",
                                   "/bin/sh", "-c", "test \"$API_TOKEN\" = \(weather)"], environment: env)
     #expect(result.status == 0, "\(result.stderr)")
   }

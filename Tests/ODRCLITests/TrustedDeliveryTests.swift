@@ -27,27 +27,27 @@ import Testing
     try FileManager.default.createDirectory(at: root.appending(path: "tmp"), withIntermediateDirectories: true)
   }
 
-  func odr(_ arguments: [String], input: String? = nil, _ extra: [String: String] = [:]) throws -> Command.Result {
-    try Command.odr(arguments, input: input, environment: environment.merging(extra) { $1 })
+  func odr(_ arguments: [String], input: String? = nil, _ extra: [String: String] = [:]) async throws -> Command.Result {
+    try await Command.odr(arguments, input: input, environment: environment.merging(extra) { $1 })
   }
 
   /// A signing key made in the keyring and exported: (public, secret).
-  func signingKey(_ name: String) throws -> (public: String, secret: String) {
-    let made = try odr(["signing-key", "new", "\(name)-\(suffix)"])
+  func signingKey(_ name: String) async throws -> (public: String, secret: String) {
+    let made = try await odr(["signing-key", "new", "\(name)-\(suffix)"])
     try #require(made.status == 0, "\(made.stderr)")
-    let secret = try odr(["signing-key", "export", "\(name)-\(suffix)"]).stdout
+    let secret = try await odr(["signing-key", "export", "\(name)-\(suffix)"]).stdout
     return (made.stdout.trimmingCharacters(in: .newlines), secret.trimmingCharacters(in: .newlines))
   }
 
   /// An identity made in the keyring: its recipient.
-  func identity(_ name: String) throws -> String {
-    let made = try odr(["identity", "new", "\(name)-\(suffix)"])
+  func identity(_ name: String) async throws -> String {
+    let made = try await odr(["identity", "new", "\(name)-\(suffix)"])
     try #require(made.status == 0, "\(made.stderr)")
     return made.stdout.trimmingCharacters(in: .newlines)
   }
 
   /// Publishes an APIKeys document (and a plain Onboarding tag).
-  func publish(_ weather: String, version: Int, signedBy key: String? = nil, recipients: [String], _ more: [String] = []) throws {
+  func publish(_ weather: String, version: Int, signedBy key: String? = nil, recipients: [String], _ more: [String] = []) async throws {
     try FileManager.default.createDirectory(at: source.appending(path: "Onboarding"), withIntermediateDirectories: true)
     try Data("""
       { "bundle": "\(bundle)", "tags": {
@@ -56,13 +56,13 @@ import Testing
       """.utf8).write(to: source.appending(path: "tags.json"))
     try Data(#"{"Weather": "\#(weather)"}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
     try Data("welcome".utf8).write(to: source.appending(path: "Onboarding/welcome.txt"))
-    let pack = try odr(["pack", source.path, "--output", published.path, "--catalog-version", "\(version)", "--quiet"]
+    let pack = try await odr(["pack", source.path, "--output", published.path, "--catalog-version", "\(version)", "--quiet"]
                        + recipients.flatMap { ["--recipient", $0] } + more, key.map { ["ODR_SIGNING_KEY": $0] } ?? [:])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
-  func lookup() throws -> String? {
-    let result = try Command.secretTool(["lookup", "service", bundle, "key", "Weather"], environment: environment)
+  func lookup() async throws -> String? {
+    let result = try await Command.secretTool(["lookup", "service", bundle, "key", "Weather"], environment: environment)
     return result.status == 0 ? result.stdout : nil
   }
 
@@ -85,66 +85,66 @@ import Testing
     }
   }
 
-  @Test func signedEncryptedFetchImportsAndOnlyTheIdentityReadsTheBlob() throws {
+  @Test func signedEncryptedFetchImportsAndOnlyTheIdentityReadsTheBlob() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try signingKey("release")
-    let recipient = try identity("laptop")
-    try publish(value, version: 1, signedBy: key.secret, recipients: [recipient])
+    let key = try await signingKey("release")
+    let recipient = try await identity("laptop")
+    try await publish(value, version: 1, signedBy: key.secret, recipients: [recipient])
     #expect(filesContaining(value, under: published).isEmpty)
 
-    let fetch = try odr(["fetch", "APIKeys", "--trust", key.public])
+    let fetch = try await odr(["fetch", "APIKeys", "--trust", key.public])
     #expect(fetch.status == 0, "\(fetch.stderr)")
-    #expect(try lookup() == value)
+    #expect(try await lookup() == value)
 
     // The stock age tool: the exported identity opens the blob, another does not.
     let exported = root.appending(path: "exported.txt")
-    try Data(try odr(["identity", "export", "laptop-\(suffix)"]).stdout.utf8).write(to: exported)
-    let opened = try Command.run("/usr/bin/age", ["-d", "-i", exported.path, try apiKeysBlob.path])
+    try Data(try await odr(["identity", "export", "laptop-\(suffix)"]).stdout.utf8).write(to: exported)
+    let opened = try await Command.run("/usr/bin/age", ["-d", "-i", exported.path, try apiKeysBlob.path])
     #expect(opened.status == 0)
     #expect(opened.stdout.contains(value))
     let other = root.appending(path: "other.txt")
-    #expect(try Command.run("/usr/bin/age-keygen", ["-o", other.path]).status == 0)
-    #expect(try Command.run("/usr/bin/age", ["-d", "-i", other.path, try apiKeysBlob.path]).status != 0)
-    #expect(try odr(["identity", "recipient", "laptop-\(suffix)"]).stdout == recipient + "\n")
-    #expect(try odr(["verify", published.path, "--trust", key.public, "--min-validity", "30d"]).status == 0)
+    #expect(try await Command.run("/usr/bin/age-keygen", ["-o", other.path]).status == 0)
+    #expect(try await Command.run("/usr/bin/age", ["-d", "-i", other.path, try apiKeysBlob.path]).status != 0)
+    #expect(try await odr(["identity", "recipient", "laptop-\(suffix)"]).stdout == recipient + "\n")
+    #expect(try await odr(["verify", published.path, "--trust", key.public, "--min-validity", "30d"]).status == 0)
   }
 
-  @Test func anAgeKeygenIdentityInODRIdentityOpensThePack() throws {
+  @Test func anAgeKeygenIdentityInODRIdentityOpensThePack() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let file = root.appending(path: "ci.txt")
-    #expect(try Command.run("/usr/bin/age-keygen", ["-o", file.path]).status == 0)
-    let recipient = try Command.run("/usr/bin/age-keygen", ["-y", file.path]).stdout.trimmingCharacters(in: .newlines)
-    try publish(value, version: 1, recipients: [recipient])
+    #expect(try await Command.run("/usr/bin/age-keygen", ["-o", file.path]).status == 0)
+    let recipient = try await Command.run("/usr/bin/age-keygen", ["-y", file.path]).stdout.trimmingCharacters(in: .newlines)
+    try await publish(value, version: 1, recipients: [recipient])
     let ciEnv = ["ODR_IDENTITY": try String(contentsOf: file, encoding: .utf8), "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
-    let exec = try odr(["exec", "--fetch", "APIKeys", "--", "/bin/sh", "-c", "test \"$WEATHER\" = \(value)"], ciEnv)
+    let exec = try await odr(["exec", "--fetch", "APIKeys", "--", "/bin/sh", "-c", "test \"$WEATHER\" = \(value)"], ciEnv)
     #expect(exec.status == 0, "\(exec.stderr)")
-    let fromFile = try odr(["fetch", "APIKeys", "--identity-file", file.path])
+    let fromFile = try await odr(["fetch", "APIKeys", "--identity-file", file.path])
     #expect(fromFile.status == 0, "\(fromFile.stderr)")
-    #expect(try lookup() == value)
+    #expect(try await lookup() == value)
   }
 
-  @Test func aMachineThatIsNotARecipientExitsTenAndChangesNothing() throws {
+  @Test func aMachineThatIsNotARecipientExitsTenAndChangesNothing() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let mine = try identity("mine")
-    try publish(value, version: 1, recipients: [mine])
-    #expect(try odr(["fetch", "APIKeys"]).status == 0)
-    try publish(value + "-2", version: 2, recipients: [AgeIdentity().recipient.description])
-    let result = try odr(["fetch", "APIKeys"])
+    let mine = try await identity("mine")
+    try await publish(value, version: 1, recipients: [mine])
+    #expect(try await odr(["fetch", "APIKeys"]).status == 0)
+    try await publish(value + "-2", version: 2, recipients: [AgeIdentity().recipient.description])
+    let result = try await odr(["fetch", "APIKeys"])
     #expect(result.status == 10)
     #expect(result.stderr.contains("APIKeys (catalog version 2 of \(bundle))"))
     #expect(result.stderr.contains("odr identity new"))
-    #expect(try lookup() == value)
-    let exec = try odr(["exec", "--fetch", "APIKeys", "--", "/bin/true"], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"])
+    #expect(try await lookup() == value)
+    let exec = try await odr(["exec", "--fetch", "APIKeys", "--", "/bin/true"], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"])
     #expect(exec.status == 10)
   }
 
-  @Test func aFlippedByteInTheCatalogOrItsSignatureIsRefusedBeforeAnythingIsWritten() throws {
+  @Test func aFlippedByteInTheCatalogOrItsSignatureIsRefusedBeforeAnythingIsWritten() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try signingKey("flip")
-    let recipient = try identity("flip")
-    try publish(value, version: 1, signedBy: key.secret, recipients: [recipient])
-    #expect(try odr(["fetch", "APIKeys", "--trust", key.public]).status == 0)
-    try publish(value + "-2", version: 2, signedBy: key.secret, recipients: [recipient])
+    let key = try await signingKey("flip")
+    let recipient = try await identity("flip")
+    try await publish(value, version: 1, signedBy: key.secret, recipients: [recipient])
+    #expect(try await odr(["fetch", "APIKeys", "--trust", key.public]).status == 0)
+    try await publish(value + "-2", version: 2, signedBy: key.secret, recipients: [recipient])
     let cached = try Data(contentsOf: cache.appending(path: "odr/\(bundle)/catalog.json"))
     for name in ["catalog.json", "catalog.json.sig"] {
       let file = published.appending(path: name)
@@ -154,126 +154,126 @@ import Testing
         tampered[index] ^= 0x04
         try tampered.write(to: file)
         for trust in [["--trust", key.public], []] {
-          let result = try odr(["fetch", "APIKeys"] + trust)
+          let result = try await odr(["fetch", "APIKeys"] + trust)
           #expect(result.status == 4, "\(name)[\(index)] \(trust): \(result.stderr)")
         }
-        #expect(try lookup() == value)
+        #expect(try await lookup() == value)
         #expect(try Data(contentsOf: cache.appending(path: "odr/\(bundle)/catalog.json")) == cached)
       }
       try original.write(to: file)
     }
-    #expect(try odr(["fetch", "APIKeys", "--trust", key.public]).status == 0)
-    #expect(try lookup() == value + "-2")
+    #expect(try await odr(["fetch", "APIKeys", "--trust", key.public]).status == 0)
+    #expect(try await lookup() == value + "-2")
   }
 
-  @Test func aMissingSignatureAfterASignedVersionIsRefused() throws {
+  @Test func aMissingSignatureAfterASignedVersionIsRefused() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try signingKey("downgrade")
-    let recipient = try identity("downgrade")
-    try publish(value, version: 1, signedBy: key.secret, recipients: [recipient])
-    let first = try odr(["fetch", "APIKeys"])
+    let key = try await signingKey("downgrade")
+    let recipient = try await identity("downgrade")
+    try await publish(value, version: 1, signedBy: key.secret, recipients: [recipient])
+    let first = try await odr(["fetch", "APIKeys"])
     #expect(first.status == 0)
     #expect(first.stderr.contains("trusting \(key.public) for \(bundle) on first use"))
-    try publish(value + "-2", version: 2, recipients: [recipient])
+    try await publish(value + "-2", version: 2, recipients: [recipient])
     #expect(!FileManager.default.fileExists(atPath: published.appending(path: "catalog.json.sig").path))
-    let result = try odr(["fetch", "APIKeys"])
+    let result = try await odr(["fetch", "APIKeys"])
     #expect(result.status == 4)
     #expect(result.stderr.contains("downgrade"))
-    #expect(try lookup() == value)
+    #expect(try await lookup() == value)
     // Deleting the cache does not reset trust: it lives in the state folder.
     try FileManager.default.removeItem(at: cache)
-    #expect(try odr(["fetch", "APIKeys"]).status == 4)
+    #expect(try await odr(["fetch", "APIKeys"]).status == 4)
   }
 
-  @Test func anUntrustedKeyIsRefused() throws {
+  @Test func anUntrustedKeyIsRefused() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let (pinned, other) = (try signingKey("pinned"), try signingKey("other"))
-    try publish(value, version: 1, signedBy: other.secret, recipients: [try identity("untrusted")])
-    let result = try odr(["fetch", "APIKeys"], ["ODR_TRUST": pinned.public])
+    let (pinned, other) = (try await signingKey("pinned"), try await signingKey("other"))
+    try await publish(value, version: 1, signedBy: other.secret, recipients: [try await identity("untrusted")])
+    let result = try await odr(["fetch", "APIKeys"], ["ODR_TRUST": pinned.public])
     #expect(result.status == 4)
     #expect(result.stderr.contains("signed by \(other.public), which is not trusted"))
-    #expect(try lookup() == nil)
+    #expect(try await lookup() == nil)
   }
 
-  @Test func anExpiredCatalogIsRefusedOnlineAndServedOfflineWithAWarning() throws {
+  @Test func anExpiredCatalogIsRefusedOnlineAndServedOfflineWithAWarning() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try signingKey("expiry")
-    try publish(value, version: 1, signedBy: key.secret, recipients: [try identity("expiry")])
-    #expect(try odr(["fetch", "APIKeys"]).status == 0)
+    let key = try await signingKey("expiry")
+    try await publish(value, version: 1, signedBy: key.secret, recipients: [try await identity("expiry")])
+    #expect(try await odr(["fetch", "APIKeys"]).status == 0)
     // The publisher's catalog, re-signed with an expiry in the past.
     let file = published.appending(path: "catalog.json")
     let text = try String(contentsOf: file, encoding: .utf8)
     let expired = Data(text.replacing(/"expires" : "[^"]*"/, with: #""expires" : "2001-01-01T00:00:00Z""#).utf8)
     try expired.write(to: file)
     try CatalogSignature(signing: expired, with: try SigningKey(key.secret)).encoded.write(to: published.appending(path: "catalog.json.sig"))
-    let online = try odr(["fetch", "APIKeys"])
+    let online = try await odr(["fetch", "APIKeys"])
     #expect(online.status == 4)
     #expect(online.stderr.contains("expired on 2001-01-01"))
-    #expect(try odr(["verify", published.path]).status == 4)
+    #expect(try await odr(["verify", published.path]).status == 4)
     // Time passes for the copy on disk too: offline serves it with a warning.
     let stored = cache.appending(path: "odr/\(bundle)/catalog.json")
     try String(contentsOf: stored, encoding: .utf8).replacing(/"expires" : "[^"]*"/, with: #""expires" : "2001-01-01T00:00:00Z""#)
       .write(to: stored, atomically: true, encoding: .utf8)
-    let offline = try odr(["fetch", "APIKeys", "--offline"])
+    let offline = try await odr(["fetch", "APIKeys", "--offline"])
     #expect(offline.status == 0, "\(offline.stderr)")
     #expect(offline.stderr.contains("warning: the catalog of \(bundle) (version 1) expired"))
   }
 
-  @Test func aRotationChainIsFollowedAndAnUnlistedKeyRefused() throws {
+  @Test func aRotationChainIsFollowedAndAnUnlistedKeyRefused() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let (k1, k2, k3) = (try signingKey("k1"), try signingKey("k2"), try signingKey("k3"))
-    let recipient = try identity("rotation")
-    try publish(value, version: 1, signedBy: k1.secret, recipients: [recipient], ["--next-signer", k2.public])
-    #expect(try odr(["fetch", "APIKeys", "--trust", k1.public]).status == 0)
-    try publish(value + "-2", version: 2, signedBy: k2.secret, recipients: [recipient])
-    #expect(try odr(["fetch", "APIKeys"]).status == 0)
-    #expect(try lookup() == value + "-2")
-    try publish(value + "-3", version: 3, signedBy: k3.secret, recipients: [recipient])
-    let refused = try odr(["fetch", "APIKeys"])
+    let (k1, k2, k3) = (try await signingKey("k1"), try await signingKey("k2"), try await signingKey("k3"))
+    let recipient = try await identity("rotation")
+    try await publish(value, version: 1, signedBy: k1.secret, recipients: [recipient], ["--next-signer", k2.public])
+    #expect(try await odr(["fetch", "APIKeys", "--trust", k1.public]).status == 0)
+    try await publish(value + "-2", version: 2, signedBy: k2.secret, recipients: [recipient])
+    #expect(try await odr(["fetch", "APIKeys"]).status == 0)
+    #expect(try await lookup() == value + "-2")
+    try await publish(value + "-3", version: 3, signedBy: k3.secret, recipients: [recipient])
+    let refused = try await odr(["fetch", "APIKeys"])
     #expect(refused.status == 4)
     #expect(refused.stderr.contains("not trusted"))
-    try publish(value + "-3", version: 3, signedBy: k1.secret, recipients: [recipient])
-    #expect(try odr(["fetch", "APIKeys"]).status == 4)  // K1 handed over to K2
-    #expect(try lookup() == value + "-2")
+    try await publish(value + "-3", version: 3, signedBy: k1.secret, recipients: [recipient])
+    #expect(try await odr(["fetch", "APIKeys"]).status == 4)  // K1 handed over to K2
+    #expect(try await lookup() == value + "-2")
   }
 
-  @Test func oversizedCatalogsAndBlobsLongerThanDeclaredAreRefused() throws {
+  @Test func oversizedCatalogsAndBlobsLongerThanDeclaredAreRefused() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try publish(value, version: 1, recipients: [try identity("sizes")])
+    try await publish(value, version: 1, recipients: [try await identity("sizes")])
     let catalog = published.appending(path: "catalog.json")
     let original = try Data(contentsOf: catalog)
     try (original + Data(repeating: 0x20, count: 4 << 20)).write(to: catalog)
-    let big = try odr(["fetch", "APIKeys"])
+    let big = try await odr(["fetch", "APIKeys"])
     #expect(big.status == 4)
     #expect(big.stderr.contains("larger than 4194304 bytes"))
     try original.write(to: catalog)
     let blob = try apiKeysBlob
     try (try Data(contentsOf: blob) + Data("x".utf8)).write(to: blob)
-    let long = try odr(["fetch", "APIKeys"])
+    let long = try await odr(["fetch", "APIKeys"])
     #expect(long.status == 4, "\(long.stderr)")
-    #expect(try lookup() == nil)
+    #expect(try await lookup() == nil)
     #expect(!FileManager.default.fileExists(atPath: cache.appending(path: "odr/\(bundle)/blobs/\(blob.lastPathComponent)").path))
   }
 
-  @Test func secretsTagsAreNeverFilesOnDisk() throws {
+  @Test func secretsTagsAreNeverFilesOnDisk() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    try publish(value, version: 1, recipients: [try identity("hygiene")])
-    let begin = try odr(["begin", "APIKeys"])
+    try await publish(value, version: 1, recipients: [try await identity("hygiene")])
+    let begin = try await odr(["begin", "APIKeys"])
     #expect(begin.status == 2)
     #expect(begin.stderr.contains("odr fetch APIKeys"))
-    #expect(try odr(["path", "APIKeys"]).status == 2)
-    let noBus = try odr(["prefetch"], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"])
+    #expect(try await odr(["path", "APIKeys"]).status == 2)
+    let noBus = try await odr(["prefetch"], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"])
     #expect(noBus.status == 0, "\(noBus.stderr)")
     #expect(noBus.stdout.contains("skipped    APIKeys"))
-    let prefetch = try odr(["prefetch"])
+    let prefetch = try await odr(["prefetch"])
     #expect(prefetch.status == 0, "\(prefetch.stderr)")
     #expect(prefetch.stdout.contains("imported   APIKeys"))
-    #expect(try lookup() == value)
-    #expect(try odr(["begin", "Onboarding"]).status == 0)
-    #expect(try odr(["status"]).stdout.contains("APIKeys  prefetch, secrets encrypted to 1 recipient"))
+    #expect(try await lookup() == value)
+    #expect(try await odr(["begin", "Onboarding"]).status == 0)
+    #expect(try await odr(["status"]).stdout.contains("APIKeys  prefetch, secrets encrypted to 1 recipient"))
 
     // odr fetch killed at random points, 30 times.
-    try publish(value + "-2", version: 2, recipients: [try identity("hygiene2")])
+    try await publish(value + "-2", version: 2, recipients: [try await identity("hygiene2")])
     for _ in 0..<30 {
       let process = Process()
       process.executableURL = Paths.odr
@@ -286,8 +286,8 @@ import Testing
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
     }
-    #expect(try odr(["fetch", "APIKeys"]).status == 0)
-    #expect(try lookup() == value + "-2")
+    #expect(try await odr(["fetch", "APIKeys"]).status == 0)
+    #expect(try await lookup() == value + "-2")
     for secret in [value, value + "-2"] {
       for folder in [cache, root.appending(path: "state"), root.appending(path: "tmp"), published] {
         #expect(filesContaining(secret, under: folder).isEmpty)
@@ -295,42 +295,42 @@ import Testing
     }
   }
 
-  @Test func overHTTPTheSignatureIsCheckedAndAMissingOneIsADowngrade() throws {
+  @Test func overHTTPTheSignatureIsCheckedAndAMissingOneIsADowngrade() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try signingKey("http")
-    try publish(value, version: 1, signedBy: key.secret, recipients: [try identity("http")])
+    let key = try await signingKey("http")
+    try await publish(value, version: 1, signedBy: key.secret, recipients: [try await identity("http")])
     let server = try FixtureServer(root: published)
     defer { server.stop() }
     let http = ["ODR_CATALOG": server.baseURL.absoluteString, "ODR_TRUST": key.public]
-    let fetch = try odr(["fetch", "APIKeys"], http)
+    let fetch = try await odr(["fetch", "APIKeys"], http)
     #expect(fetch.status == 0, "\(fetch.stderr)")
-    #expect(try lookup() == value)
+    #expect(try await lookup() == value)
     let signature = published.appending(path: "catalog.json.sig")
     var flipped = try Data(contentsOf: signature)
     flipped[flipped.count / 2] ^= 0x01
     try flipped.write(to: signature)
-    #expect(try odr(["begin", "Onboarding"], http).status == 4)
+    #expect(try await odr(["begin", "Onboarding"], http).status == 4)
     try FileManager.default.removeItem(at: signature)  // the server answers 404
-    let missing = try odr(["begin", "Onboarding"], http)
+    let missing = try await odr(["begin", "Onboarding"], http)
     #expect(missing.status == 4)
     #expect(missing.stderr.contains("not signed"))
   }
 
-  @Test func aRollbackIsRefusedEvenWithTheCacheDeleted() throws {
+  @Test func aRollbackIsRefusedEvenWithTheCacheDeleted() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try signingKey("rollback")
-    let recipient = try identity("rollback")
-    try publish(value + "-old", version: 1, signedBy: key.secret, recipients: [recipient])
+    let key = try await signingKey("rollback")
+    let recipient = try await identity("rollback")
+    try await publish(value + "-old", version: 1, signedBy: key.secret, recipients: [recipient])
     let old = try FileManager.default.contentsOfDirectory(atPath: published.path)
       .reduce(into: [String: Data]()) { $0[$1] = try? Data(contentsOf: published.appending(path: $1)) }
-    try publish(value, version: 2, signedBy: key.secret, recipients: [recipient])
-    #expect(try odr(["fetch", "APIKeys", "--trust", key.public]).status == 0)
+    try await publish(value, version: 2, signedBy: key.secret, recipients: [recipient])
+    #expect(try await odr(["fetch", "APIKeys", "--trust", key.public]).status == 0)
     // A host replays version 1, properly signed.
     for (name, data) in old where name.hasPrefix("catalog.json") { try data.write(to: published.appending(path: name)) }
     try FileManager.default.removeItem(at: cache)
-    let replay = try odr(["fetch", "APIKeys", "--trust", key.public])
+    let replay = try await odr(["fetch", "APIKeys", "--trust", key.public])
     #expect(replay.status == 4)
     #expect(replay.stderr.contains("older than version 2"))
-    #expect(try lookup() == value)
+    #expect(try await lookup() == value)
   }
 }

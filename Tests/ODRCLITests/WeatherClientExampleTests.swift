@@ -6,7 +6,7 @@ import Testing
 /// (fetching the Demo catalog into a memory store) and calls a loopback
 /// endpoint that accepts only that key.
 @Suite struct WeatherClientExampleTests {
-  @Test func theExampleSendsTheFetchedKey() throws {
+  @Test func theExampleSendsTheFetchedKey() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-example-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }
     var env = ProcessInfo.processInfo.environment
@@ -15,10 +15,10 @@ import Testing
     // The pack is encrypted to an identity made by age-keygen; the app gets it in ODR_IDENTITY.
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     let identity = root.appending(path: "identity.txt")
-    try #require(try Command.run("/usr/bin/age-keygen", ["-o", identity.path]).status == 0)
-    let recipient = try Command.run("/usr/bin/age-keygen", ["-y", identity.path]).stdout.split(separator: "\n")[0]
+    try #require(try await Command.run("/usr/bin/age-keygen", ["-o", identity.path]).status == 0)
+    let recipient = try await Command.run("/usr/bin/age-keygen", ["-y", identity.path]).stdout.split(separator: "\n")[0]
     env["ODR_IDENTITY"] = try String(contentsOf: identity, encoding: .utf8)
-    let pack = try Command.odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path,
+    let pack = try await Command.odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path,
                                 "--output", root.appending(path: "catalog").path, "--quiet", "--recipient", String(recipient)], environment: env)
     try #require(pack.status == 0, "\(pack.stderr)")
 
@@ -42,8 +42,8 @@ import Testing
     defer { server.terminate() }
     let port = try #require(output.fileHandleForReading.readLine().flatMap(Int.init))
 
-    let client = Paths.odr.deletingLastPathComponent().appending(path: "WeatherClient").path
-    let result = try Command.run(client, ["--catalog", root.appending(path: "catalog").path,
+    let client = Paths.products.appending(path: "WeatherClient").path
+    let result = try await Command.run(client, ["--catalog", root.appending(path: "catalog").path,
                                           "--url", "http://127.0.0.1:\(port)/forecast", "--memory"], environment: env)
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout.contains("→ 200, 5 bytes"))

@@ -13,54 +13,54 @@ import Testing
     return try SecretServiceStore(service: service)
   }
 
-  func secretToolStore(_ value: String, key: String = "Weather") throws {
-    let result = try Command.secretTool(["store", "--label=set by secret-tool", "service", service, "key", key], input: value)
+  func secretToolStore(_ value: String, key: String = "Weather") async throws {
+    let result = try await Command.secretTool(["store", "--label=set by secret-tool", "service", service, "key", key], input: value)
     try #require(result.status == 0, "secret-tool store failed: \(result.stderr)")
   }
 
-  func secretToolLookup(key: String = "Weather") throws -> String? {
-    let result = try Command.secretTool(["lookup", "service", service, "key", key])
+  func secretToolLookup(key: String = "Weather") async throws -> String? {
+    let result = try await Command.secretTool(["lookup", "service", service, "key", key])
     return result.status == 0 ? result.stdout : nil
   }
 
   /// How many items the keyring holds for this service and key.
-  func itemCount(key: String = "Weather") throws -> Int {
-    let result = try Command.secretTool(["search", "--all", "service", service, "key", key])
+  func itemCount(key: String = "Weather") async throws -> Int {
+    let result = try await Command.secretTool(["search", "--all", "service", service, "key", key])
     return result.output.split(separator: "\n").filter { $0.hasPrefix("[/") }.count
   }
 
   @Test func odrReadsWhatSecretToolStored() async throws {
     let store = try makeSUT()
-    try secretToolStore("from \"secret-tool\"\nwith ключ")
+    try await secretToolStore("from \"secret-tool\"\nwith ключ")
     #expect(try await store.value(for: "Weather") == "from \"secret-tool\"\nwith ключ")
   }
 
   @Test func secretToolReadsWhatOdrStored() async throws {
     let store = try makeSUT()
     try await store.setValue("from odr 🔑", for: "Weather")
-    #expect(try secretToolLookup() == "from odr 🔑")
+    #expect(try await secretToolLookup() == "from odr 🔑")
   }
 
   @Test func odrOverwritingSecretToolsItemLeavesOneItem() async throws {
     let store = try makeSUT()
-    try secretToolStore("first")
+    try await secretToolStore("first")
     try await store.setValue("second", for: "Weather")
-    #expect(try itemCount() == 1)
-    #expect(try secretToolLookup() == "second")
+    #expect(try await itemCount() == 1)
+    #expect(try await secretToolLookup() == "second")
   }
 
   @Test func secretToolOverwritingOdrsItemLeavesOneItem() async throws {
     let store = try makeSUT()
     try await store.setValue("first", for: "Weather")
-    try secretToolStore("second")
-    #expect(try itemCount() == 1)
+    try await secretToolStore("second")
+    #expect(try await itemCount() == 1)
     #expect(try await store.value(for: "Weather") == "second")
   }
 
   @Test func itemsCarryExactlyServiceAndKeyAndOdrsLabel() async throws {
     let store = try makeSUT()
     try await store.setValue("v", for: "Maps")
-    let result = try Command.secretTool(["search", "--all", "service", service, "key", "Maps"])
+    let result = try await Command.secretTool(["search", "--all", "service", service, "key", "Maps"])
     let attributes = result.output.split(separator: "\n").filter { $0.hasPrefix("attribute.") }.sorted()
     #expect(attributes == ["attribute.key = Maps", "attribute.service = \(service)"])
     #expect(result.output.contains("label = odr \(service) Maps"))
@@ -68,10 +68,10 @@ import Testing
 
   @Test func listAndDeleteSeeSecretToolsItems() async throws {
     let store = try makeSUT()
-    try secretToolStore("a", key: "FromTool")
+    try await secretToolStore("a", key: "FromTool")
     try await store.setValue("b", for: "FromOdr")
     #expect(try await store.names() == ["FromOdr", "FromTool"])
     #expect(try await store.deleteValue(for: "FromTool"))
-    #expect(try secretToolLookup(key: "FromTool") == nil)
+    #expect(try await secretToolLookup(key: "FromTool") == nil)
   }
 }

@@ -84,8 +84,8 @@ import Testing
   }
 
   /// What real tools print for `value`, by a Python expression over `v`.
-  func printed(_ expression: String, _ value: String) throws -> String {
-    let result = try Command.run("/usr/bin/python3", ["-c", "import sys, base64, json, re, urllib.parse; v = sys.stdin.read(); sys.stdout.write(\(expression))"], input: value)
+  func printed(_ expression: String, _ value: String) async throws -> String {
+    let result = try await Command.run("/usr/bin/python3", ["-c", "import sys, base64, json, re, urllib.parse; v = sys.stdin.read(); sys.stdout.write(\(expression))"], input: value)
     try #require(result.status == 0, "\(result.stderr)")
     return result.stdout
   }
@@ -95,18 +95,18 @@ import Testing
     "base64.encodebytes(v.encode()).decode().replace('\\n', '\\r\\n')",
     "'\\n'.join(base64.b64encode(v.encode()).decode()[i:i+64] for i in range(0, 200, 64))",  // openssl / PEM: 64
   ])
-  func wrappedBase64LeavesNoLineOfTheKey(tool: String) throws {
+  func wrappedBase64LeavesNoLineOfTheKey(tool: String) async throws {
     let key = "sk-live-" + String(repeating: "Ab9x", count: 30)
-    let out = masked(try printed(tool, key), values: [key])
+    let out = masked(try await printed(tool, key), values: [key])
     let lines = out.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
     #expect(lines.allSatisfy { $0 == "***" || $0.count < 8 }, "\(out)")
   }
 
-  @Test func pythonsQuoteAndJSONEscapesAndFormEncodingAreMasked() throws {
+  @Test func pythonsQuoteAndJSONEscapesAndFormEncodingAreMasked() async throws {
     let value = "pä/ss wörd+1"
     for tool in ["urllib.parse.quote(v)", "urllib.parse.quote_plus(v)", "urllib.parse.quote(v).lower()", "json.dumps(v)",
                  "json.dumps(v, ensure_ascii=False)", "re.sub(r'u00[0-9a-f]{2}', lambda m: m.group().upper().replace('U', 'u'), json.dumps(v))"] {
-      let text = try printed("'x=' + \(tool) + ';'", value)
+      let text = try await printed("'x=' + \(tool) + ';'", value)
       #expect(masked(text, values: [value]).hasSuffix("***;") || masked(text, values: [value]).hasSuffix("***\";"),
               "\(tool): \(text) -> \(masked(text, values: [value]))")
     }

@@ -13,37 +13,37 @@ import Testing
     return try FixtureServer(root: root)
   }
 
-  func curl(_ server: FixtureServer, _ path: String) throws -> (status: Int32, body: Data) {
+  func curl(_ server: FixtureServer, _ path: String) async throws -> (status: Int32, body: Data) {
     let out = root.appending(path: "out-\(UUID().uuidString)")
-    let result = try Command.run("/usr/bin/curl", ["-sS", "-o", out.path, "--fail", server.baseURL.appending(path: path).absoluteString])
+    let result = try await Command.run("/usr/bin/curl", ["-sS", "-o", out.path, "--fail", server.baseURL.appending(path: path).absoluteString])
     return (result.status, (try? Data(contentsOf: out)) ?? Data())
   }
 
-  @Test func servesFilesAndCountsRequests() throws {
+  @Test func servesFilesAndCountsRequests() async throws {
     let server = try makeSUT()
     defer { server.stop(); try? FileManager.default.removeItem(at: root) }
-    let (status, body) = try curl(server, "blobs/file.bin")
+    let (status, body) = try await curl(server, "blobs/file.bin")
     #expect(status == 0)
     #expect(body == payload)
-    _ = try curl(server, "blobs/file.bin")
+    _ = try await curl(server, "blobs/file.bin")
     #expect(server.requests(forPathEndingWith: "file.bin") == 2)
-    #expect(try curl(server, "blobs/missing").status == 22)  // curl --fail on 404
+    #expect(try await curl(server, "blobs/missing").status == 22)  // curl --fail on 404
   }
 
-  @Test func injectsFaults() throws {
+  @Test func injectsFaults() async throws {
     let server = try makeSUT()
     defer { server.stop(); try? FileManager.default.removeItem(at: root) }
     server.setFault(.status(500), forPathEndingWith: "file.bin")
-    #expect(try curl(server, "blobs/file.bin").status == 22)
+    #expect(try await curl(server, "blobs/file.bin").status == 22)
     server.setFault(.dropAfter(1000), forPathEndingWith: "file.bin")
-    #expect(try curl(server, "blobs/file.bin").status == 18)  // partial transfer
+    #expect(try await curl(server, "blobs/file.bin").status == 18)  // partial transfer
     server.setFault(.truncate(1000), forPathEndingWith: "file.bin")
-    let truncated = try curl(server, "blobs/file.bin")
+    let truncated = try await curl(server, "blobs/file.bin")
     #expect(truncated.status == 0 && truncated.body == payload.prefix(1000))
     server.setFault(.flipByte(10), forPathEndingWith: "file.bin")
-    let flipped = try curl(server, "blobs/file.bin")
+    let flipped = try await curl(server, "blobs/file.bin")
     #expect(flipped.body.count == payload.count && flipped.body != payload)
     server.setFault(nil, forPathEndingWith: "file.bin")
-    #expect(try curl(server, "blobs/file.bin").body == payload)
+    #expect(try await curl(server, "blobs/file.bin").body == payload)
   }
 }

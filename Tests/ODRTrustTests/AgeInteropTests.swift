@@ -12,11 +12,11 @@ import Testing
   }
 
   /// An identity made by `age-keygen`: its file and its recipient.
-  func ageKeygen() throws -> (file: URL, recipient: String) {
+  func ageKeygen() async throws -> (file: URL, recipient: String) {
     let file = root.appending(path: "key-\(UUID().uuidString).txt")
-    let made = try Command.run("/usr/bin/age-keygen", ["-o", file.path])
+    let made = try await Command.run("/usr/bin/age-keygen", ["-o", file.path])
     try #require(made.status == 0, "\(made.stderr)")
-    let recipient = try Command.run("/usr/bin/age-keygen", ["-y", file.path])
+    let recipient = try await Command.run("/usr/bin/age-keygen", ["-y", file.path])
     return (file, recipient.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
   }
 
@@ -26,9 +26,9 @@ import Testing
     return file
   }
 
-  func ageDecrypt(_ file: URL, identity: URL) throws -> (status: Int32, data: Data) {
+  func ageDecrypt(_ file: URL, identity: URL) async throws -> (status: Int32, data: Data) {
     let out = root.appending(path: "out-\(UUID().uuidString)")
-    let result = try Command.run("/usr/bin/age", ["-d", "-i", identity.path, "-o", out.path, file.path])
+    let result = try await Command.run("/usr/bin/age", ["-d", "-i", identity.path, "-o", out.path, file.path])
     return (result.status, (try? Data(contentsOf: out)) ?? Data())
   }
 
@@ -38,43 +38,43 @@ import Testing
     Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
   }
 
-  @Test(arguments: sizes) func ageDecryptsWhatOdrEncrypts(size: Int) throws {
+  @Test(arguments: sizes) func ageDecryptsWhatOdrEncrypts(size: Int) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try ageKeygen()
+    let key = try await ageKeygen()
     let blob = try write(try Age.encrypt(Self.plaintext(size), to: [try AgeRecipient(key.recipient)]))
-    let result = try ageDecrypt(blob, identity: key.file)
+    let result = try await ageDecrypt(blob, identity: key.file)
     #expect(result.status == 0)
     #expect(result.data == Self.plaintext(size))
   }
 
-  @Test(arguments: sizes) func odrDecryptsWhatAgeEncrypts(size: Int) throws {
+  @Test(arguments: sizes) func odrDecryptsWhatAgeEncrypts(size: Int) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try ageKeygen()
+    let key = try await ageKeygen()
     let other = AgeIdentity()
     let input = try write(Self.plaintext(size))
     let output = root.appending(path: "enc")
-    let made = try Command.run("/usr/bin/age", ["-r", other.recipient.description, "-r", key.recipient, "-o", output.path, input.path])
+    let made = try await Command.run("/usr/bin/age", ["-r", other.recipient.description, "-r", key.recipient, "-o", output.path, input.path])
     try #require(made.status == 0, "\(made.stderr)")
     let identities = try AgeIdentity.parseFile(String(decoding: try Data(contentsOf: key.file), as: UTF8.self))
     #expect(try Age.decrypt(try Data(contentsOf: output), identities: identities) == Self.plaintext(size))
   }
 
-  @Test func anExportedIdentityWorksWithAgeAndAgeKeygenAgrees() throws {
+  @Test func anExportedIdentityWorksWithAgeAndAgeKeygenAgrees() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let identity = AgeIdentity()
     let file = try write(Data(identity.fileText.utf8))
-    #expect(try Command.run("/usr/bin/age-keygen", ["-y", file.path]).stdout == "\(identity.recipient)\n")
+    #expect(try await Command.run("/usr/bin/age-keygen", ["-y", file.path]).stdout == "\(identity.recipient)\n")
     let blob = try write(try Age.encrypt(Data("k-123".utf8), to: [identity.recipient]))
-    #expect(try ageDecrypt(blob, identity: file).data == Data("k-123".utf8))
+    #expect(try await ageDecrypt(blob, identity: file).data == Data("k-123".utf8))
     #expect(try AgeIdentity(identity.secretKeyString).recipient == identity.recipient)
     #expect(!"\(identity)".contains(identity.secretKeyString))
   }
 
-  @Test func theWrongIdentityIsRefusedByBoth() throws {
+  @Test func theWrongIdentityIsRefusedByBoth() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let mine = try ageKeygen(), theirs = try ageKeygen()
+    let mine = try await ageKeygen(), theirs = try await ageKeygen()
     let blob = try write(try Age.encrypt(Data("secret".utf8), to: [try AgeRecipient(theirs.recipient)]))
-    #expect(try ageDecrypt(blob, identity: mine.file).status != 0)
+    #expect(try await ageDecrypt(blob, identity: mine.file).status != 0)
     let identities = try AgeIdentity.parseFile(String(decoding: try Data(contentsOf: mine.file), as: UTF8.self))
     let error = #expect(throws: TrustError.self) { try Age.decrypt(try Data(contentsOf: blob), identities: identities) }
     #expect(error?.code == .noIdentity)
@@ -82,9 +82,9 @@ import Testing
 
   /// Damage at the header MAC, inside the payload, or a cut: both tools refuse.
   @Test(arguments: ["mac", "payload", "lastByte", "truncated", "chunkDropped", "stanza"])
-  func damagedFilesAreRefusedByBoth(damage: String) throws {
+  func damagedFilesAreRefusedByBoth(damage: String) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try ageKeygen()
+    let key = try await ageKeygen()
     let identities = try AgeIdentity.parseFile(String(decoding: try Data(contentsOf: key.file), as: UTF8.self))
     var bytes = Array(try Age.encrypt(Self.plaintext(150_000), to: [try AgeRecipient(key.recipient)]))
     let macLine = try #require(bytes.indices.first { bytes[$0...].starts(with: Array("--- ".utf8)) })
@@ -100,7 +100,7 @@ import Testing
       bytes[stanza] = bytes[stanza] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
     }
     let blob = try write(Data(bytes))
-    #expect(try ageDecrypt(blob, identity: key.file).status != 0)
+    #expect(try await ageDecrypt(blob, identity: key.file).status != 0)
     #expect(throws: TrustError.self) { try Age.decrypt(Data(bytes), identities: identities) }
   }
 

@@ -2,7 +2,7 @@
 import ODRKeys
 import Testing
 
-@Suite struct SecretVariablesTests {
+@Suite(.timeLimit(.minutes(1))) struct SecretVariablesTests {
   @Test(arguments: [
     ("Weather", "WEATHER"), ("mapsKey", "MAPS_KEY"), ("OpenAIKey", "OPEN_AI_KEY"), ("geo.v2-key", "GEO_V2_KEY"),
     ("API_KEY", "API_KEY"), ("key2", "KEY2"), ("S3Bucket", "S3_BUCKET"), ("a..b", "A_B"),

@@ -4,7 +4,7 @@ import Testing
 
 /// `odr url check` and `odr http`, run as the built binary (the lean `odr`
 /// hands both to `odr-net`).
-@Suite struct NetworkCommandsTests {
+@Suite(.timeLimit(.minutes(2))) struct NetworkCommandsTests {
   @Test func urlCheckExitsByThePolicyAndExplains() async throws {
     let ok = try await Command.odr(["url", "check", "https://example.com/a%20b"])
     #expect(ok.status == 0, "\(ok.stderr)")

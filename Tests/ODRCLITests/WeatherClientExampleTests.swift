@@ -5,7 +5,7 @@ import Testing
 /// The Examples/WeatherClient app: gets its key through APIKeyProvider
 /// (fetching the Demo catalog into a memory store) and calls a loopback
 /// endpoint that accepts only that key.
-@Suite struct WeatherClientExampleTests {
+@Suite(.timeLimit(.minutes(2))) struct WeatherClientExampleTests {
   @Test func theExampleSendsTheFetchedKey() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-example-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }

@@ -6,7 +6,7 @@ import Testing
 
 /// Requests against a catalog served over HTTP by a test server on
 /// 127.0.0.1 that injects faults and counts requests.
-@Suite struct HTTPDownloadTests {
+@Suite(.timeLimit(.minutes(2))) struct HTTPDownloadTests {
   struct Fixture {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-http-\(UUID().uuidString)")
     let server: FixtureServer

@@ -7,7 +7,7 @@ import Testing
 /// Loading priority: with one download slot taken, waiting requests are
 /// served urgent first, then by priority, and a priority changed while
 /// waiting counts. Order counted server-side.
-@Suite struct LoadingPriorityTests {
+@Suite(.timeLimit(.minutes(2))) struct LoadingPriorityTests {
   @Test func urgentFirstThenByPriorityEvenWhenChangedWhileWaiting() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-priority-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }

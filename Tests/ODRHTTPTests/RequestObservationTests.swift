@@ -7,7 +7,7 @@ import Testing
 
 /// A request's state and progress observations, and cancel(), against the
 /// loopback server.
-@Suite struct RequestObservationTests {
+@Suite(.timeLimit(.minutes(2))) struct RequestObservationTests {
   @Test func statesAndProgressAreObservedUntilCancelled() async throws {
     let fixture = try HTTPDownloadTests.Fixture()
     defer { fixture.remove() }

@@ -6,7 +6,7 @@ import Testing
 /// reference ("Signature Calculations for the Authorization Header":
 /// access key AKIAIOSFODNN7EXAMPLE, 24 May 2013, us-east-1). moto checks
 /// signatures but not the region or the clock: those are covered here.
-@Suite struct SigV4SignerTests {
+@Suite(.timeLimit(.minutes(1))) struct SigV4SignerTests {
   let signer = SigV4Signer(credentials: AWSCredentials(accessKeyID: "AKIAIOSFODNN7EXAMPLE",
                                                       secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", source: "test"),
                            region: "us-east-1")

@@ -4,7 +4,7 @@ import ODRResources
 import Synchronization
 import Testing
 
-@Suite struct APIKeyProviderTests {
+@Suite(.timeLimit(.minutes(2))) struct APIKeyProviderTests {
   /// A fetch that counts its runs, can fail its first `failures` runs, and
   /// writes `keys` into the store.
   final class FakeFetch: Sendable {

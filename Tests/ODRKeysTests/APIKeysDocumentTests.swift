@@ -2,7 +2,7 @@ import Foundation
 import ODRKeys
 import Testing
 
-@Suite struct APIKeysDocumentTests {
+@Suite(.timeLimit(.minutes(1))) struct APIKeysDocumentTests {
   /// A value that must never show up in an error message.
   static let secret = "sk-live-DO-NOT-LEAK-9f8e7d"
 

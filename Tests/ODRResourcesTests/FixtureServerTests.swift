@@ -3,7 +3,7 @@ import ODRTesting
 import Testing
 
 /// The fault-injecting test server, checked with curl as the client.
-@Suite struct FixtureServerTests {
+@Suite(.timeLimit(.minutes(2))) struct FixtureServerTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-fixture-\(UUID().uuidString)")
   let payload = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
 

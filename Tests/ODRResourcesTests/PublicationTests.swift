@@ -5,7 +5,7 @@ import Testing
 
 /// `odr publish`'s order: interrupted at any step, the destination still
 /// serves a catalog that loads, verifies and has its blobs.
-@Suite struct PublicationTests {
+@Suite(.timeLimit(.minutes(2))) struct PublicationTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-publication-\(UUID().uuidString)")
   let key = SigningKey()
 

@@ -3,7 +3,7 @@ import ODRResources
 import ODRTrust
 import Testing
 
-@Suite struct PublisherTests {
+@Suite(.timeLimit(.minutes(1))) struct PublisherTests {
   /// A publisher folder in a fresh temporary directory.
   struct Folder {
     let root: URL

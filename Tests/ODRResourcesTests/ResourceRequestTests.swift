@@ -5,7 +5,7 @@ import Testing
 
 /// Requests against `file://` catalogs packed by the test, into a store in
 /// a temporary cache home.
-@Suite struct ResourceRequestTests {
+@Suite(.timeLimit(.minutes(2))) struct ResourceRequestTests {
   struct Fixture {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-req-\(UUID().uuidString)")
     var source: URL { root.appending(path: "src") }

@@ -2,7 +2,7 @@ import Foundation
 import ODRResources
 import Testing
 
-@Suite struct StrictJSONTests {
+@Suite(.timeLimit(.minutes(1))) struct StrictJSONTests {
   @Test(arguments: [
     (#"{"a": 1, "a": 2}"#, "a", [String]()),
     (#"{"x": {"k": 1, "k": 2}}"#, "k", ["x"]),

@@ -1,0 +1,158 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// Every command's output and exit code, pinned: the help of each command,
+/// then a session on the Demo sample (pack, verify, fetch, begin, status,
+/// env, exec, purge…) and its usage errors, on a keyring of its own. A change
+/// of wording or exit code fails here until `Golden/commands.txt` is
+/// regenerated on purpose: `ODR_UPDATE_GOLDEN=1 scripts/test --filter
+/// GoldenOutputTests`, then review the diff.
+///
+/// Paths, times and durations are replaced by placeholders; values are fake.
+@Suite(.timeLimit(.minutes(2))) struct GoldenOutputTests {
+  static let golden = Paths.packageRoot.appending(path: "Tests/ODRCLITests/Golden/commands.txt")
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-golden-\(UUID().uuidString)")
+
+  /// The help of every command and subcommand.
+  static let helps: [[String]] = [[]] + [
+    "fetch", "exec", "env", "http", "url", "url check", "pack", "verify", "publish", "signing-key", "signing-key new",
+    "signing-key public", "signing-key export", "signing-key import", "signing-key list", "signing-key delete",
+    "identity", "identity new", "identity recipient", "identity export", "identity import", "identity list",
+    "identity delete", "prefetch", "begin", "end", "path", "status", "priority", "purge", "set", "get", "read",
+    "inject", "list", "delete", "doctor",
+  ].map { $0.split(separator: " ").map(String.init) }
+
+  /// A session on the Demo sample, in order: each step may rely on the ones before.
+  static let session: [(arguments: [String], input: String?)] = [
+    (["pack", "$PKG/resources/Demo", "--output", "$ROOT/pub", "--catalog-version", "7", "--plaintext-secrets"], nil),
+    (["pack", "$PKG/resources/Demo", "--output", "$ROOT/pub", "--catalog-version", "7", "--plaintext-secrets", "--json"], nil),
+    (["verify", "$ROOT/pub"], nil),
+    (["status"], nil),
+    (["status", "--json"], nil),
+    (["fetch", "APIKeys"], nil),
+    (["fetch", "APIKeys"], nil),
+    (["fetch", "APIKeys", "--json"], nil),
+    (["list", "--service", "com.example.demo"], nil),
+    (["list", "--long", "--service", "com.example.demo"], nil),
+    (["get", "Weather", "--service", "com.example.demo"], nil),
+    (["get", "WEATHER_API_KEY", "--service", "com.example.demo"], nil),
+    (["get", "Absent", "--service", "com.example.demo"], nil),
+    (["env", "--service", "com.example.demo"], nil),
+    (["env", "--format", "dotenv", "--service", "com.example.demo"], nil),
+    (["env", "--format", "json", "--service", "com.example.demo"], nil),
+    (["exec", "--service", "com.example.demo", "--", "sh", "-c", "test -n \"$WEATHER_API_KEY\" && echo set"], nil),
+    (["exec", "--service", "com.example.demo", "--", "sh", "-c", "exit 3"], nil),
+    (["set", "Extra", "--service", "com.example.demo"], "golden-extra-value"),
+    (["get", "Extra", "--service", "com.example.demo"], nil),
+    (["delete", "Extra", "--service", "com.example.demo"], nil),
+    (["delete", "Extra", "--service", "com.example.demo"], nil),
+    (["begin", "Onboarding", "Level2"], nil),
+    (["begin", "Level2", "--quiet"], nil),
+    (["path", "Level2", "levels/2/level.json"], nil),
+    (["path", "Level2", "levels/2/missing.json"], nil),
+    (["status"], nil),
+    (["priority", "Level2", "0.9"], nil),
+    (["end", "Level2"], nil),
+    (["end", "Level2"], nil),
+    (["purge", "--dry-run"], nil),
+    (["purge", "--dry-run", "--json"], nil),
+    (["purge", "--all"], nil),
+    (["status", "--offline"], nil),
+    (["prefetch", "--quiet"], nil),
+    (["url", "check", "https://api.example.com/v1?q=a b"], nil),
+    (["url", "check", "https://api.example.com/v1", "--json"], nil),
+    // Usage errors and refusals.
+    (["fecth"], nil),
+    (["help", "nope"], nil),
+    (["get"], nil),
+    (["get", "bad name", "--service", "com.example.demo"], nil),
+    (["begin", "NoSuchTag"], nil),
+    (["pack", "--version", "4"], nil),
+    (["purge", "--max-size", "lots"], nil),
+    (["env", "--format", "yaml", "--service", "com.example.demo"], nil),
+    (["url", "check", "https://a.example/", "--policy", "loose"], nil),
+    (["verify", "$ROOT/nowhere"], nil),
+  ]
+
+  var environment: [String: String] {
+    var env = keyring.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    env["ODR_CATALOG"] = root.appending(path: "pub").path
+    env["COLUMNS"] = "80"
+    env["HOME"] = root.appending(path: "home").path
+    for name in ["ODR_SERVICE", "ODR_TRUST", "ODR_MAX_SIZE", "ODR_STORE", "NO_COLOR", "TERM"] { env[name] = nil }
+    return env
+  }
+
+  /// A keyring of its own: the Demo's bundle id is used by other suites too.
+  let keyring: KeyringSession
+
+  init() throws {
+    keyring = try KeyringSession()
+  }
+
+  @Test func everyCommandSaysWhatItSaidBefore() async throws {
+    defer { keyring.end(); try? FileManager.default.removeItem(at: root) }
+    for folder in ["home", "work"] {
+      try FileManager.default.createDirectory(at: root.appending(path: folder), withIntermediateDirectories: true)
+    }
+    let env = environment
+    var transcript = ""
+    for arguments in Self.helps {
+      transcript += try await record(arguments + ["--help"], input: nil, environment: env)
+    }
+    for step in Self.session {
+      transcript += try await record(step.arguments, input: step.input, environment: env)
+    }
+    if ProcessInfo.processInfo.environment["ODR_UPDATE_GOLDEN"] == "1" {
+      try FileManager.default.createDirectory(at: Self.golden.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try transcript.write(to: Self.golden, atomically: true, encoding: .utf8)
+    }
+    let expected = try String(contentsOf: Self.golden, encoding: .utf8)
+    let (got, want) = (transcript.split(separator: "\n", omittingEmptySubsequences: false), expected.split(separator: "\n", omittingEmptySubsequences: false))
+    let first = zip(got, want).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(got.count, want.count)
+    #expect(transcript == expected, """
+      first difference at line \(first + 1):
+        now:    \(first < got.count ? String(got[first]) : "<end>")
+        before: \(first < want.count ? String(want[first]) : "<end>")
+      """)
+  }
+
+  /// One command's entry: the command line, its exit code, stdout, stderr.
+  func record(_ arguments: [String], input: String?, environment: [String: String]) async throws -> String {
+    let arguments = arguments.map { $0.replacingOccurrences(of: "$PKG", with: Paths.packageRoot.path).replacingOccurrences(of: "$ROOT", with: root.path) }
+    let result = try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", root.appending(path: "work").path, Paths.odr.path] + arguments,
+                                       input: input, environment: environment)
+    let line = (["odr"] + arguments).map { $0.contains(" ") || $0.isEmpty ? "'\($0)'" : $0 }.joined(separator: " ")
+    return normalized("""
+      $ \(line)
+      [exit \(result.status)]
+      --- stdout
+      \(result.stdout)
+      --- stderr
+      \(result.stderr)
+
+      """)
+  }
+
+  /// `text` with what changes from run to run replaced by placeholders.
+  func normalized(_ text: String) -> String {
+    var text = text
+      .replacingOccurrences(of: root.path, with: "$ROOT")
+      .replacingOccurrences(of: Paths.packageRoot.path, with: "$PKG")
+    let patterns: [(String, String)] = [
+      (#"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"#, "<TIME>"),
+      (#"\b\d+(\.\d+)? ?(ms|s)\b"#, "<DURATION>"),
+      (#"in \d+(\.\d+)? seconds?"#, "in <DURATION>"),
+      (#"\b[0-9]+ (days?|hours?|minutes?) ago\b"#, "<AGO>"),
+      (#"\bpid \d+\b"#, "pid <PID>"),
+      (#"(by |, )\d+ \(odrPackageTests\)"#, "$1<PID> (odrPackageTests)"),
+    ]
+    for (pattern, replacement) in patterns {
+      text = text.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
+    }
+    return text
+  }
+}

@@ -7,7 +7,7 @@ import Glibc
 
 extension ODR {
   /// `odr begin TAG…`: download, verify and pin tags.
-  struct Begin: AsyncParsableCommand {
+  struct Begin: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "begin",
       abstract: "Make tags available: download what is missing, verify it, and pin it.",
@@ -52,8 +52,8 @@ extension ODR {
       return value
     }
 
-    func run() async throws {
-      let resources = try await catalog.load()
+    func run(_ context: CommandContext) async throws {
+      let resources = try await catalog.load(context)
       let request = try ResourceRequest(tags: Set(tags), catalog: resources)
       request.loadingPriority = try loadingPriority()
       // Pin first, so no purge can take the files between download and pin.
@@ -85,7 +85,7 @@ extension ODR {
   }
 
   /// `odr end TAG…`: unpin tags.
-  struct End: AsyncParsableCommand {
+  struct End: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "end",
       abstract: "End access to tags: remove one pin each; unpinned tags may be purged later.",
@@ -107,8 +107,8 @@ extension ODR {
       if tags.isEmpty { throw ValidationError("Name at least one tag.") }
     }
 
-    func run() async throws {
-      let resources = try await catalog.loadFromDisk()
+    func run(_ context: CommandContext) async throws {
+      let resources = try await catalog.loadFromDisk(context)
       for tag in tags { _ = try resources.tag(tag) }
       let unpinned = try await resources.store.pins.unpin(tags, owner: owner ?? getppid())
       if !unpinned.isEmpty { Output.error("\(unpinned.joined(separator: ", ")) had no pin; nothing to end.") }

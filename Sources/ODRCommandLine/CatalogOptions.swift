@@ -96,13 +96,13 @@ struct CatalogOptions: ParsableArguments {
   /// kept catalog (or falls back to it when the source is unreachable), and
   /// opens its store. A network catalog needs the network context; the
   /// lean `odr` hands the command to `odr-net` here.
-  func load() async throws -> ResourceCatalog {
+  func load(_ context: CommandContext) async throws -> ResourceCatalog {
     let urls = try locations()
     var resources: ResourceCatalog
     if offline {
       resources = try ResourceCatalog.loadOffline(from: urls[0])
     } else {
-      resources = try await ResourceCatalog.load(from: urls[0], transport: try await transport(for: urls), trust: try trustPolicy())
+      resources = try await ResourceCatalog.load(from: urls[0], transport: try await transport(for: urls, context), trust: try trustPolicy())
     }
     resources.budget = try budget()
     for notice in resources.notices { Output.error(notice) }
@@ -113,10 +113,10 @@ struct CatalogOptions: ParsableArguments {
   /// `status`, …): for a network source, the catalog kept from the last
   /// online load, with no request at all; only when none is kept, as
   /// ``load()`` does. A local folder is simply read again (it costs no wait).
-  func loadFromDisk() async throws -> ResourceCatalog {
+  func loadFromDisk(_ context: CommandContext) async throws -> ResourceCatalog {
     let urls = try locations()
     guard !offline, !urls.allSatisfy(\.isFileURL), var resources = try? ResourceCatalog.loadKept(from: urls[0]) else {
-      return try await load()
+      return try await load(context)
     }
     resources.budget = try budget()
     for notice in resources.notices { Output.error(notice) }
@@ -125,15 +125,14 @@ struct CatalogOptions: ParsableArguments {
 
   /// How each location is read: files here; http(s) and s3 through the
   /// network context; several locations as mirrors.
-  private func transport(for urls: [URL]) async throws -> any BlobTransport {
+  private func transport(for urls: [URL], _ context: CommandContext) async throws -> any BlobTransport {
     var transports: [any BlobTransport] = []
     for url in urls {
       guard !url.isFileURL else {
         transports.append(FileTransport())
         continue
       }
-      guard let network = ODR.network else { NetworkHandoff.exec() }
-      transports.append(try network.transport(for: try await networkSource(url)))
+      transports.append(try context.networked().transport(for: try await networkSource(url)))
     }
     guard urls.count > 1 else { return transports[0] }
     let mirrors = zip(urls, transports).map { url, transport in

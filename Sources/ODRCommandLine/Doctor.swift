@@ -54,7 +54,7 @@ extension ODR {
         lines.append(probe.failure.map { "\n\($0.description)" } ?? "\nThe keyring is ready.")
         Output.write(lines.joined(separator: "\n") + "\n")
       }
-      if let failure = probe.failure { throw ExitCode(Failure.exitCode(for: failure)) }
+      if let failure = probe.failure { throw ExitCode(ExitStatus.exitCode(for: failure)) }
     }
 
     private func line(_ ok: Bool, _ what: String, _ detail: String) -> String {

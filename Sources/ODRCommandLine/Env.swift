@@ -7,7 +7,7 @@ import Glibc
 
 extension ODR {
   /// `odr env --format shell|dotenv|json|github|gitlab [--only …]`
-  struct Env: AsyncParsableCommand {
+  struct Env: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "env",
       abstract: "Print the keys as environment variables for a shell, a dotenv file or a CI system.",
@@ -29,7 +29,7 @@ extension ODR {
     @Flag(help: "With --format gitlab: print values GitLab cannot mask in job logs.")
     var allowUnmasked = false
 
-    func run() async throws {
+    func run(_ context: CommandContext) async throws {
       var githubFile: String?
       if format == .github {
         guard let path = getenv("GITHUB_ENV").map({ String(cString: $0) }), !path.isEmpty else {
@@ -37,7 +37,7 @@ extension ODR {
         }
         githubFile = path
       }
-      let rendered = try format.render(try await source.variables(), allowUnmasked: allowUnmasked)
+      let rendered = try format.render(try await source.variables(context), allowUnmasked: allowUnmasked)
       Output.write(rendered.stdout)  // github: the masks, before any value can reach a log
       if let githubFile, let block = rendered.githubEnv { try append(block, to: githubFile) }
     }

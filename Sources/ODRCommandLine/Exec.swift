@@ -4,7 +4,7 @@ import ODRKeys
 
 extension ODR {
   /// `odr exec [--only A,B] [--pristine] [--mask] [--fetch TAG] -- CMD…`
-  struct Exec: AsyncParsableCommand {
+  struct Exec: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "exec",
       abstract: "Run a command with the keys as environment variables (never in argv, never on disk).",
@@ -43,8 +43,8 @@ extension ODR {
       if !envFiles.isEmpty && source.onlyNames != nil { throw ValidationError("--only does not apply with --env-file: the files name the variables.") }
     }
 
-    func run() async throws {
-      let (variables, secrets) = envFiles.isEmpty ? try await keyVariables() : try await fileVariables()
+    func run(_ context: CommandContext) async throws {
+      let (variables, secrets) = envFiles.isEmpty ? try await keyVariables(context) : try await fileVariables(context)
       let environment = CommandRunner.environment(with: variables, pristine: pristine)
       guard mask else { try CommandRunner.replaceProcess(with: commandLine, environment: environment) }
       let status = try CommandRunner.runMasked(commandLine, environment: environment, masking: secrets)
@@ -52,14 +52,14 @@ extension ODR {
     }
 
     /// Every key of the service (or --only), and their values to mask.
-    private func keyVariables() async throws -> ([(name: String, value: String)], [String]) {
-      let variables = try await source.variables().variables
+    private func keyVariables(_ context: CommandContext) async throws -> ([(name: String, value: String)], [String]) {
+      let variables = try await source.variables(context).variables
       return (variables.map { ($0.name, $0.value) }, variables.map(\.value))
     }
 
     /// The variables of the dotenv files, references resolved in one read
     /// per service; the resolved values are the ones to mask.
-    private func fileVariables() async throws -> ([(name: String, value: String)], [String]) {
+    private func fileVariables(_ context: CommandContext) async throws -> ([(name: String, value: String)], [String]) {
       let files = try envFiles.map { try DotenvFile(path: $0, text: try SecretFile.read($0)) }
       var places: [SecretReference: String] = [:]
       for entry in files.flatMap(\.entries) {
@@ -69,7 +69,7 @@ extension ODR {
         }
         places[reference] = places[reference] ?? entry.place
       }
-      let values = try await source.resolve(Array(places.keys), place: { places[$0] ?? "" })
+      let values = try await source.resolve(Array(places.keys), in: context, place: { places[$0] ?? "" })
       var order: [String] = []
       var merged: [String: String] = [:]
       for entry in files.flatMap(\.entries) {

@@ -4,7 +4,7 @@ import ODRResources
 
 extension ODR {
   /// `odr fetch TAG…`: import the keys of secrets tags into the keyring.
-  struct Fetch: AsyncParsableCommand {
+  struct Fetch: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "fetch",
       abstract: "Fetch tags; import the API keys of secrets tags into the keyring.",
@@ -45,8 +45,8 @@ extension ODR {
       }
     }
 
-    func run() async throws {
-      let resources = try await catalog.load()
+    func run(_ context: CommandContext) async throws {
+      let resources = try await catalog.load(context)
       let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
       let bar = ProgressBar(quiet: quiet || json)
       let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout)).fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.callback)

@@ -9,7 +9,7 @@ import Glibc
 
 extension ODR {
   /// `odr http [METHOD] URL [-X METHOD] [--key NAME] [-H K:V] [-d @file|-] [-o FILE] [-i] [-s] [-v]`
-  struct HTTP: AsyncParsableCommand {
+  struct HTTP: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "http",
       abstract: "Send one HTTP request with a key attached as its metadata says: a small curl for CI smoke tests.",
@@ -94,8 +94,8 @@ extension ODR {
       }
     }
 
-    func run() async throws {
-      guard let network = ODR.network else { NetworkHandoff.exec() }
+    func run(_ context: CommandContext) async throws {
+      let network = context.networked()
       let (method, url) = try methodAndURL
       var options = HTTPOptions(method: method, url: url, policy: policy, attempts: attempts, maxTime: maxTime, include: include)
       options.output = output

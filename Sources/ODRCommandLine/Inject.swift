@@ -3,7 +3,7 @@ import ODRCI
 
 extension ODR {
   /// `odr inject -i TEMPLATE [-o OUT] [--force] [--allow-empty]`
-  struct Inject: AsyncParsableCommand {
+  struct Inject: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "inject",
       abstract: "Fill {{ odr://… }} references in a template with their values.",
@@ -33,14 +33,14 @@ extension ODR {
       if source.onlyNames != nil { throw ValidationError("--only does not apply to odr inject.") }
     }
 
-    func run() async throws {
+    func run(_ context: CommandContext) async throws {
       let template = try SecretTemplate(path: input, text: try SecretFile.read(input))
       let references = template.references
       if references.isEmpty && !allowEmpty {
         throw CIError(.invalidInput, "\(input) holds no {{ odr://… }} reference; pass --allow-empty to copy it anyway.")
       }
       let places = Dictionary(references.map { ($0.reference, $0.place) }, uniquingKeysWith: { first, _ in first })
-      let values = try await source.resolve(references.map(\.reference), place: { places[$0] ?? input })
+      let values = try await source.resolve(references.map(\.reference), in: context, place: { places[$0] ?? input })
       let text = template.render(values)
       if let output { return try SecretFile.write(text, to: output, force: force) }
       Output.write(text)

@@ -27,8 +27,8 @@ struct KeySourceOptions: ParsableArguments {
 
   /// The variables to inject.
   /// The variables to inject; a warning on stderr for each key left out.
-  func variables() async throws -> SecretVariables {
-    let variables = try SecretVariables(keys: try await keys(), only: onlyNames)
+  func variables(_ context: CommandContext) async throws -> SecretVariables {
+    let variables = try SecretVariables(keys: try await keys(context), only: onlyNames)
     for warning in variables.skipped { Output.error(warning) }
     return variables
   }
@@ -37,9 +37,9 @@ struct KeySourceOptions: ParsableArguments {
   /// --fetch the pack's keys in memory (its bundle is the only service).
   /// The current service is --service, else $ODR_SERVICE, else the
   /// catalog's bundle when a catalog is configured.
-  func resolve(_ references: [SecretReference], place: (SecretReference) -> String) async throws -> [SecretReference: String] {
+  func resolve(_ references: [SecretReference], in context: CommandContext, place: (SecretReference) -> String) async throws -> [SecretReference: String] {
     if let tag = fetch {
-      let resources = try await catalog.load()
+      let resources = try await catalog.load(context)
       let keys = try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
                                        identities: identity.source(timeout: keyring.timeout)).keysInMemory(tags: [tag])
       return try await SecretReference.resolve(references, defaultService: resources.catalog.bundle, keys: { service in
@@ -51,22 +51,22 @@ struct KeySourceOptions: ParsableArguments {
     }
     var current = keyring.service ?? StoreOptions.environmentService
     if current == nil, references.contains(where: { $0.service == nil }) {
-      current = try? await catalog.loadFromDisk().catalog.bundle
+      current = try? await catalog.loadFromDisk(context).catalog.bundle
     }
     return try await SecretReference.resolve(references, defaultService: current, keys: { service in
       try await keyring.makeStore(service: service).keys()
     }, place: place)
   }
 
-  private func keys() async throws -> [APIKey] {
+  private func keys(_ context: CommandContext) async throws -> [APIKey] {
     if let tag = fetch {
-      let resources = try await catalog.load()
+      let resources = try await catalog.load(context)
       return try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
                                 identities: identity.source(timeout: keyring.timeout)).keysInMemory(tags: [tag])
     }
     if keyring.service == nil && StoreOptions.environmentService == nil {
       let bundle: String
-      do { bundle = try await catalog.loadFromDisk().catalog.bundle } catch is ValidationError {
+      do { bundle = try await catalog.loadFromDisk(context).catalog.bundle } catch is ValidationError {
         throw ValidationError("No service: pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
       }
       return try await keyring.makeStore(defaultService: bundle).keys()

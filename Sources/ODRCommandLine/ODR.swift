@@ -20,35 +20,33 @@ struct ODR: AsyncParsableCommand {
     subcommands: [Fetch.self, Exec.self, Env.self, HTTP.self, URLCommand.self, Pack.self, Verify.self, Publish.self, SigningKeyCommand.self, IdentityCommand.self, Prefetch.self, Begin.self, End.self, ResourcePath.self, Status.self, Priority.self, Purge.self, SetKey.self, GetKey.self, ReadReference.self, Inject.self, ListKeys.self, DeleteKey.self, Doctor.self]
   )
 
-  /// What only `odr-net` can do; nil in the lean `odr` executable, which
-  /// hands such commands to its sibling `odr-net`.
-  nonisolated(unsafe) static var network: (any NetworkCommands)?
-
   /// Runs the command and turns every failure into a message on stderr and
   /// the exit code of DESIGN §8. `network`: what this executable can do on
   /// the network, if anything.
   static func main(network: (any NetworkCommands)?) async {
     CommandRunner.recordInheritedSignals()
-    self.network = network
+    let context = CommandContext(network: network)
     do {
       // `odr exec` starts every CI step: parse it alone, not the whole
       // command tree (about 2 ms less). Help and usage errors go through
       // the root below, so they read `odr exec`.
       let arguments = CommandLine.arguments.dropFirst()
       if arguments.first == "exec", let exec = try? Exec.parse(Array(arguments.dropFirst())) {
-        return try await exec.run()
+        return try await exec.run(context)
       }
       if let problem = CommandSuggestion.problem(Array(arguments), commands: configuration.subcommands.map { $0._commandName }) {
         throw ValidationError(problem)
       }
       var command = try parseAsRoot()
-      if var command = command as? any AsyncParsableCommand {
+      if let command = command as? any ContextualCommand {
+        try await command.run(context)
+      } else if var command = command as? any AsyncParsableCommand {
         try await command.run()
       } else {
         try command.run()
       }
     } catch {
-      Failure.exit(with: error)
+      ExitStatus.exit(with: error)
     }
   }
 }

@@ -5,7 +5,7 @@ import ODRResources
 
 extension ODR {
   /// `odr prefetch [--parallel N] [--json]`
-  struct Prefetch: AsyncParsableCommand {
+  struct Prefetch: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "prefetch",
       abstract: "Download every initial tag, then the prefetch tags in their order, several at a time.",
@@ -37,8 +37,8 @@ extension ODR {
       guard (1...32).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 32.") }
     }
 
-    func run() async throws {
-      let resources = try await catalog.load()
+    func run(_ context: CommandContext) async throws {
+      let resources = try await catalog.load(context)
       let order = resources.prefetchOrder
       let secrets = order.filter { resources.catalog.tags[$0]?.secrets == true }
       let files = await resources.prefetch(order.filter { !secrets.contains($0) }, parallel: parallel)

@@ -3,7 +3,7 @@ import ODRResources
 
 extension ODR {
   /// `odr priority TAG… VALUE`
-  struct Priority: AsyncParsableCommand {
+  struct Priority: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "priority",
       abstract: "Set the preservation priority of tags (0…1; lower is purged first), overriding the catalog's.",
@@ -24,8 +24,8 @@ extension ODR {
       }
     }
 
-    func run() async throws {
-      let resources = try await catalog.loadFromDisk()
+    func run(_ context: CommandContext) async throws {
+      let resources = try await catalog.loadFromDisk(context)
       try await resources.setPreservationPriority(Double(arguments.last!)!, forTags: Set(arguments.dropLast()))
     }
   }

@@ -4,7 +4,7 @@ import ODRResources
 
 extension ODR {
   /// `odr publish DIR DEST`: uploads a published catalog folder safely.
-  struct Publish: AsyncParsableCommand {
+  struct Publish: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "publish",
       abstract: "Upload a catalog folder to a folder or an S3 bucket: blobs first, catalog.json last.",
@@ -32,8 +32,8 @@ extension ODR {
     @Option(name: .customLong("network-timeout"), help: ArgumentHelp("Seconds an upload may stall (default 15).", valueName: "seconds"))
     var networkTimeout: Double = 15
 
-    func run() async throws {
-      let publication = try await Publication(folder: URL(filePath: folder), destination: try target())
+    func run(_ context: CommandContext) async throws {
+      let publication = try await Publication(folder: URL(filePath: folder), destination: try target(context))
       if json {
         try Output.json(Plan(destination: publication.destination.name, dryRun: dryRun, steps: publication.steps))
       } else if dryRun {
@@ -51,12 +51,12 @@ extension ODR {
       }
     }
 
-    private func target() throws -> any PublishDestination {
+    private func target(_ context: CommandContext) throws -> any PublishDestination {
       if destination.hasPrefix("s3://") {
         guard let url = URL(string: destination), let host = url.host, !host.isEmpty else {
           throw ValidationError("'\(destination.prefix(200))' is not an s3://bucket/prefix URL.")
         }
-        guard let network = ODR.network else { NetworkHandoff.exec() }
+        let network = context.networked()
         let source = NetworkSource(url: url, stall: networkTimeout, endpoint: try CatalogOptions.projectConfig()?.endpoint)
         return try network.publishDestination(for: source)
       }

@@ -3,7 +3,7 @@ import ODRResources
 
 extension ODR {
   /// `odr purge [--all] [--dry-run] [--max-size SIZE]`
-  struct Purge: AsyncParsableCommand {
+  struct Purge: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "purge",
       abstract: "Remove unpinned tags from the local store, lowest preservation priority and least recently used first.",
@@ -27,8 +27,8 @@ extension ODR {
     @Flag(help: "Print the plan as JSON.")
     var json = false
 
-    func run() async throws {
-      let resources = try await catalog.loadFromDisk()
+    func run(_ context: CommandContext) async throws {
+      let resources = try await catalog.loadFromDisk(context)
       guard all || resources.budget != nil else {
         throw ValidationError("Nothing to purge down to: pass --max-size SIZE (or set ODR_MAX_SIZE), or --all to remove every unpinned tag.")
       }

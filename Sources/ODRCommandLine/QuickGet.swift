@@ -57,7 +57,7 @@ struct QuickGet {
       ODR.GetKey.print(try store.valueBlocking(for: name))
       exit(0)
     } catch {
-      Failure.exit(with: error)
+      ExitStatus.exit(with: error)
     }
   }
 }

@@ -3,7 +3,7 @@ import ODRCI
 
 extension ODR {
   /// `odr read odr://… [--out-file F] [-n]`
-  struct ReadReference: AsyncParsableCommand {
+  struct ReadReference: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "read",
       abstract: "Print the value of one odr:// reference, or write it to a 0600 file.",
@@ -34,9 +34,9 @@ extension ODR {
       if source.onlyNames != nil { throw ValidationError("--only does not apply to odr read.") }
     }
 
-    func run() async throws {
+    func run(_ context: CommandContext) async throws {
       let parsed = try SecretReference(reference)
-      let value = try await source.resolve([parsed], place: { _ in "odr read" })[parsed] ?? ""
+      let value = try await source.resolve([parsed], in: context, place: { _ in "odr read" })[parsed] ?? ""
       if let outFile { return try SecretFile.write(value, to: outFile, force: force) }
       Output.write(Output.stdoutIsTerminal && !noNewline ? value + "\n" : value)
     }

@@ -4,7 +4,7 @@ import ODRResources
 
 extension ODR {
   /// `odr path TAG [FILE]`: where a tag's files are on disk.
-  struct ResourcePath: AsyncParsableCommand {
+  struct ResourcePath: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "path",
       abstract: "Print where a tag's files are on disk (after `odr begin`).",
@@ -24,8 +24,8 @@ extension ODR {
     @Argument(help: "A file of the tag, as the catalog names it.")
     var file: String?
 
-    func run() async throws {
-      let resources = try await catalog.loadFromDisk()
+    func run(_ context: CommandContext) async throws {
+      let resources = try await catalog.loadFromDisk(context)
       let request = try ResourceRequest(tags: [tag], catalog: resources)
       guard request.conditionallyBeginAccessing() else {
         throw ResourceError(.notFound, "Tag '\(tag)' is not on disk; `odr begin \(tag)` downloads it.")

@@ -4,7 +4,7 @@ import ODRResources
 
 extension ODR {
   /// `odr status`: each tag's category, presence, size and pins.
-  struct Status: AsyncParsableCommand {
+  struct Status: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "status",
       abstract: "Explain each tag: category, on disk or not, size, and who pins it.",
@@ -43,8 +43,8 @@ extension ODR {
       @NullWhenAbsent var verification: Verification?
     }
 
-    func run() async throws {
-      let resources = try await catalog.loadFromDisk()
+    func run(_ context: CommandContext) async throws {
+      let resources = try await catalog.loadFromDisk(context)
       let leases = resources.store.pins.leases()
       let usage = resources.store.usage
       let tags = resources.catalog.tags.sorted { ($0.value.category, $0.value.order, $0.key) < ($1.value.category, $1.value.order, $1.key) }.map { name, tag in

@@ -65,9 +65,11 @@ public enum Command {
                   stderr: String(decoding: result.standardError, as: UTF8.self), duration: clock.now - start)
   }
 
-  /// Runs the built `odr` binary.
-  public static func odr(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil) async throws -> Result {
-    try await run(Paths.odr.path, arguments, input: input, environment: environment)
+  /// Runs the built `odr` binary; `exclusive` for a run whose duration a
+  /// test asserts (no other test's child competes for the cores).
+  public static func odr(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
+                         exclusive: Bool = false) async throws -> Result {
+    try await run(Paths.odr.path, arguments, input: input, environment: environment, exclusive: exclusive)
   }
 
   /// Runs `secret-tool`, the Secret Service reference client.

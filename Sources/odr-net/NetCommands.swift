@@ -47,16 +47,7 @@ struct NetCommands: NetworkCommands {
       try deliver(status: response.status, headers: response.headers, body: response.value, options)
     } catch let error as APIError where error.code == .status && options.failWithBody {
       if let body = error.body { try deliver(status: error.status ?? 0, headers: [:], body: Data(body.utf8), options) }
-      throw CommandFailure(error.message, code: 7)
-    } catch let error as APIError {
-      let code: Int32 = switch error.code {
-      case .invalidURL, .keyUnusable: 2
-      case .timeout: 9
-      default: 7
-      }
-      throw CommandFailure(error.message, code: code)
-    } catch let error as URLPolicyError {
-      throw CommandFailure(error.description, code: 2)
+      throw error
     }
   }
 }

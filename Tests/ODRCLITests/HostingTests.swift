@@ -55,7 +55,7 @@ import Testing
     #expect(nginx.requests.count == before)
     nginx.stop()  // the port now refuses connections
     for arguments in [["path", "Level2"], ["status", "--json"], ["end", "Level2"]] {
-      let result = try await Command.odr(arguments, environment: env)
+      let result = try await Command.odr(arguments, environment: env, exclusive: true)
       #expect(result.status == 0, "\(arguments) \(result.stderr)")
       #expect(result.duration < .seconds(1), "\(arguments) took \(result.duration)")
     }
@@ -63,7 +63,7 @@ import Testing
     #expect(begin.status == 0, "\(begin.stderr)")
     let warnings = begin.stderr.split(separator: "\n")
     #expect(warnings.count == 1 && warnings[0].contains("connection refused") && warnings[0].contains("kept on disk"), "\(begin.stderr)")
-    let missing = try await Command.odr(["begin", "Onboarding"], environment: env)
+    let missing = try await Command.odr(["begin", "Onboarding"], environment: env, exclusive: true)
     #expect(missing.status == 7, "\(missing.stderr)")
     #expect(missing.stderr.contains("connection refused"))
     #expect(missing.duration < .seconds(1), "took \(missing.duration)")
@@ -92,7 +92,7 @@ import Testing
   @Test func aNeverLoadedCatalogOnARefusedPortFailsFastAndA404SaysCheckTheURL() async throws {
     _ = try await publish()
     defer { try? FileManager.default.removeItem(at: root) }
-    let refused = try await Command.odr(["begin", "Level2"], environment: environment(["http://127.0.0.1:\(try Nginx.freePort())/"]))
+    let refused = try await Command.odr(["begin", "Level2"], environment: environment(["http://127.0.0.1:\(try Nginx.freePort())/"]), exclusive: true)
     #expect(refused.status == 7)
     #expect(refused.duration < .seconds(1), "took \(refused.duration)")
     #expect(refused.stderr.contains("connection refused"), "\(refused.stderr)")
@@ -177,7 +177,7 @@ import Testing
     let primary = broken?.url.absoluteString ?? "http://127.0.0.1:\(deadPort)/"
     let second = try await Nginx.start(root: published)
     defer { second.stop() }
-    let result = try await Command.odr(["begin", "Movie", "Level2", "--quiet"], environment: environment([primary, second.url.absoluteString]))
+    let result = try await Command.odr(["begin", "Movie", "Level2", "--quiet"], environment: environment([primary, second.url.absoluteString]), exclusive: true)
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.duration < .seconds(2), "took \(result.duration)")
     #expect(result.stderr.contains("using the next one"), "\(result.stderr)")

@@ -66,7 +66,7 @@ import Testing
 
   @Test(arguments: ["unix:path=/nonexistent/bus", nil])
   func noSessionBusExitsFiveFast(bus: String?) async throws {
-    let result = try await Command.odr(["get", "Weather", "--service", service], environment: environment(bus: bus))
+    let result = try await Command.odr(["get", "Weather", "--service", service], environment: environment(bus: bus), exclusive: true)
     #expect(result.status == 5)
     #expect(result.stderr.contains("No D-Bus session bus"))
     // Advice that works outside a checkout of odr.
@@ -92,7 +92,7 @@ import Testing
     let session = try KeyringSession()
     kill(session.daemonPID, SIGSTOP)
     defer { kill(session.daemonPID, SIGCONT) }
-    let result = try await odr(["get", "Weather", "--timeout", "0.5"], in: session)
+    let result = try await Command.odr(["get", "Weather", "--timeout", "0.5", "--service", service], environment: session.environment, exclusive: true)
     #expect(result.status == 9)
     #expect(result.stderr.contains("did not answer within 500 ms"))
     #expect(result.duration < .seconds(2))

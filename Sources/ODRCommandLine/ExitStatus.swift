@@ -4,15 +4,17 @@ import ODRKeyring
 import ODRKeys
 import ODRResources
 import ODRTrust
+import ODRURL
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The one place where errors become messages and exit codes (DESIGN §8):
-/// 0 ok · 1 failure · 2 usage · 3 not found · 4 integrity · 5 keyring
-/// unavailable · 6 keyring locked · 7 network · 8 out of space · 9 timeout ·
-/// 10 access denied (not a recipient of an encrypted pack).
-enum Failure {
+/// The one table from errors to messages and exit statuses, for `odr` and
+/// `odr-net` alike: 0 ok · 1 failure · 2 usage · 3 not found · 4 integrity ·
+/// 5 keyring unavailable · 6 keyring locked · 7 network · 8 out of space ·
+/// 9 timeout · 10 access denied · 126/127 command not executable/found ·
+/// 130 cancelled.
+enum ExitStatus {
   static func exitCode(for error: KeyringError) -> Int32 {
     switch error.code {
     case .notFound: 3
@@ -53,6 +55,14 @@ enum Failure {
     }
   }
 
+  static func exitCode(for error: APIError) -> Int32 {
+    switch error.code {
+    case .invalidURL, .keyUnusable: 2
+    case .timeout: 9
+    default: 7
+    }
+  }
+
   static func exit(with error: any Error) -> Never {
     switch error {
     case let error as ResourceError: fail(error.description, code: exitCode(for: error))
@@ -60,6 +70,8 @@ enum Failure {
     case let error as KeysError: fail(error.description, code: error.code == .notRecipient ? 10 : 1)
     case let error as TrustError: fail(error.description, code: exitCode(for: error))
     case let error as CIError: fail(error.description, code: exitCode(for: error))
+    case let error as APIError: fail(error.message, code: exitCode(for: error))
+    case let error as URLPolicyError: fail(error.description, code: 2)
     case let error as CommandFailure: fail(error.message, code: error.code)
     case is CancellationError: fail("Cancelled.", code: 130)
     // Thrown by run() once parsing is over: the message alone says it.

@@ -1,5 +1,9 @@
-/// Why an ``APIClient`` request failed. Key values never appear in it: the
+/// Why an `APIClient` request failed. Key values never appear in it: the
 /// client redacts them from every message, URL and body excerpt.
+///
+/// It lives here, beside the URL policy, rather than in ODRNetworking (which
+/// re-exports it): the CLI's one table of exit codes handles it without the
+/// lean `odr` linking an HTTP stack.
 public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
   /// What kind of failure this is.
   public enum Code: String, Sendable {
@@ -30,7 +34,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
   /// value redacted like everything else (`odr http --fail-with-body`).
   public let body: String?
 
-  init(_ code: Code, _ message: String, status: Int? = nil, bodyExcerpt: String? = nil, body: String? = nil) {
+  package init(_ code: Code, _ message: String, status: Int? = nil, bodyExcerpt: String? = nil, body: String? = nil) {
     self.code = code
     self.message = message
     self.status = status

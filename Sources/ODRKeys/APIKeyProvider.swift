@@ -28,7 +28,7 @@ public actor APIKeyProvider {
 
   /// The current state.
   public private(set) var state: State = .notRequested {
-    didSet { if state != oldValue { for continuation in stateObservers.values { continuation.yield(state) } } }
+    didSet { if state != oldValue { stateUpdates.send(state, keep: true) } }
   }
 
   private let store: any SecretStore
@@ -42,8 +42,8 @@ public actor APIKeyProvider {
   /// Bumped by ``invalidate()``: a read or fetch that started before it
   /// must not cache what it read (it may be the value just rotated out).
   private var generation = 0
-  private var changeObservers: [UUID: AsyncStream<Set<String>>.Continuation] = [:]
-  private var stateObservers: [UUID: AsyncStream<State>.Continuation] = [:]
+  private let changeUpdates = Broadcaster<Set<String>>()
+  private let stateUpdates = Broadcaster<State>(latest: .notRequested)
 
   /// A provider over `store` whose misses run `fetch` (which should put the
   /// keys into `store`, as ``KeyImporter`` does).
@@ -105,23 +105,10 @@ public actor APIKeyProvider {
   /// time the provider reads the store.
   /// The sequence ends when the consuming task is cancelled or the
   /// observation is cancelled with its `cancel()`.
-  public func changes() -> KeyObservation<Set<String>> {
-    KeyObservation { id, continuation in
-      changeObservers[id] = continuation
-    } onCancel: { [weak self] id in
-      Task { await self?.unregister(id: id) }
-    }
-  }
+  public func changes() -> KeyObservation<Set<String>> { changeUpdates.observe() }
 
   /// Every state the provider moves through, starting with the current one.
-  public func states() -> KeyObservation<State> {
-    KeyObservation { id, continuation in
-      stateObservers[id] = continuation
-      continuation.yield(state)
-    } onCancel: { [weak self] id in
-      Task { await self?.unregister(id: id) }
-    }
-  }
+  public func states() -> KeyObservation<State> { stateUpdates.observe() }
 
   // MARK: Single flights
 
@@ -196,13 +183,8 @@ public actor APIKeyProvider {
     published = values
     let changed = Set(values.keys.filter { old[$0] != values[$0] }).union(old.keys.filter { values[$0] == nil })
     if !changed.isEmpty {
-      for continuation in changeObservers.values { continuation.yield(changed) }
+      changeUpdates.send(changed)
     }
     return values
-  }
-
-  private func unregister(id: UUID) {
-    changeObservers.removeValue(forKey: id)?.finish()
-    stateObservers.removeValue(forKey: id)?.finish()
   }
 }

@@ -74,10 +74,10 @@ public final class ResourceRequest: Sendable {
     var priority = 0.5
     var state = State.notRequested
     var loading: Task<Void, any Error>?
-    var stateObservers: [UUID: AsyncStream<State>.Continuation] = [:]
-    var progressObservers: [UUID: AsyncStream<LoadProgress>.Continuation] = [:]
   }
   private let shared = Mutex(Shared())
+  private let stateUpdates = Broadcaster<State>(latest: .notRequested)
+  private let progress = Broadcaster<LoadProgress>()
   private let id = UUID()
 
   /// Creates a request; throws `.notFound` for a tag the catalog lacks and
@@ -186,37 +186,22 @@ public final class ResourceRequest: Sendable {
 
   /// Every state the request moves through, starting with the current one;
   /// ends when cancelled or when the consuming task ends (seed 002).
-  public func states() -> ObservationStream<State> {
-    ObservationStream { id, continuation in
-      shared.withLock {
-        $0.stateObservers[id] = continuation
-        continuation.yield($0.state)
-      }
-    } onCancel: { [weak self] id in
-      self?.shared.withLock { _ = $0.stateObservers.removeValue(forKey: id) }
-    }
-  }
+  public func states() -> ObservationStream<State> { stateUpdates.observe() }
 
   /// The progress of loads, in bytes and files; ends like ``states()``.
-  public func progressUpdates() -> ObservationStream<LoadProgress> {
-    ObservationStream { id, continuation in
-      shared.withLock { $0.progressObservers[id] = continuation }
-    } onCancel: { [weak self] id in
-      self?.shared.withLock { _ = $0.progressObservers.removeValue(forKey: id) }
-    }
-  }
+  public func progressUpdates() -> ObservationStream<LoadProgress> { progress.observe() }
 
   private func setState(_ state: State, loading: Task<Void, any Error>?) {
     shared.withLock {
       $0.loading = loading
       guard $0.state != state else { return }
       $0.state = state
-      for continuation in $0.stateObservers.values { continuation.yield(state) }
+      stateUpdates.send(state, keep: true)
     }
   }
 
   private func publish(_ progress: LoadProgress) {
-    shared.withLock { for continuation in $0.progressObservers.values { continuation.yield(progress) } }
+    self.progress.send(progress)
   }
 
   /// The local file holding `path` (a path from the catalog, such as

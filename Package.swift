@@ -58,6 +58,7 @@ let package = Package(
       name: "ODRHTTP",
       dependencies: [
         "ODRResources",
+        "ODRURL",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -67,7 +68,7 @@ let package = Package(
     ),
     .target(
       name: "ODRKeys",
-      dependencies: ["ODRKeyring", "ODRResources", "ODRTrust"],
+      dependencies: ["ODRKeyring", "ODRResources", "ODRTrust", "ODRURL"],
       swiftSettings: strictSettings
     ),
     .target(

@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import Crypto
+import ODRURL
 
 /// AWS Signature Version 4 for S3 requests (header-based authentication),
 /// written over swift-crypto's HMAC-SHA256.
@@ -76,7 +77,7 @@ public struct SigV4Signer: Sendable {
   /// once (`/` kept).
   static func canonicalPath(_ url: URL) -> String {
     let path = url.path(percentEncoded: false)
-    return path.isEmpty ? "/" : encode(path, keepingSlash: true)
+    return path.isEmpty ? "/" : PercentEncoding.encode(path, keepSlash: true)
   }
 
   /// The query's name=value pairs, encoded and sorted.
@@ -84,25 +85,8 @@ public struct SigV4Signer: Sendable {
     guard let query = url.query(percentEncoded: false), !query.isEmpty else { return "" }
     return query.split(separator: "&").map { pair in
       let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      return encode(String(parts[0]), keepingSlash: false) + "=" + (parts.count > 1 ? encode(String(parts[1]), keepingSlash: false) : "")
+      return PercentEncoding.encode(String(parts[0])) + "=" + (parts.count > 1 ? PercentEncoding.encode(String(parts[1])) : "")
     }.sorted().joined(separator: "&")
-  }
-
-  static func encode(_ text: String, keepingSlash: Bool) -> String {
-    var out = ""
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-           UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
-        out.unicodeScalars.append(Unicode.Scalar(byte))
-      case UInt8(ascii: "/") where keepingSlash:
-        out += "/"
-      default:
-        let digits = Array("0123456789ABCDEF")
-        out += "%\(digits[Int(byte >> 4)])\(digits[Int(byte & 0xF)])"
-      }
-    }
-    return out
   }
 
   static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRURL
 
 /// The forms a secret value leaks in, as bytes — the one list both
 /// `odr exec --mask` and the HTTP client's redaction use (``SecretMasker``):
@@ -19,8 +20,8 @@ public enum SecretForms {
     let bytes = Array(value.utf8)
     guard !bytes.isEmpty else { return [] }
     var forms: Set<[UInt8]> = [bytes]
-    for alphabet in [base64Alphabet, base64URLAlphabet] {
-      let encoded = base64(bytes, alphabet: alphabet)
+    for url in [false, true] {
+      let encoded = base64(bytes, url: url)
       forms.insert(encoded)
       forms.insert(Array(encoded.prefix { $0 != UInt8(ascii: "=") }))
       for width in [64, 76] where encoded.count > width {
@@ -31,16 +32,16 @@ public enum SecretForms {
       // Inside a longer base64 text the value starts 0, 1 or 2 bytes into
       // a 3-byte group; keep the characters that depend on it alone.
       for shift in 0...2 {
-        let shifted = base64([UInt8](repeating: 0, count: shift) + bytes, alphabet: alphabet)
+        let shifted = base64([UInt8](repeating: 0, count: shift) + bytes, url: url)
         let first = (8 * shift + 5) / 6
         let last = (8 * (shift + bytes.count)) / 6
         if last - first >= 6 { forms.insert(Array(shifted[first..<last])) }
       }
     }
     for upper in [true, false] {
-      forms.insert(percentEncoded(bytes, upper: upper, plusForSpace: false, keepSlash: false))
-      forms.insert(percentEncoded(bytes, upper: upper, plusForSpace: true, keepSlash: false))
-      forms.insert(percentEncoded(bytes, upper: upper, plusForSpace: false, keepSlash: true))
+      forms.insert(PercentEncoding.encode(bytes, upper: upper))
+      forms.insert(PercentEncoding.encode(bytes, upper: upper, plusForSpace: true))
+      forms.insert(PercentEncoding.encode(bytes, upper: upper, keepSlash: true))
       forms.insert(jsonEscaped(value, slash: false, asciiOnly: true, upper: upper))
     }
     forms.insert(jsonEscaped(value, slash: false, asciiOnly: false, upper: false))
@@ -51,44 +52,13 @@ public enum SecretForms {
     return forms
   }
 
-  static let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-  static let base64URLAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-  static func base64(_ bytes: [UInt8], alphabet: [UInt8]) -> [UInt8] {
-    var out: [UInt8] = []
-    var i = 0
-    while i < bytes.count {
-      let n = min(3, bytes.count - i)
-      let b0 = UInt32(bytes[i]), b1 = n > 1 ? UInt32(bytes[i + 1]) : 0, b2 = n > 2 ? UInt32(bytes[i + 2]) : 0
-      let group = b0 << 16 | b1 << 8 | b2
-      for k in 0..<4 {
-        out.append(k <= n ? alphabet[Int((group >> UInt32(18 - 6 * k)) & 63)] : UInt8(ascii: "="))
-      }
-      i += 3
-    }
-    return out
+  /// Foundation's base64 of `bytes`, in the URL alphabet (`-_`) when `url`.
+  static func base64(_ bytes: [UInt8], url: Bool) -> [UInt8] {
+    let encoded = Array(Data(bytes).base64EncodedString().utf8)
+    guard url else { return encoded }
+    return encoded.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: "-") : $0 == UInt8(ascii: "/") ? UInt8(ascii: "_") : $0 }
   }
 
-  /// Percent-encoding of everything but unreserved characters (and `/`
-  /// when `keepSlash`); `+` for space when `plusForSpace`.
-  public static func percentEncoded(_ bytes: [UInt8], upper: Bool, plusForSpace: Bool, keepSlash: Bool) -> [UInt8] {
-    let hex = Array((upper ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
-    var out: [UInt8] = []
-    for b in bytes {
-      switch b {
-      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-           UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-        out.append(b)
-      case UInt8(ascii: "/") where keepSlash:
-        out.append(b)
-      case UInt8(ascii: " ") where plusForSpace:
-        out.append(UInt8(ascii: "+"))
-      default:
-        out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 15)]]
-      }
-    }
-    return out
-  }
 
   /// `value` as inside a JSON string; `slash`: `/` as `\/` (Foundation's
   /// encoder); `asciiOnly`: non-ASCII as `\uXXXX` (UTF-16, as Python does).

@@ -194,22 +194,9 @@ public actor APIClient {
 
   /// `name=value`, each percent-encoded except unreserved characters.
   static func queryPair(_ name: String, _ value: String) -> String {
-    "\(percentEncoded(name))=\(percentEncoded(value))"
+    "\(PercentEncoding.encode(name))=\(PercentEncoding.encode(value))"
   }
 
-  static func percentEncoded(_ text: String) -> String {
-    var out = ""
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-           UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-        out.unicodeScalars.append(Unicode.Scalar(byte))
-      default:
-        out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-      }
-    }
-    return out
-  }
 
   // MARK: Retries and errors
 

@@ -5,22 +5,27 @@
 /// re-exports it): the CLI's one table of exit codes handles it without the
 /// lean `odr` linking an HTTP stack.
 public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-  /// What kind of failure this is.
-  public enum Code: String, Sendable {
+  /// What kind of failure this is. New codes may be added.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// A stable identifier.
+    public let rawValue: String
+    init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
     /// The URL string was refused by the policy.
-    case invalidURL = "invalid-url"
+    public static let invalidURL = Code("invalid-url")
     /// The key asked for cannot be attached (no header or query in its metadata).
-    case keyUnusable = "key-unusable"
+    public static let keyUnusable = Code("key-unusable")
     /// The connection failed or dropped.
-    case transport
+    public static let transport = Code("transport")
     /// No answer within the timeout.
-    case timeout
+    public static let timeout = Code("timeout")
     /// The server answered with a status outside 2xx.
-    case status
+    public static let status = Code("status")
     /// The body could not be decoded.
-    case decoding
+    public static let decoding = Code("decoding")
     /// More than the allowed number of redirects.
-    case tooManyRedirects = "too-many-redirects"
+    public static let tooManyRedirects = Code("too-many-redirects")
   }
 
   public let code: Code

@@ -1,4 +1,7 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How `odr env` prints variables. Every format reproduces each value byte
 /// for byte in the consumer it is made for.
@@ -22,6 +25,20 @@ public enum EnvFormat: String, Sendable, CaseIterable {
   public struct Rendered: Sendable {
     public let stdout: String
     public let githubEnv: String?
+  }
+
+  /// Appends a ``Rendered/githubEnv`` block to the `$GITHUB_ENV` file at
+  /// `path` in one write (O_APPEND, so concurrent steps never interleave),
+  /// creating it 0600.
+  public static func appendToGitHubEnv(_ block: String, path: String) throws(CIError) {
+    let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw CIError(.io, "Cannot open $GITHUB_ENV (\(path)): \(String(cString: strerror(errno))).") }
+    defer { close(fd) }
+    var block = block
+    let written = block.withUTF8 { write(fd, $0.baseAddress, $0.count) }
+    guard written == block.utf8.count else {
+      throw CIError(.io, "Cannot append to $GITHUB_ENV (\(path)): \(written < 0 ? String(cString: strerror(errno)) : "short write"). Nothing usable was exported.")
+    }
   }
 
   /// Renders `variables`. `allowUnmasked` lets `gitlab` print values GitLab

@@ -39,19 +39,7 @@ extension ODR {
       }
       let rendered = try format.render(try await source.variables(context), allowUnmasked: allowUnmasked)
       Output.write(rendered.stdout)  // github: the masks, before any value can reach a log
-      if let githubFile, let block = rendered.githubEnv { try append(block, to: githubFile) }
-    }
-
-    /// Appends `text` to `path` in one write (O_APPEND), creating it 0600.
-    private func append(_ text: String, to path: String) throws {
-      let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-      guard fd >= 0 else { throw CIError(.io, "Cannot open $GITHUB_ENV (\(path)): \(String(cString: strerror(errno))).") }
-      defer { close(fd) }
-      var text = text
-      let written = text.withUTF8 { write(fd, $0.baseAddress, $0.count) }
-      guard written == text.utf8.count else {
-        throw CIError(.io, "Cannot append to $GITHUB_ENV (\(path)): \(written < 0 ? String(cString: strerror(errno)) : "short write"). Nothing usable was exported.")
-      }
+      if let githubFile, let block = rendered.githubEnv { try EnvFormat.appendToGitHubEnv(block, path: githubFile) }
     }
   }
 }

@@ -68,7 +68,7 @@ extension ODR {
       if let failure = report.firstFailure {
         if files.firstFailure == nil, let firstError { throw firstError }
         let failed = report.entries.filter { $0.outcome == .failed }.count
-        throw ResourceError(ResourceError.Code.all.first { $0.rawValue == failure.code } ?? .network,
+        throw ResourceError(failure.code ?? .network,
                             "\(failed) of \(report.entries.count) tags failed; the first: \(failure.tag): \(failure.error ?? "")")
       }
     }
@@ -89,7 +89,7 @@ extension ODR {
         let note = "no keyring here, so its keys were not imported (`odr fetch \(name)` where a keyring runs, or `odr exec --fetch \(name) -- CMD`)"
         return (.init(tag: name, category: category, outcome: .skipped, bytes: bytes, error: note, code: nil), nil)
       } catch {
-        return (.init(tag: name, category: category, outcome: .failed, bytes: bytes, error: "\(error)", code: (error as? ResourceError)?.code.rawValue), error)
+        return (.init(tag: name, category: category, outcome: .failed, bytes: bytes, error: "\(error)", code: (error as? ResourceError)?.code), error)
       }
     }
   }

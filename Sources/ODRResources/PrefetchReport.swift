@@ -17,9 +17,9 @@ public struct PrefetchReport: Sendable, Encodable {
     /// Why it failed (for `failed`).
     @NullWhenAbsent public var error: String?
     /// The failure's kind (`network`, `integrity`, …), for `failed`.
-    @NullWhenAbsent public var code: String?
+    @NullWhenAbsent public var code: ResourceError.Code?
 
-    public init(tag: String, category: String, outcome: Outcome, bytes: Int64, error: String?, code: String?) {
+    public init(tag: String, category: String, outcome: Outcome, bytes: Int64, error: String?, code: ResourceError.Code?) {
       self.tag = tag
       self.category = category
       self.outcome = outcome

@@ -305,7 +305,7 @@ public struct ResourceCatalog: Sendable {
 
   private func prefetchOne(_ name: String) async -> PrefetchReport.Entry {
     guard let tag = catalog.tags[name] else {
-      return .init(tag: name, category: "", outcome: .failed, bytes: 0, error: "No tag '\(name)' in the catalog.", code: ResourceError.Code.notFound.rawValue)
+      return .init(tag: name, category: "", outcome: .failed, bytes: 0, error: "No tag '\(name)' in the catalog.", code: .notFound)
     }
     if tag.secrets && tag.encryption == nil {
       return .init(tag: name, category: tag.category.rawValue, outcome: .skipped, bytes: tag.size,
@@ -318,7 +318,7 @@ public struct ResourceCatalog: Sendable {
       try await install([tag], progress: nil)
       return .init(tag: name, category: tag.category.rawValue, outcome: .downloaded, bytes: tag.size, error: nil, code: nil)
     } catch let error as ResourceError {
-      return .init(tag: name, category: tag.category.rawValue, outcome: .failed, bytes: tag.size, error: error.message, code: error.code.rawValue)
+      return .init(tag: name, category: tag.category.rawValue, outcome: .failed, bytes: tag.size, error: error.message, code: error.code)
     } catch {
       return .init(tag: name, category: tag.category.rawValue, outcome: .failed, bytes: tag.size, error: "\(error)", code: nil)
     }

@@ -2,11 +2,16 @@
 /// happened and what to do, and the path or tag it is about.
 public struct ResourceError: Error, Sendable, CustomStringConvertible {
   /// What kind of failure this is. New codes may be added.
-  public struct Code: Hashable, Sendable, CustomStringConvertible {
+  public struct Code: Hashable, Sendable, CustomStringConvertible, Encodable {
     /// A stable identifier, used in `--json` output.
     public let rawValue: String
     init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
+    /// Encoded as its ``rawValue``.
+    public func encode(to encoder: any Encoder) throws {
+      var container = encoder.singleValueContainer()
+      try container.encode(rawValue)
+    }
 
     /// A publisher folder or catalog that breaks the format's rules.
     public static let invalidSource = Code("invalid-source")
@@ -26,9 +31,6 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
     /// A secrets tag asked for as files: its keys only go to the keyring
     /// (`odr fetch`) or to memory (`odr exec --fetch`), never to disk.
     public static let secretsTag = Code("secrets-tag")
-
-    /// Every code, to map a stored `rawValue` back.
-    public static let all: [Code] = [.invalidSource, .notFound, .integrity, .io, .network, .accessDenied, .outOfSpace, .secretsTag]
   }
 
   /// What kind of failure this is.

@@ -54,16 +54,10 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.load(context)
-      let request = try ResourceRequest(tags: Set(tags), catalog: resources)
+      let request = try ResourceRequest(tags: Set(tags), catalog: resources, holder: owner ?? getppid())
       request.loadingPriority = try loadingPriority()
-      // Pin first, so no purge can take the files between download and pin.
-      let holder = owner ?? getppid()
-      try await resources.store.pins.pin(tags, owner: holder)
-      do { try await access(request, resources) } catch {
-        _ = try? await resources.store.pins.unpin(tags, owner: holder)
-        throw error
-      }
-      request.endAccessing()  // the holder's lease keeps the tags; odr's own goes with it
+      try await access(request, resources)  // pins before it downloads; a failure unpins
+      request.keepLeaseForHolder()
       if !quiet {
         let bytes = try tags.reduce(Int64(0)) { try $0 + resources.tag($1).size }
         Output.error("\(tags.joined(separator: ", ")): available and pinned (\(ByteSize.format(bytes)) in \(resources.store.root.path))")

@@ -27,34 +27,14 @@ extension ODR {
     var verify = false
 
     struct Report: Encodable {
-      struct Pin: Encodable {
-        let pid: Int32
-        @NullWhenAbsent var command: String?
-        let since: Date
-      }
-      struct Tag: Encodable {
-        let name: String, category: String, order: Int, preservationPriority: Double, secrets: Bool
-        @NullWhenAbsent var recipients: Int?
-        let files: Int, bytes: Int64, onDisk: Bool, pins: Int, pinnedBy: [Pin]
-        @NullWhenAbsent var lastUse: Date?
-      }
       struct Verification: Encodable { let checked: Int, damaged: [String] }
-      let bundle: String, version: Int, store: String, tags: [Tag]
+      let bundle: String, version: Int, store: String, tags: [TagStatus]
       @NullWhenAbsent var verification: Verification?
     }
 
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.loadFromDisk(context)
-      let leases = resources.store.pins.leases()
-      let usage = resources.store.usage
-      let tags = resources.catalog.tags.sorted { ($0.value.category, $0.value.order, $0.key) < ($1.value.category, $1.value.order, $1.key) }.map { name, tag in
-        Report.Tag(name: name, category: tag.category.rawValue, order: tag.order,
-                   preservationPriority: usage.priority(of: name) ?? tag.preservationPriority,
-                   secrets: tag.secrets, recipients: tag.encryption?.recipients, files: tag.files.count, bytes: tag.size,
-                   onDisk: tag.files.allSatisfy(resources.store.contains), pins: leases.filter { $0.tag == name }.count,
-                   pinnedBy: leases.filter { $0.tag == name }.map { Report.Pin(pid: $0.pid, command: $0.holder, since: Date(timeIntervalSince1970: $0.since)) },
-                   lastUse: usage.lastUse(of: name).map(Date.init(timeIntervalSince1970:)))
-      }
+      let tags = resources.tagStatuses()
       let verification = verify ? resources.store.verify() : nil
       let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path, tags: tags,
                           verification: verification.map { Report.Verification(checked: $0.checked, damaged: $0.damaged) })

@@ -79,13 +79,17 @@ public final class ResourceRequest: Sendable {
   private let stateUpdates = Broadcaster<State>(latest: .notRequested)
   private let progress = Broadcaster<LoadProgress>()
   private let id = UUID()
+  private let holder: Int32
 
   /// Creates a request; throws `.notFound` for a tag the catalog lacks and
   /// `.secretsTag` for a secrets tag (its keys go to the keyring through
-  /// ODRKeys' `KeyImporter`, never to files an app reads).
-  public init(tags: Set<String>, catalog: ResourceCatalog) throws {
+  /// ODRKeys' `KeyImporter`, never to files an app reads). `holder`: the
+  /// pid whose lease pins the tags — nil for this process, or (`odr begin`)
+  /// the shell that asked; a lease dies with its holder.
+  public init(tags: Set<String>, catalog: ResourceCatalog, holder: Int32? = nil) throws {
     self.tags = tags
     self.catalog = catalog
+    self.holder = holder ?? getpid()
     self.resolved = try tags.sorted().map { try catalog.tag($0) }
     if let secret = tags.sorted().first(where: { catalog.catalog.tags[$0]?.secrets == true }) {
       throw ResourceError(.secretsTag, "\(secret) is a secrets tag: its API keys are never written to disk as files. Import them into the keyring with `odr fetch \(secret)`, or inject them with `odr exec --fetch \(secret) -- CMD`.")
@@ -136,7 +140,7 @@ public final class ResourceRequest: Sendable {
       defer { state.pinned = true }
       return !state.pinned
     }
-    let pinnedHere = claimed && (try? catalog.store.pins.pinNow(tags.sorted(), owner: getpid())) != nil
+    let pinnedHere = claimed && (try? catalog.store.pins.pinNow(tags.sorted(), owner: holder)) != nil
     if claimed && !pinnedHere { shared.withLock { $0.pinned = false } }
     guard catalog.isInstalled(resolved) else {
       if pinnedHere { unpin() }
@@ -147,13 +151,20 @@ public final class ResourceRequest: Sendable {
     return true
   }
 
+  /// Leaves the lease with its holder instead of giving it back when the
+  /// request ends: `odr begin` exits while the shell that asked keeps the
+  /// tags until `odr end` or until it exits.
+  public func keepLeaseForHolder() {
+    shared.withLock { $0.pinned = false }
+  }
+
   /// Unpins the tags; their files may be purged later.
   public func endAccessing() {
     shared.withLock { $0.accessing = false }
     unpin()
   }
 
-  /// Takes this process's lease on the tags unless it holds one already.
+  /// Takes the holder's lease on the tags unless the request holds one already.
   /// Returns whether it took one now.
   private func pin() async throws -> Bool {
     let take = shared.withLock { state -> Bool in
@@ -161,21 +172,21 @@ public final class ResourceRequest: Sendable {
       return !state.pinned
     }
     guard take else { return false }
-    do { try await catalog.store.pins.pin(tags.sorted(), owner: getpid()) } catch {
+    do { try await catalog.store.pins.pin(tags.sorted(), owner: holder) } catch {
       shared.withLock { $0.pinned = false }
       throw error
     }
     return true
   }
 
-  /// Gives this process's lease on the tags back, if it holds one.
+  /// Gives the holder's lease on the tags back, if the request holds one.
   private func unpin() {
     let held = shared.withLock { state -> Bool in
       defer { state.pinned = false }
       return state.pinned
     }
     guard held else { return }
-    try? catalog.store.pins.unpinNow(tags.sorted(), owner: getpid())
+    try? catalog.store.pins.unpinNow(tags.sorted(), owner: holder)
   }
 
   /// Whether the request is between a successful begin and its end.

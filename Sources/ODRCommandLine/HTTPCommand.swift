@@ -108,13 +108,7 @@ extension ODR {
         options.headers.append((String(name), String(header.dropFirst(name.count + 1).drop { $0 == " " })))
       }
       if let data { options.body = try Self.readBody(data) }
-      if let key {
-        let keys = try await keyring.makeStore().keys()
-        guard let found = keys.first(where: { $0.name == key }) else {
-          throw KeyringError(.notFound, "No key '\(key)' in the keyring for this service (keys: \(keys.map(\.name).joined(separator: ", "))). Run `odr fetch` first, or check --service.")
-        }
-        options.key = found
-      }
+      if let key { options.key = try await keyring.makeStore().key(named: key) }
       try await network.http(options)
     }
 

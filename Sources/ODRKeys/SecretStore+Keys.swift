@@ -11,4 +11,14 @@ extension SecretStore {
     return items.filter { !KeyringInput.isRecord($0.key) }.map { APIKey(name: $0.key, value: $0.value, metadata: record[$0.key] ?? KeyMetadata()) }
       .sorted { $0.name < $1.name }
   }
+
+  /// The key `name` with its metadata, read as ``keys(lock:)`` reads them;
+  /// `.notFound` names the keys there are.
+  public func key(named name: String, lock: ImportLock? = nil) async throws -> APIKey {
+    let keys = try await keys(lock: lock)
+    guard let key = keys.first(where: { $0.name == name }) else {
+      throw KeyringError(.notFound, "No key '\(name)' in the keyring for \(service) (keys: \(keys.map(\.name).joined(separator: ", "))). Run `odr fetch` first, or check --service.")
+    }
+    return key
+  }
 }

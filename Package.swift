@@ -28,6 +28,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    // FileDescriptor: reads and writes that retry on EINTR and finish short writes.
+    .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     // Tests only: child processes awaited without holding a thread.
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     // `swift package generate-documentation` (scripts/docs): the DocC catalogs of the libraries.
@@ -51,7 +53,7 @@ let package = Package(
     ),
     .target(
       name: "ODRResources",
-      dependencies: ["ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRTrust", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -82,7 +84,7 @@ let package = Package(
     ),
     .target(
       name: "ODRCI",
-      dependencies: ["ODRKeys"],
+      dependencies: ["ODRKeys", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -95,6 +97,7 @@ let package = Package(
         "ODRKeys",
         "ODRResources",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: strictSettings
     ),
@@ -144,7 +147,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRResourcesTests",
-      dependencies: ["ODRResources", "ODRTrust", "ODRTesting"],
+      dependencies: ["ODRResources", "ODRTrust", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,16 +29,15 @@ public enum EnvFormat: String, Sendable, CaseIterable {
   }
 
   /// Appends a ``Rendered/githubEnv`` block to the `$GITHUB_ENV` file at
-  /// `path` in one write (O_APPEND, so concurrent steps never interleave),
-  /// creating it 0600.
+  /// `path` (O_APPEND, so concurrent steps never interleave), creating it
+  /// 0600.
   public static func appendToGitHubEnv(_ block: String, path: String) throws(CIError) {
-    let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw CIError(.io, "Cannot open $GITHUB_ENV (\(path)): \(String(cString: strerror(errno))).") }
-    defer { close(fd) }
-    var block = block
-    let written = block.withUTF8 { write(fd, $0.baseAddress, $0.count) }
-    guard written == block.utf8.count else {
-      throw CIError(.io, "Cannot append to $GITHUB_ENV (\(path)): \(written < 0 ? String(cString: strerror(errno)) : "short write"). Nothing usable was exported.")
+    let fd: FileDescriptor
+    do { fd = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.append, .create, .closeOnExec], permissions: [.ownerReadWrite]) } catch {
+      throw CIError(.io, "Cannot open $GITHUB_ENV (\(path)): \(error).", underlying: error as? Errno)
+    }
+    do { _ = try fd.closeAfter { try fd.writeAll(block.utf8) } } catch {
+      throw CIError(.io, "Cannot append to $GITHUB_ENV (\(path)): \(error). Nothing usable was exported.", underlying: error as? Errno)
     }
   }
 

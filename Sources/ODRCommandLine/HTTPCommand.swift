@@ -3,6 +3,7 @@ import FoundationEssentials
 import ODRKeyring
 import ODRKeys
 import ODRURL
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -118,9 +119,8 @@ extension ODR {
         var body = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-          let n = Glibc.read(STDIN_FILENO, &buffer, buffer.count)
-          if n < 0 && errno == EINTR { continue }
-          if n <= 0 { return body }
+          let n = (try? buffer.withUnsafeMutableBytes { try FileDescriptor.standardInput.read(into: $0) }) ?? 0
+          if n == 0 { return body }
           body.append(contentsOf: buffer[0..<n])
         }
       }

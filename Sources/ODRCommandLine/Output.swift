@@ -1,4 +1,5 @@
 import FoundationEssentials
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,12 +55,7 @@ package enum Output {
   }
 
   private static func write(_ buffer: UnsafeRawBufferPointer, to fd: Int32) {
-    var offset = 0
-    while offset < buffer.count {
-      let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 { return }  // a closed pipe: nothing more can be said
-      offset += n
-    }
+    // A closed pipe: nothing more can be said.
+    _ = try? FileDescriptor(rawValue: fd).writeAll(buffer)
   }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import ODRCI
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,15 +23,9 @@ enum SecretFile {
       if !done { unlink(temporary) }
     }
     fchmod(fd, 0o600)
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-      let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-      if n < 0 && errno == EINTR { continue }
-      guard n > 0 else {
-        close(fd)
-        throw CIError(.io, "Cannot write '\(path)': \(String(cString: strerror(errno))).")
-      }
-      bytes = bytes.dropFirst(n)
+    do { _ = try FileDescriptor(rawValue: fd).writeAll(text.utf8) } catch {
+      close(fd)
+      throw CIError(.io, "Cannot write '\(path)': \(error).", underlying: error as? Errno)
     }
     guard fsync(fd) == 0, close(fd) == 0 else { throw CIError(.io, "Cannot write '\(path)': \(String(cString: strerror(errno))).") }
     guard rename(temporary, path) == 0 else { throw CIError(.io, "Cannot write '\(path)': \(String(cString: strerror(errno))).") }

@@ -1,4 +1,5 @@
 import ODRKeyring
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,9 +29,8 @@ enum SecretInput {
     var result: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 16 * 1024)
     while result.count <= limit {
-      let n = chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) }
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 { break }
+      let n = (try? chunk.withUnsafeMutableBytes { try FileDescriptor.standardInput.read(into: $0) }) ?? 0
+      if n == 0 { break }
       result.append(contentsOf: chunk[0..<n])
     }
     for i in chunk.indices { chunk[i] = 0 }

@@ -251,6 +251,7 @@ public struct HTTPTransport: BlobTransport {
     } else {
       reason = "downloading \(url.absoluteString) failed: \(text.prefix(200))"
     }
-    return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); nothing was installed. Check the connection and the URL, then try again.")
+    return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); nothing was installed. Check the connection and the URL, then try again.",
+                         underlying: error)
   }
 }

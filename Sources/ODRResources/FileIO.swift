@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Crypto
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -77,9 +78,8 @@ enum FileIO {
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
     defer { buffer.deallocate() }
     while true {
-      let n = read(fd, buffer.baseAddress, buffer.count)
-      if n < 0 && errno == EINTR { continue }
-      if n < 0 { throw error("Cannot read '\(url.path)'") }
+      let n: Int
+      do { n = try FileDescriptor(rawValue: fd).read(into: buffer) } catch { throw Self.error("Cannot read '\(url.path)'", error) }
       if n == 0 { return }
       try body(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
     }
@@ -190,23 +190,23 @@ enum FileIO {
   }
 
   static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
-    var offset = 0
-    while offset < bytes.count {
-      let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 { throw error("Cannot write '\(path)'") }
-      offset += n
-    }
+    do { _ = try FileDescriptor(rawValue: fd).writeAll(bytes) } catch { throw Self.error("Cannot write '\(path)'", error) }
   }
 
   /// A ResourceError from `errno`, with advice for the common cases.
   static func error(_ what: String) -> ResourceError {
-    let code = errno
-    let reason = String(cString: strerror(code))
-    switch code {
-    case ENOSPC, EDQUOT: return ResourceError(.outOfSpace, "\(what): the disk is full (\(reason)). Free some space and try again.")
-    case EACCES, EPERM: return ResourceError(.io, "\(what): permission denied. Check the folder's owner and mode.")
-    default: return ResourceError(.io, "\(what): \(reason).")
+    error(what, Errno(rawValue: errno))
+  }
+
+  /// A ResourceError from a failed system call (an `Errno`), with advice for
+  /// the common cases; the `Errno` is its ``ResourceError/underlying``.
+  static func error(_ what: String, _ failure: any Error) -> ResourceError {
+    guard let failure = failure as? Errno else { return ResourceError(.io, "\(what): \(failure).", underlying: failure) }
+    let reason = String(cString: strerror(failure.rawValue))
+    switch failure {
+    case .noSpace, .diskQuotaExceeded: return ResourceError(.outOfSpace, "\(what): the disk is full (\(reason)). Free some space and try again.", underlying: failure)
+    case .permissionDenied, .notPermitted: return ResourceError(.io, "\(what): permission denied. Check the folder's owner and mode.", underlying: failure)
+    default: return ResourceError(.io, "\(what): \(reason).", underlying: failure)
     }
   }
 

@@ -38,10 +38,16 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
   /// What happened and what to do, for a person to read.
   public let message: String
 
+  /// What failed below, when there is a cause to keep: an `Errno`, a
+  /// transport or decoding error, another module's error. For programs;
+  /// ``message`` already says what it means for a person.
+  public let underlying: (any Error)?
+
   /// Creates an error.
-  public init(_ code: Code, _ message: String) {
+  public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
     self.code = code
     self.message = message
+    self.underlying = underlying
   }
 
   public var description: String { message }

@@ -81,7 +81,7 @@ import Testing
     // The provider is gone once its name is released; give it a moment.
     var result = try await odr(["get", "Weather"], in: session)
     for _ in 0..<20 where result.status != 5 {
-      usleep(50_000)
+      try await Task.sleep(for: .milliseconds(50))
       result = try await odr(["get", "Weather"], in: session)
     }
     #expect(result.status == 5)

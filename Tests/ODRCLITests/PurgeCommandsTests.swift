@@ -59,7 +59,7 @@ import Testing
     for tag in tags {
       try #require(try await odr(["begin", tag, "--quiet"]).status == 0)
       try #require(try await odr(["end", tag]).status == 0)
-      usleep(20_000)
+      try await Task.sleep(for: .milliseconds(20))  // distinct last-use times, not a synchronisation
     }
   }
 

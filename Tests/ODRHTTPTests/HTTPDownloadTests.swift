@@ -102,7 +102,8 @@ import Testing
     let catalog = try await fixture.load()
     fixture.server.setFault(.slow(chunk: 64 * 1024, pause: .milliseconds(20)), forPathEndingWith: fixture.big.sha256)
     let task = Task { try await ResourceRequest(tags: ["Big"], catalog: catalog).beginAccessing() }
-    try await Task.sleep(for: .milliseconds(300))
+    // Cancel once the download is under way, not after a guessed delay.
+    while fixture.server.requests(forPathEndingWith: fixture.big.sha256) == 0 { try await Task.sleep(for: .milliseconds(2)) }
     let clock = ContinuousClock()
     let start = clock.now
     task.cancel()

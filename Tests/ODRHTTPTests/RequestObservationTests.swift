@@ -49,8 +49,10 @@ import Testing
     let fixture = try HTTPDownloadTests.Fixture()
     defer { fixture.remove() }
     let request = try ResourceRequest(tags: ["Small"], catalog: try await fixture.load())
-    let observer = Task { for await _ in request.states() {} }
-    try await Task.sleep(for: .milliseconds(50))
+    // A gate: the observer has its first state, so it is iterating.
+    let (iterating, open) = AsyncStream<Void>.makeStream()
+    let observer = Task { for await _ in request.states() { open.yield() } }
+    for await _ in iterating { break }
     observer.cancel()
     await observer.value  // returns: the sequence ended with its task
     try await request.beginAccessing()

@@ -144,7 +144,8 @@ import Testing
     let server = try HTTPTestServer { _ in HTTPTestServer.Reply(body: Data("late".utf8), delay: .seconds(10)) }
     let api = try client(headerKey())
     let task = Task { try await api.send(.data(path: server.url + "/slow", key: "Weather")) }
-    try await Task.sleep(for: .milliseconds(300))
+    // Cancel once the server holds the request, not after a guessed delay.
+    while !server.requests.contains(where: { $0.path == "/slow" }) { try await Task.sleep(for: .milliseconds(2)) }
     let start = ContinuousClock.now
     task.cancel()
     await #expect(throws: CancellationError.self) { try await task.value }

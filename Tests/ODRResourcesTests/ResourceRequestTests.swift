@@ -251,9 +251,10 @@ import Testing
   @Test func cancellationInstallsNothing() async throws {
     let fixture = try makeSUT()
     defer { fixture.remove() }
-    let catalog = try await fixture.load(transport: SlowTransport())
+    let transport = SlowTransport()
+    let catalog = try await fixture.load(transport: transport)
     let task = Task { try await ResourceRequest(tags: ["B"], catalog: catalog).beginAccessing() }
-    try await Task.sleep(for: .milliseconds(100))
+    for await _ in transport.streaming { break }  // mid-download: the first chunk is in
     task.cancel()
     await #expect(throws: CancellationError.self) { try await task.value }
     #expect(fixture.files(in: "blobs").isEmpty)
@@ -273,14 +274,17 @@ final class CountingTransport: BlobTransport {
   }
 }
 
-/// Delivers 64 KiB every 10 ms until cancelled.
-struct SlowTransport: BlobTransport {
+/// Delivers 64 KiB every 10 ms until cancelled; `streaming` yields after
+/// each chunk delivered.
+final class SlowTransport: BlobTransport {
+  let (streaming, delivered) = AsyncStream<Void>.makeStream()
   func data(at url: URL, limit: Int) async throws -> Data { try await FileTransport().data(at: url, limit: limit) }
   func stream(_ url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
     let bytes = try Data(contentsOf: url)
     for start in stride(from: 0, to: bytes.count, by: 65_536) {
       try await Task.sleep(for: .milliseconds(10))
       try bytes[start..<min(start + 65_536, bytes.count)].withUnsafeBytes { try sink($0) }
+      delivered.yield()
     }
   }
 }

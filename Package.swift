@@ -172,7 +172,8 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["odr", "odr-net", "WeatherClient", "ODRTesting", "ODRTrust"],
+      dependencies: ["odr", "odr-net", "WeatherClient", "ODRTesting", "ODRTrust", "ODRCommandLine",
+                     .product(name: "ArgumentParser", package: "swift-argument-parser")],
       swiftSettings: strictSettings
     ),
   ],

@@ -90,8 +90,7 @@ public struct DotenvFile: Sendable {
         while let c = current, c != "=", c != "#", !c.properties.isWhitespace { advance() }
         let name = String(String.UnicodeScalarView(scalars[nameStart..<index]))
         guard !name.isEmpty else { throw fail("expected a variable name") }
-        guard name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0 == "_" || ("0"..."9").contains($0)) }),
-              !("0"..."9").contains(name.unicodeScalars.first!) else {
+        guard VariableName.isPortable(name) else {
           throw CIError(.invalidInput, "\(path):\(line):\(nameStart - lineStart + 1): '\(name.prefix(64))' is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*).")
         }
         skipBlanks()

@@ -140,8 +140,7 @@ public struct APIKeysDocument: Sendable, Equatable {
   }
 
   private static func isEnvironmentName(_ s: String) -> Bool {
-    guard let first = s.utf8.first, !(0x30...0x39).contains(first), s.utf8.count <= 255 else { return false }
-    return s.utf8.allSatisfy { isASCIILetterOrDigit($0) || $0 == UInt8(ascii: "_") }
+    s.utf8.count <= 255 && VariableName.isPortable(s)
   }
 
   /// An HTTP token (RFC 9110 §5.6.2).

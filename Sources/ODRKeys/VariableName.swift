@@ -18,6 +18,14 @@
 /// `odr pack` and `odr fetch` refuse a document whose variables break it;
 /// `odr exec` and `odr env` skip (with a warning) items that do.
 public enum VariableName {
+  /// True for a portable environment variable name, `[A-Za-z_][A-Za-z0-9_]*`
+  /// (POSIX): what a dotenv file or a key's `env` may name at all, before
+  /// ``refusal(_:)`` says whether a pack may set it.
+  public static func isPortable(_ name: String) -> Bool {
+    guard let first = name.utf8.first, !(0x30...0x39).contains(first) else { return false }
+    return name.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5a).contains($0) || (0x61...0x7a).contains($0) || $0 == UInt8(ascii: "_") }
+  }
+
   /// `name` in upper snake case: a '_' between a lower-case letter or digit
   /// and an upper-case one, and before the last capital of an acronym that
   /// starts a word; '.' and '-' become '_'.

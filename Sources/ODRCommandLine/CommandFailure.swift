@@ -1,5 +1,5 @@
 /// A failure of a command implemented outside this module: its message and
-/// exit code (DESIGN §8).
+/// exit code (docs/design.md, "Exit codes").
 package struct CommandFailure: Error {
   package let message: String
   package let code: Int32

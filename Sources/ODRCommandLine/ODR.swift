@@ -20,9 +20,10 @@ struct ODR: AsyncParsableCommand {
     subcommands: [Fetch.self, Exec.self, Env.self, HTTP.self, URLCommand.self, Pack.self, Verify.self, Publish.self, SigningKeyCommand.self, IdentityCommand.self, Prefetch.self, Begin.self, End.self, ResourcePath.self, Status.self, Priority.self, Purge.self, SetKey.self, GetKey.self, ReadReference.self, Inject.self, ListKeys.self, DeleteKey.self, Doctor.self]
   )
 
-  /// Runs the command and turns every failure into a message on stderr and
-  /// the exit code of DESIGN §8. `network`: what this executable can do on
-  /// the network, if anything.
+  /// Runs the command with this executable's ``CommandContext`` and turns
+  /// every failure into a message on stderr and its exit code
+  /// (``ExitStatus``). `network`: what this executable can do on the
+  /// network, if anything.
   static func main(network: (any NetworkCommands)?) async {
     CommandRunner.recordInheritedSignals()
     let context = CommandContext(network: network)

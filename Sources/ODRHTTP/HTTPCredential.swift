@@ -1,6 +1,6 @@
 public import FoundationEssentials
 
-/// A header that authenticates requests to one origin (DESIGN §10's
+/// A header that authenticates requests to one origin (docs/hosting.md's
 /// `"auth"`): for example `Authorization: Bearer …` read from the keyring.
 /// It is sent only to `origin` (scheme, host, port) and never follows a
 /// redirect elsewhere; it is never logged, printed or put in argv.

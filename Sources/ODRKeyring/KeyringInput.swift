@@ -1,4 +1,4 @@
-/// The rules names, services and values must follow (DESIGN §3.3), checked
+/// The rules names, services and values must follow (docs/design.md, "APIKeys documents"), checked
 /// before anything touches the keyring.
 public enum KeyringInput {
   /// The largest value accepted, in UTF-8 bytes.

@@ -2,7 +2,7 @@ public import FoundationEssentials
 import ODRKeyring
 import ODRResources
 
-/// An APIKeys JSON document (DESIGN §3.3), parsed and validated strictly.
+/// An APIKeys JSON document (docs/design.md, "APIKeys documents"), parsed and validated strictly.
 ///
 /// Two forms are accepted. Flat:
 /// ```json

@@ -3,7 +3,7 @@ public import ODRKeyring
 public import ODRResources
 public import ODRTrust
 
-/// The `odr fetch` pipeline (DESIGN §6): read the files of the secrets
+/// The `odr fetch` pipeline (docs/design.md, "Keyring layout"): read the files of the secrets
 /// tags (verified against the catalog, decrypted in memory), parse them,
 /// and write the keys to the store. Other tags are begun and ended as
 /// `odr begin` would.

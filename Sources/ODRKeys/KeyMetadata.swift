@@ -1,4 +1,4 @@
-/// How and where a key may be used (the extended APIKeys form, DESIGN §3.3).
+/// How and where a key may be used (the extended APIKeys form, docs/design.md, "APIKeys documents").
 /// Every field is optional; an empty metadata means "a plain value".
 public struct KeyMetadata: Sendable, Equatable, Codable {
   /// The environment variable name `odr exec` and `odr env` use.

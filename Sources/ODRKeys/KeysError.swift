@@ -7,7 +7,7 @@ public struct KeysError: Error, Sendable, CustomStringConvertible {
     init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 
-    /// An APIKeys document that breaks the rules of DESIGN §3.3.
+    /// An APIKeys document that breaks the rules of docs/design.md, "APIKeys documents".
     public static let invalidDocument = Code("invalid-document")
     /// An import failed and some keys could not be put back as they were
     /// yet: its journal puts them back at the next read of the keys.

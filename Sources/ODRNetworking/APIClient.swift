@@ -5,7 +5,7 @@ public import ODRKeys
 public import ODRURL
 
 /// An HTTP client for apps and CI smoke tests, over `URLSession`, in the
-/// spirit of kean/Get, that attaches API keys safely (DESIGN §7).
+/// spirit of kean/Get, that attaches API keys safely (docs/hosting.md and docs/design.md).
 ///
 /// - Every URL string goes through a ``URLPolicy`` (`.consistent` by
 ///   default), redirect targets included.

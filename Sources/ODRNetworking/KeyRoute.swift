@@ -1,7 +1,7 @@
 public import FoundationEssentials
 public import ODRKeys
 
-/// Where one request's key may go (DESIGN §3.3): only to the origin —
+/// Where one request's key may go (docs/design.md, "APIKeys documents"): only to the origin —
 /// scheme, host and port (the scheme's default when absent) — of the URL the
 /// caller asked for, and only when that host is one of the key's `hosts`;
 /// checked again at every redirect hop. Over plain `http://` only to a

@@ -1,7 +1,7 @@
 public import FoundationEssentials
 public import ODRTrust
 
-/// A published catalog (`catalog.json`, DESIGN §3.2): which tags exist and
+/// A published catalog (`catalog.json`, docs/design.md, "The published catalog"): which tags exist and
 /// which content-addressed blobs make up each tag's files.
 ///
 /// Blob URLs are `blobs/<sha256>` relative to the catalog's URL, so a

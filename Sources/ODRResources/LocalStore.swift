@@ -4,7 +4,7 @@ import Crypto
 import Glibc
 #endif
 
-/// The on-disk store of one bundle (DESIGN §4):
+/// The on-disk store of one bundle (docs/design.md, "Local store"):
 /// `${XDG_CACHE_HOME:-~/.cache}/odr/<bundle>/`, folders 0700, files 0600.
 ///
 /// ```

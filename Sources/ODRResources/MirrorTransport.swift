@@ -1,7 +1,7 @@
 public import FoundationEssentials
 import Synchronization
 
-/// Several copies of one published catalog, tried in order (DESIGN §10).
+/// Several copies of one published catalog, tried in order (docs/hosting.md).
 ///
 /// Requests name URLs under the first mirror; each goes to the first mirror
 /// still in service, rewritten to its folder. A mirror that fails — cannot

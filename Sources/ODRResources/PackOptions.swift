@@ -1,7 +1,7 @@
 public import FoundationEssentials
 public import ODRTrust
 
-/// How `odr pack` protects what it publishes (DESIGN §3.2, §3.4).
+/// How `odr pack` protects what it publishes (docs/design.md, "The published catalog", §3.4).
 public struct PackOptions: Sendable {
   /// Recipients added to every secrets tag (besides each tag's own
   /// `recipients` in tags.json).

@@ -3,7 +3,7 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// The pins of one store as leases (DESIGN §4): each pin names the process
+/// The pins of one store as leases (docs/design.md, "Local store"): each pin names the process
 /// that holds it — its pid and its start time, so a recycled pid is not
 /// mistaken for the holder. A lease whose process is gone is reclaimed the
 /// next time the ledger is read, so a crashed holder cannot pin a tag

@@ -1,7 +1,7 @@
 public import FoundationEssentials
 import ODRTrust
 
-/// `odr publish DIR DEST` (DESIGN §10): copies a folder made by `odr pack`
+/// `odr publish DIR DEST` (docs/hosting.md): copies a folder made by `odr pack`
 /// to a destination in an order that never shows a reader a catalog whose
 /// blobs are missing, or a catalog its signature file does not cover.
 ///

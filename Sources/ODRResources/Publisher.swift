@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// `odr pack`: turns a publisher folder into a static catalog folder
-/// (DESIGN §3.2): `catalog.json` plus content-addressed `blobs/<sha256>`.
+/// (docs/design.md, "The published catalog"): `catalog.json` plus content-addressed `blobs/<sha256>`.
 ///
 /// Packing the same folder twice gives byte-identical output. A bad folder
 /// (missing file, unknown category, invalid or colliding tag names, a path

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 
-/// A publisher folder's `tags.json` (DESIGN §3.1), read strictly: unknown
+/// A publisher folder's `tags.json` (docs/design.md, "The publisher's folder"), read strictly: unknown
 /// fields and categories are errors, so a typo never goes unnoticed.
 public struct PublisherManifest: Sendable {
   /// One tag as the publisher wrote it.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// What a purge removes and keeps, and why (DESIGN §4): blobs no tag of the
+/// What a purge removes and keeps, and why (docs/design.md, "Local store"): blobs no tag of the
 /// catalog uses go first; then unpinned tags, lowest preservation priority
 /// first and, among equals, least recently used first, until the store fits
 /// its budget (or every unpinned tag, with `all`). Pinned tags are never

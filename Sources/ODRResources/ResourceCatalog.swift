@@ -32,7 +32,7 @@ public struct ResourceCatalog: Sendable {
   /// (signature, rollback, expiry: see ``TrustPolicy``), and opens the
   /// bundle's store. A refused catalog changes nothing on disk.
   ///
-  /// Offline first (DESIGN §4): the last catalog accepted from `location`
+  /// Offline first (docs/design.md, "Local store"): the last catalog accepted from `location`
   /// is kept with its validators and revalidated with a conditional
   /// request; on a 304 it is used as it is (its expiry checked again). When
   /// the source cannot be reached (a `.network` failure), the kept catalog

@@ -2,7 +2,7 @@ import FoundationEssentials
 import ODRTrust
 
 /// The trust state of one bundle and the rules that admit a catalog
-/// (DESIGN §3.2): rollback protection, signature under a trusted key, no
+/// (docs/design.md, "The published catalog"): rollback protection, signature under a trusted key, no
 /// downgrade to unsigned, expiry, and key rotation through `signers`.
 ///
 /// Admission reads, decides and records under one lock, so two processes

@@ -1,7 +1,7 @@
 public import FoundationEssentials
 public import ODRTrust
 
-/// What a client trusts when it loads a catalog (DESIGN §3.2): keys pinned
+/// What a client trusts when it loads a catalog (docs/design.md, "The published catalog"): keys pinned
 /// by the user, plus what earlier accepted catalogs of the bundle said,
 /// kept in the state folder (`$XDG_STATE_HOME/odr/<bundle>/trust.json`,
 /// outside the cache, so deleting the cache resets nothing).

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 
-/// How URL strings become URLs (DESIGN §7, seed 004).
+/// How URL strings become URLs (docs/hosting.md and docs/design.md, seed 004).
 ///
 /// Since iOS 17 — and Swift 6.3 on Linux — `URL(string:)` percent-encodes
 /// characters that are not valid in a URL (`"a b"` → `a%20b`) where it used

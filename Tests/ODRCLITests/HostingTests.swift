@@ -3,7 +3,7 @@ import ODRTesting
 import Testing
 
 /// Offline first, revalidation, resume and mirrors against a real nginx
-/// (Debian's) on 127.0.0.1, with the built `odr` (DESIGN §4, §10).
+/// (Debian's) on 127.0.0.1, with the built `odr` (docs/design.md, "Local store", §10).
 @Suite(.timeLimit(.minutes(3))) struct HostingTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-hosting-\(UUID().uuidString)")
   var store: URL { root.appending(path: "cache/odr/com.example.demo") }

@@ -3,7 +3,7 @@ import ODRTesting
 import Testing
 
 /// The keyring dies in the middle of `odr fetch`: once it is back, the keys
-/// read as they were before the import (DESIGN §6, all or nothing).
+/// read as they were before the import (docs/design.md, "Keyring layout", all or nothing).
 @Suite(.timeLimit(.minutes(2))) struct InterruptedImportTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-crash-\(UUID().uuidString)")
   let bundle = "com.odr.crash.\(UUID().uuidString.prefix(8).lowercased())"

@@ -2,7 +2,7 @@ import Foundation
 import ODRTesting
 import Testing
 
-/// Private sources (DESIGN §10): an S3 bucket on a real moto_server with
+/// Private sources (docs/hosting.md): an S3 bucket on a real moto_server with
 /// signature checking on, and HTTPS-style token auth from the keyring
 /// against a real nginx that requires it. `odr publish` to both kinds of
 /// destination.

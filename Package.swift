@@ -42,8 +42,12 @@ let package = Package(
       providers: [.apt(["libsecret-1-dev"])]
     ),
     .target(
+      name: "ODRNames",
+      swiftSettings: strictSettings
+    ),
+    .target(
       name: "ODRKeyring",
-      dependencies: ["CLibsecret"],
+      dependencies: ["CLibsecret", "ODRNames"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -53,7 +57,7 @@ let package = Package(
     ),
     .target(
       name: "ODRResources",
-      dependencies: ["ODRTrust", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRTrust", "ODRNames", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .target(

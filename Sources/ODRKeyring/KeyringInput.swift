@@ -1,3 +1,5 @@
+import ODRNames
+
 /// The rules names, services and values must follow (docs/design.md, "APIKeys documents"), checked
 /// before anything touches the keyring.
 public enum KeyringInput {
@@ -43,10 +45,7 @@ public enum KeyringInput {
   /// Throws unless `service` looks like a bundle id: 1–255 of letters,
   /// digits, '.', '_' or '-', starting with a letter or digit.
   public static func validate(service: String) throws(KeyringError) {
-    let bytes = Array(service.utf8)
-    guard let first = bytes.first, isLetter(first) || isDigit(first), bytes.count <= 255,
-          bytes.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") })
-    else {
+    guard BundleID.isValid(service) else {
       throw KeyringError(.invalidInput, "Invalid service \(quoted(service)): use a bundle id such as com.example.demo (letters, digits, '.', '_', '-').")
     }
   }

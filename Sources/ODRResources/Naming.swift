@@ -1,3 +1,5 @@
+import ODRNames
+
 /// The naming rules of publisher folders and catalogs.
 enum Naming {
   /// Tag names: `[A-Za-z0-9][A-Za-z0-9_.-]{0,127}`.
@@ -8,11 +10,7 @@ enum Naming {
     }
   }
 
-  static func isValidBundle(_ bundle: String) -> Bool {
-    let bytes = Array(bundle.utf8)
-    guard let first = bytes.first else { return false }
-    return isAlphanumeric(first) && bytes.count <= 255 && bytes.allSatisfy(isNameByte)
-  }
+  static func isValidBundle(_ bundle: String) -> Bool { BundleID.isValid(bundle) }
 
   /// A path inside a tag: relative, `/`-separated, no empty, `.` or `..`
   /// component, no backslash or control character.

@@ -166,7 +166,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCITests",
-      dependencies: ["ODRCI", "ODRKeys", "ODRTesting"],
+      dependencies: ["ODRCI", "ODRKeys", "ODRKeyring", "ODRTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(

@@ -102,7 +102,7 @@ public struct DotenvFile: Sendable {
         try endLine()
         if text.hasPrefix("odr://") {
           do { entries.append(Entry(name: name, value: .reference(try SecretReference(text)), place: valuePlace)) } catch let error as CIError {
-            throw CIError(.invalidInput, "\(valuePlace): \(error.message).")
+            throw CIError(.invalidInput, "\(valuePlace): \(error.message).", underlying: error)
           }
         } else {
           _ = quoted

@@ -19,9 +19,9 @@ public struct SecretReference: Sendable, Hashable, CustomStringConvertible {
     let service = parts.count == 2 ? String(parts[0]) : nil
     let key = String(parts[parts.count - 1])
     if let service {
-      do { try KeyringInput.validate(service: service) } catch { throw CIError(.invalidInput, "in \(Self.shown(text)): \(error.message)") }
+      do { try KeyringInput.validate(service: service) } catch { throw CIError(.invalidInput, "in \(Self.shown(text)): \(error.message)", underlying: error) }
     }
-    do { try KeyringInput.validate(userKeyName: key) } catch { throw CIError(.invalidInput, "in \(Self.shown(text)): \(error.message)") }
+    do { try KeyringInput.validate(userKeyName: key) } catch { throw CIError(.invalidInput, "in \(Self.shown(text)): \(error.message)", underlying: error) }
     self.service = service
     self.key = key
   }

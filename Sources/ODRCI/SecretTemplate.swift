@@ -43,7 +43,7 @@ public struct SecretTemplate: Sendable {
       }
       let inside = afterOpen[..<close.lowerBound].trimmingBlanks
       do { parts.append(.text(literal)); literal = ""; parts.append(.reference(try SecretReference(inside), place: place)) } catch let error as CIError {
-        throw CIError(.invalidInput, "\(place): \(error.message) between {{ and }} (write {{\"{{\"}} for a literal {{).")
+        throw CIError(.invalidInput, "\(place): \(error.message) between {{ and }} (write {{\"{{\"}} for a literal {{).", underlying: error)
       }
       advance(over: rest[open.lowerBound..<close.upperBound])
       rest = afterOpen[close.upperBound...]

@@ -102,7 +102,7 @@ public struct KeyImporter: Sendable {
     for (path, data) in documents {
       let document: APIKeysDocument
       do { document = try APIKeysDocument.parse(data) } catch {
-        throw KeysError(.invalidDocument, "\(path): \(error.message)")
+        throw KeysError(.invalidDocument, "\(path): \(error.message)", underlying: error)
       }
       for key in document.keys {
         if let first = origin.updateValue(path, forKey: key.name) {
@@ -180,13 +180,13 @@ public struct KeyImporter: Sendable {
     } catch {
       let unrestored = await restore(done, to: before)
       guard unrestored.isEmpty else {
-        throw KeysError(.interruptedImport, "\(error) Putting the previous values back failed too, so these keys hold new values for now: \(unrestored.joined(separator: ", ")). odr keeps the previous values in the keyring and puts them back at the next `odr fetch`, `odr exec` or `odr env` once the keyring works.")
+        throw KeysError(.interruptedImport, "\(error) Putting the previous values back failed too, so these keys hold new values for now: \(unrestored.joined(separator: ", ")). odr keeps the previous values in the keyring and puts them back at the next `odr fetch`, `odr exec` or `odr env` once the keyring works.", underlying: error)
       }
       _ = try? await store.deleteValue(for: KeyringInput.journalName)  // if it stays, the next reader restores the same values
       throw error
     }
     do { try await store.deleteValue(for: KeyringInput.journalName) } catch {
-      throw KeysError(.interruptedImport, "\(error) The keys were written, but odr could not close the import, so the next `odr fetch`, `odr exec` or `odr env` will put the previous values back. Run `odr fetch` again once the keyring works.")
+      throw KeysError(.interruptedImport, "\(error) The keys were written, but odr could not close the import, so the next `odr fetch`, `odr exec` or `odr env` will put the previous values back. Run `odr fetch` again once the keyring works.", underlying: error)
     }
     return report
   }

@@ -48,7 +48,7 @@ extension PrivateKeyring {
     var found: [AgeIdentity] = []
     if let environment, !environment.isEmpty {
       do { found += try AgeIdentity.parseFile(environment) } catch let error as TrustError {
-        throw TrustError(error.code, "ODR_IDENTITY: \(error.message)")
+        throw TrustError(error.code, "ODR_IDENTITY: \(error.message)", underlying: error)
       }
     }
     for path in files {
@@ -56,7 +56,7 @@ extension PrivateKeyring {
         throw KeyringError(.notFound, "Cannot read the identity file '\(path)'.")
       }
       do { found += try AgeIdentity.parseFile(String(decoding: data, as: UTF8.self)) } catch let error as TrustError {
-        throw TrustError(error.code, "\(path): \(error.message)")
+        throw TrustError(error.code, "\(path): \(error.message)", underlying: error)
       }
     }
     if environment?.isEmpty == false || !files.isEmpty { return found }

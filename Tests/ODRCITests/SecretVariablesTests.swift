@@ -1,4 +1,5 @@
 @testable import ODRCI
+import ODRKeyring
 import ODRKeys
 import Testing
 
@@ -40,5 +41,13 @@ import Testing
     let error = #expect(throws: CIError.self) { try SecretVariables(keys: keys, only: ["C"]) }
     #expect(error?.code == .notFound)
     #expect((#expect(throws: CIError.self) { try SecretVariables(keys: []) })?.code == .notFound)
+  }
+
+  /// A refusal keeps what refused it: the keyring's own rule, as `underlying`.
+  @Test func aBadReferenceKeepsTheRuleItBroke() {
+    let error = #expect(throws: CIError.self) { try SecretReference("odr://bad service/Weather") }
+    #expect(error?.code == .invalidInput)
+    #expect((error?.underlying as? KeyringError)?.code == .invalidInput)
+    #expect(error?.message.contains("odr://bad service/Weather") == true)
   }
 }

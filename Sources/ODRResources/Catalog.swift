@@ -1,5 +1,6 @@
 public import FoundationEssentials
 public import ODRTrust
+import ODRNames
 
 /// A published catalog (`catalog.json`, docs/design.md, "The published catalog"): which tags exist and
 /// which content-addressed blobs make up each tag's files.
@@ -123,7 +124,7 @@ public struct Catalog: Codable, Sendable, Equatable {
     guard formatVersion == Self.currentFormatVersion else {
       throw ResourceError(.invalidSource, "The catalog has format version \(formatVersion); this odr reads version \(Self.currentFormatVersion). Update odr.")
     }
-    guard Naming.isValidBundle(bundle) else {
+    guard BundleID.isValid(bundle) else {
       throw ResourceError(.invalidSource, "The catalog's bundle '\(bundle.prefix(80))\(bundle.count > 80 ? "…" : "")' is not a bundle id (1–255 letters, digits, '.', '_', '-').")
     }
     guard version >= 1 else { throw ResourceError(.invalidSource, "The catalog's version must be 1 or more, not \(version).") }

@@ -2,6 +2,7 @@ public import FoundationEssentials
 import Crypto
 #if canImport(Glibc)
 import Glibc
+import ODRNames
 #endif
 
 /// The on-disk store of one bundle (docs/design.md, "Local store"):
@@ -29,7 +30,7 @@ public struct LocalStore: Sendable {
   /// Opens (creating if needed) the store for `bundle` under `cacheHome`
   /// (default `$XDG_CACHE_HOME`, else `~/.cache`).
   public init(bundle: String, cacheHome: URL? = nil) throws {
-    guard Naming.isValidBundle(bundle) else {
+    guard BundleID.isValid(bundle) else {
       throw ResourceError(.invalidSource, "'\(bundle)' is not a bundle id.")
     }
     self.bundle = bundle

@@ -1,5 +1,3 @@
-import ODRNames
-
 /// The naming rules of publisher folders and catalogs.
 enum Naming {
   /// Tag names: `[A-Za-z0-9][A-Za-z0-9_.-]{0,127}`.
@@ -9,8 +7,6 @@ enum Naming {
       throw ResourceError(.invalidSource, "Invalid tag name '\(tag.prefix(60))': use 1–128 letters, digits, '_', '.' or '-', starting with a letter or digit.")
     }
   }
-
-  static func isValidBundle(_ bundle: String) -> Bool { BundleID.isValid(bundle) }
 
   /// A path inside a tag: relative, `/`-separated, no empty, `.` or `..`
   /// component, no backslash or control character.

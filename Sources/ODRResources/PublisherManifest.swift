@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRNames
 
 /// A publisher folder's `tags.json` (docs/design.md, "The publisher's folder"), read strictly: unknown
 /// fields and categories are errors, so a typo never goes unnoticed.
@@ -31,7 +32,7 @@ public struct PublisherManifest: Sendable {
     } catch {
       throw ResourceError(.invalidSource, "tags.json is not valid: \(DecodingErrorDescription(error)).")
     }
-    guard Naming.isValidBundle(raw.bundle) else {
+    guard BundleID.isValid(raw.bundle) else {
       throw ResourceError(.invalidSource, "tags.json: bundle '\(raw.bundle)' is not a bundle id (letters, digits, '.', '_', '-').")
     }
     if let version = raw.version, version < 1 { throw ResourceError(.invalidSource, "tags.json: version must be 1 or more.") }

@@ -32,6 +32,10 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     // Tests only: child processes awaited without holding a thread.
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+    // Tests only: the loopback HTTP server that scripts answers and injects faults.
+    // No traits: neither swift-configuration nor full Foundation is needed.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     // `swift package generate-documentation` (scripts/docs): the DocC catalogs of the libraries.
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
@@ -118,7 +122,13 @@ let package = Package(
     ),
     .target(
       name: "ODRTesting",
-      dependencies: [.product(name: "Subprocess", package: "swift-subprocess")],
+      dependencies: [
+        .product(name: "Subprocess", package: "swift-subprocess"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+      ],
       swiftSettings: strictSettings
     ),
     .executableTarget(

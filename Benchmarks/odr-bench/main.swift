@@ -184,24 +184,24 @@ if wants("e") {
     env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
     env["XDG_STATE_HOME"] = work.appending(path: "state").path
     try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
-    let server = try FixtureServer(root: work.appending(path: "pub"))
-    defer { server.stop() }
-    let sha = String(try await Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
-    let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
-    let begin = ["-f", "%M", netPath, "begin", "Movie", "--catalog", server.baseURL.absoluteString, "--quiet"]
-    let curl = "curl -s -o '\(work.path)/curl.bin' \(server.baseURL.absoluteString)blobs/\(sha) && sha256sum '\(work.path)/curl.bin' >/dev/null"
-    var odrTimes: [Duration] = [], curlTimes: [Duration] = [], rss: [Int] = []
-    for _ in 0..<downloadRuns {
-      try? FileManager.default.removeItem(at: work.appending(path: "cache/odr/com.odr.bench.dl/blobs/\(sha)"))
-      let start = clock.now
-      let result = try await Command.run("/usr/bin/time", begin, environment: env)
-      odrTimes.append(clock.now - start)
-      guard result.status == 0 else { fatalError("odr begin failed: \(result.stderr)") }
-      rss.append(Int(result.stderr.split(separator: "\n").last ?? "") ?? 0)
-      curlTimes.append(try time("/bin/bash", ["-c", curl]))
-      try? FileManager.default.removeItem(at: work.appending(path: "curl.bin"))
+    try await TestHTTPServer.serving(files: work.appending(path: "pub")) { server in
+      let sha = String(try await Command.run("/usr/bin/sha256sum", [source.appending(path: "movie.bin").path]).stdout.prefix(64))
+      let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
+      let begin = ["-f", "%M", netPath, "begin", "Movie", "--catalog", server.baseURL.absoluteString, "--quiet"]
+      let curl = "curl -s -o '\(work.path)/curl.bin' \(server.baseURL.absoluteString)blobs/\(sha) && sha256sum '\(work.path)/curl.bin' >/dev/null"
+      var odrTimes: [Duration] = [], curlTimes: [Duration] = [], rss: [Int] = []
+      for _ in 0..<downloadRuns {
+        try? FileManager.default.removeItem(at: work.appending(path: "cache/odr/com.odr.bench.dl/blobs/\(sha)"))
+        let start = clock.now
+        let result = try await Command.run("/usr/bin/time", begin, environment: env)
+        odrTimes.append(clock.now - start)
+        guard result.status == 0 else { fatalError("odr begin failed: \(result.stderr)") }
+        rss.append(Int(result.stderr.split(separator: "\n").last ?? "") ?? 0)
+        curlTimes.append(try time("/bin/bash", ["-c", curl]))
+        try? FileManager.default.removeItem(at: work.appending(path: "curl.bin"))
+      }
+      report("(e) download 256 MiB:  odr begin \(ms(median(odrTimes)))   curl + sha256sum \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.10×); odr peak RSS \(rss.max()! / 1024) MiB (target ≤ 64 MiB)   [median of \(downloadRuns)]")
     }
-    report("(e) download 256 MiB:  odr begin \(ms(median(odrTimes)))   curl + sha256sum \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.10×); odr peak RSS \(rss.max()! / 1024) MiB (target ≤ 64 MiB)   [median of \(downloadRuns)]")
   }
 }
 
@@ -248,52 +248,52 @@ if wants("f") {
 if wants("g") {
   let clientRequests = Int(ProcessInfo.processInfo.environment["ODR_BENCH_CLIENT_REQUESTS"] ?? "") ?? 2000
   if clientRequests > 0 {
-    let server = try HTTPTestServer { _ in .text(#"{"ok": true}"#) }
-    defer { server.stop() }
-    let key = APIKey(name: "Weather", value: "k-\(UUID().uuidString)", metadata: KeyMetadata(header: "X-Api-Key", hosts: ["127.0.0.1"]))
-    let client = try APIClient(baseURL: server.url, keys: { _ in key })
-    // The same configuration APIClient uses, so only the client's own work differs.
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.httpCookieStorage = nil
-    configuration.urlCache = nil
-    let session = URLSession(configuration: configuration)
-    // What a caller writes without APIClient, per request: a URL from a
-    // string, a request, the key header.
-    let bareString = server.url + "/v1/forecast?city=Oslo"
-    func bareRequest() -> URLRequest {
-      var request = URLRequest(url: URL(string: bareString)!)
-      request.setValue(key.value, forHTTPHeaderField: "X-Api-Key")
-      return request
-    }
-    let apiRequest = APIRequest<Data>.data(path: "/v1/forecast", query: ["city": "Oslo"], key: "Weather")
-    _ = try await client.send(apiRequest)  // warm both connections
-    _ = try await session.data(for: bareRequest())
-    /// CPU time of this process so far (all threads: client, URLSession, server).
-    func cpuTime() -> Duration {
-      var usage = rusage()
-      getrusage(RUSAGE_SELF.rawValue, &usage)
-      return .microseconds(Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + Int64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec))
-    }
-    var clientBlocks: [Duration] = [], bareBlocks: [Duration] = []
-    var clientCPU = Duration.zero, bareCPU = Duration.zero
-    for round in 0..<(clientRequests / 100) {
-      // Which goes first alternates too: the second of a pair runs warmer.
-      for clientFirst in round.isMultiple(of: 2) ? [true, false] : [false, true] {
-        let start = clock.now, cpuStart = cpuTime()
-        if clientFirst {
-          for _ in 0..<100 { _ = try await client.send(apiRequest) }
-          clientBlocks.append(clock.now - start)
-          clientCPU += cpuTime() - cpuStart
-        } else {
-          for _ in 0..<100 { _ = try await session.data(for: bareRequest()) }
-          bareBlocks.append(clock.now - start)
-          bareCPU += cpuTime() - cpuStart
+    try await TestHTTPServer.answering({ _ in .text(#"{"ok": true}"#) }) { server in
+      let key = APIKey(name: "Weather", value: "k-\(UUID().uuidString)", metadata: KeyMetadata(header: "X-Api-Key", hosts: ["127.0.0.1"]))
+      let client = try APIClient(baseURL: server.url, keys: { _ in key })
+      // The same configuration APIClient uses, so only the client's own work differs.
+      let configuration = URLSessionConfiguration.ephemeral
+      configuration.httpCookieStorage = nil
+      configuration.urlCache = nil
+      let session = URLSession(configuration: configuration)
+      // What a caller writes without APIClient, per request: a URL from a
+      // string, a request, the key header.
+      let bareString = server.url + "/v1/forecast?city=Oslo"
+      func bareRequest() -> URLRequest {
+        var request = URLRequest(url: URL(string: bareString)!)
+        request.setValue(key.value, forHTTPHeaderField: "X-Api-Key")
+        return request
+      }
+      let apiRequest = APIRequest<Data>.data(path: "/v1/forecast", query: ["city": "Oslo"], key: "Weather")
+      _ = try await client.send(apiRequest)  // warm both connections
+      _ = try await session.data(for: bareRequest())
+      /// CPU time of this process so far (all threads: client, URLSession, server).
+      func cpuTime() -> Duration {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return .microseconds(Int64(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + Int64(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec))
+      }
+      var clientBlocks: [Duration] = [], bareBlocks: [Duration] = []
+      var clientCPU = Duration.zero, bareCPU = Duration.zero
+      for round in 0..<(clientRequests / 100) {
+        // Which goes first alternates too: the second of a pair runs warmer.
+        for clientFirst in round.isMultiple(of: 2) ? [true, false] : [false, true] {
+          let start = clock.now, cpuStart = cpuTime()
+          if clientFirst {
+            for _ in 0..<100 { _ = try await client.send(apiRequest) }
+            clientBlocks.append(clock.now - start)
+            clientCPU += cpuTime() - cpuStart
+          } else {
+            for _ in 0..<100 { _ = try await session.data(for: bareRequest()) }
+            bareBlocks.append(clock.now - start)
+            bareCPU += cpuTime() - cpuStart
+          }
         }
       }
+      guard server.requests.allSatisfy({ $0.headers["x-api-key"] == key.value }) else { fatalError("a request went without its key") }
+      let clientTotal = clientBlocks.reduce(.zero, +), bareTotal = bareBlocks.reduce(.zero, +)
+      report("(g) APIClient \(clientRequests) GETs:  APIClient \(ms(clientTotal))   bare URLSession \(ms(bareTotal))   ratio \(ratio(clientTotal, bareTotal)); per block of 100, median: \(ms(median(clientBlocks))) vs \(ms(median(bareBlocks))) = \(ratio(median(clientBlocks), median(bareBlocks))); CPU time (client + URLSession + in-process server) \(ms(clientCPU)) vs \(ms(bareCPU)) = \(ratio(clientCPU, bareCPU))   (target ≤ 1.05×)")
     }
-    guard server.requests.allSatisfy({ $0.headers["x-api-key"] == key.value }) else { fatalError("a request went without its key") }
-    let clientTotal = clientBlocks.reduce(.zero, +), bareTotal = bareBlocks.reduce(.zero, +)
-    report("(g) APIClient \(clientRequests) GETs:  APIClient \(ms(clientTotal))   bare URLSession \(ms(bareTotal))   ratio \(ratio(clientTotal, bareTotal)); per block of 100, median: \(ms(median(clientBlocks))) vs \(ms(median(bareBlocks))) = \(ratio(median(clientBlocks), median(bareBlocks))); CPU time (client + URLSession + in-process server) \(ms(clientCPU)) vs \(ms(bareCPU)) = \(ratio(clientCPU, bareCPU))   (target ≤ 1.05×)")
   }
 }
 
@@ -324,24 +324,24 @@ if wants("h") {
     env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
     env["XDG_STATE_HOME"] = work.appending(path: "state").path
     try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet"], environment: env)
-    let server = try FixtureServer(root: work.appending(path: "pub"))
-    defer { server.stop() }
-    let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
-    let blobs = try FileManager.default.contentsOfDirectory(atPath: work.appending(path: "pub/blobs").path).sorted()
-    let curlLoop = "for b in \(blobs.joined(separator: " ")); do curl -s -f -o '\(work.path)/curl/'$b \(server.baseURL.absoluteString)blobs/$b || exit 1; done"
-    // Twice: a server that answers at once, and one 50 ms away (the first
-    // byte of each blob comes 50 ms after the request, as from a CDN).
-    for latency in [Duration.zero, .milliseconds(50)] {
-      for blob in blobs { server.setFault(latency == .zero ? nil : .latency(latency), forPathEndingWith: blob) }
-      var odrTimes: [Duration] = [], curlTimes: [Duration] = []
-      for _ in 0..<prefetchRuns {
-        try? FileManager.default.removeItem(at: work.appending(path: "cache"))
-        odrTimes.append(try time(netPath, ["prefetch", "--catalog", server.baseURL.absoluteString, "--quiet"], environment: env))
-        try? FileManager.default.removeItem(at: work.appending(path: "curl"))
-        try FileManager.default.createDirectory(at: work.appending(path: "curl"), withIntermediateDirectories: true)
-        curlTimes.append(try time("/bin/bash", ["-c", curlLoop]))
+    try await TestHTTPServer.serving(files: work.appending(path: "pub")) { server in
+      let netPath = URL(filePath: odrPath).deletingLastPathComponent().appending(path: "odr-net").path
+      let blobs = try FileManager.default.contentsOfDirectory(atPath: work.appending(path: "pub/blobs").path).sorted()
+      let curlLoop = "for b in \(blobs.joined(separator: " ")); do curl -s -f -o '\(work.path)/curl/'$b \(server.baseURL.absoluteString)blobs/$b || exit 1; done"
+      // Twice: a server that answers at once, and one 50 ms away (the first
+      // byte of each blob comes 50 ms after the request, as from a CDN).
+      for latency in [Duration.zero, .milliseconds(50)] {
+        for blob in blobs { server.setFault(latency == .zero ? nil : .latency(latency), forPathEndingWith: blob) }
+        var odrTimes: [Duration] = [], curlTimes: [Duration] = []
+        for _ in 0..<prefetchRuns {
+          try? FileManager.default.removeItem(at: work.appending(path: "cache"))
+          odrTimes.append(try time(netPath, ["prefetch", "--catalog", server.baseURL.absoluteString, "--quiet"], environment: env))
+          try? FileManager.default.removeItem(at: work.appending(path: "curl"))
+          try FileManager.default.createDirectory(at: work.appending(path: "curl"), withIntermediateDirectories: true)
+          curlTimes.append(try time("/bin/bash", ["-c", curlLoop]))
+        }
+        report("(h) prefetch 20 × 8 MiB, server latency \(ms(latency)):  odr prefetch \(ms(median(odrTimes)))   sequential curl loop \(ms(median(curlTimes)))   speed-up \(ratio(median(curlTimes), median(odrTimes)))   (target ≥ 3.00×)   [median of \(prefetchRuns)]")
       }
-      report("(h) prefetch 20 × 8 MiB, server latency \(ms(latency)):  odr prefetch \(ms(median(odrTimes)))   sequential curl loop \(ms(median(curlTimes)))   speed-up \(ratio(median(curlTimes), median(odrTimes)))   (target ≥ 3.00×)   [median of \(prefetchRuns)]")
     }
   }
 }

@@ -159,20 +159,20 @@ import Testing
   @Test func fetchOverHTTPInjectsFromMemory() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try await publish()
-    let server = try FixtureServer(root: published)
-    defer { server.stop() }
-    var env = environment
-    env["ODR_CATALOG"] = server.baseURL.absoluteString
-    env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/odr-bus"
-    let run = try await odr(["exec", "--fetch", "APIKeys", "--mask", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "${#MAPS}""#], environment: env)
-    #expect(run.status == 0, "\(run.stderr)")
-    #expect(run.stdout == "***|\(maps.count)")
-    let blobs = root.appending(path: "cache/odr/\(bundle)/blobs")
-    #expect(((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).isEmpty)
-    for blob in try FileManager.default.contentsOfDirectory(atPath: published.appending(path: "blobs").path) {
-      server.setFault(.flipByte(3), forPathEndingWith: blob)
+    try await TestHTTPServer.serving(files: published) { server in
+      var env = environment
+      env["ODR_CATALOG"] = server.baseURL.absoluteString
+      env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/odr-bus"
+      let run = try await odr(["exec", "--fetch", "APIKeys", "--mask", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "${#MAPS}""#], environment: env)
+      #expect(run.status == 0, "\(run.stderr)")
+      #expect(run.stdout == "***|\(maps.count)")
+      let blobs = root.appending(path: "cache/odr/\(bundle)/blobs")
+      #expect(((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).isEmpty)
+      for blob in try FileManager.default.contentsOfDirectory(atPath: published.appending(path: "blobs").path) {
+        server.setFault(.flipByte(3), forPathEndingWith: blob)
+      }
+      #expect(try await odr(["exec", "--fetch", "APIKeys", "--", "true"], environment: env).status == 4)
     }
-    #expect(try await odr(["exec", "--fetch", "APIKeys", "--", "true"], environment: env).status == 4)
   }
 
   @Test func envShellAndDotenvReproduceTrickyValuesInRealShells() async throws {

@@ -8,8 +8,9 @@ import Testing
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-http-cli-\(UUID().uuidString)")
   var store: URL { root.appending(path: "cache/odr/com.example.demo") }
 
-  /// Publishes the Demo sample plus a 32 MB tag and serves it.
-  func makeSUT() async throws -> (FixtureServer, bigSHA: String) {
+  /// Publishes the Demo sample plus a 32 MB tag and runs `test` with it
+  /// served (and the big file's SHA-256).
+  func withSUT(_ test: (TestHTTPServer, _ bigSHA: String) async throws -> Void) async throws {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
@@ -23,10 +24,10 @@ import Testing
     let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
     let sha = try await Command.run("/usr/bin/sha256sum", [source.appending(path: "movies/intro.bin").path]).stdout.prefix(64)
-    return (try FixtureServer(root: root.appending(path: "pub")), String(sha))
+    try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in try await test(server, String(sha)) }
   }
 
-  func environment(_ server: FixtureServer) -> [String: String] {
+  func environment(_ server: TestHTTPServer) -> [String: String] {
     var env = KeyringSession.shared.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
     env["XDG_STATE_HOME"] = root.appending(path: "state").path
@@ -47,90 +48,96 @@ import Testing
   }
 
   @Test func eightConcurrentBeginsRequestEachBlobOnce() async throws {
-    let (server, sha) = try await makeSUT()
-    defer { server.stop(); try? FileManager.default.removeItem(at: root) }
-    let env = environment(server)
-    let statuses = await withTaskGroup(of: Int32.self) { group in
-      for _ in 0..<8 { group.addTask { (try? await Command.odr(["begin", "Movie", "Onboarding"], environment: env))?.status ?? -1 } }
-      return await group.reduce(into: []) { $0.append($1) }
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await withSUT { server, sha in
+      let env = environment(server)
+      let statuses = await withTaskGroup(of: Int32.self) { group in
+        for _ in 0..<8 { group.addTask { (try? await Command.odr(["begin", "Movie", "Onboarding"], environment: env))?.status ?? -1 } }
+        return await group.reduce(into: []) { $0.append($1) }
+      }
+      #expect(statuses == Array(repeating: 0, count: 8))
+      #expect(server.requests(forPathEndingWith: sha) == 1)
+      #expect(server.requests(forPathEndingWith: "welcome.png") == 0)  // blobs are fetched by hash only
+      let consistent = try await storeIsConsistent()
+      #expect(consistent)
     }
-    #expect(statuses == Array(repeating: 0, count: 8))
-    #expect(server.requests(forPathEndingWith: sha) == 1)
-    #expect(server.requests(forPathEndingWith: "welcome.png") == 0)  // blobs are fetched by hash only
-    #expect(try await storeIsConsistent())
   }
 
   @Test(arguments: [
-    (FixtureServer.Fault.status(404), Int32(7)), (.status(500), 7), (.dropAfter(8_000_000), 7),
+    (TestHTTPServer.Fault.status(404), Int32(7)), (.status(500), 7), (.dropAfter(8_000_000), 7),
     (.truncate(8_000_000), 4), (.flipByte(20_000_000), 4),
   ])
-  func faultsExitWithTheirCodeAndARetrySucceeds(fault: FixtureServer.Fault, code: Int32) async throws {
-    let (server, sha) = try await makeSUT()
-    defer { server.stop(); try? FileManager.default.removeItem(at: root) }
-    server.setFault(fault, forPathEndingWith: sha)
-    let failed = try await Command.odr(["begin", "Movie"], environment: environment(server))
-    #expect(failed.status == code, "\(failed.stderr)")
-    #expect(!blobs().contains(sha))
-    server.setFault(nil, forPathEndingWith: sha)
-    #expect(try await Command.odr(["begin", "Movie"], environment: environment(server)).status == 0)
-    #expect(try await storeIsConsistent())
+  func faultsExitWithTheirCodeAndARetrySucceeds(fault: TestHTTPServer.Fault, code: Int32) async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await withSUT { server, sha in
+      server.setFault(fault, forPathEndingWith: sha)
+      let failed = try await Command.odr(["begin", "Movie"], environment: environment(server))
+      #expect(failed.status == code, "\(failed.stderr)")
+      #expect(!blobs().contains(sha))
+      server.setFault(nil, forPathEndingWith: sha)
+      #expect(try await Command.odr(["begin", "Movie"], environment: environment(server)).status == 0)
+      #expect(try await storeIsConsistent())
+    }
   }
 
   @Test func aBeginKilledMidDownloadLeavesNothingBrokenAndTheRetryCompletes() async throws {
-    let (server, sha) = try await makeSUT()
-    defer { server.stop(); try? FileManager.default.removeItem(at: root) }
-    server.setFault(.slow(chunk: 256 * 1024, pause: .milliseconds(20)), forPathEndingWith: sha)
-    let process = Process()
-    process.executableURL = Paths.odr
-    process.arguments = ["begin", "Movie"]
-    process.environment = environment(server)
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let partial = store.appending(path: "partial/\(sha)")
-    for _ in 0..<500 where ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0) < 2 << 20 {
-      usleep(10_000)
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await withSUT { server, sha in
+      server.setFault(.slow(chunk: 256 * 1024, pause: .milliseconds(20)), forPathEndingWith: sha)
+      let process = Process()
+      process.executableURL = Paths.odr
+      process.arguments = ["begin", "Movie"]
+      process.environment = environment(server)
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      let partial = store.appending(path: "partial/\(sha)")
+      for _ in 0..<500 where ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0) < 2 << 20 {
+        usleep(10_000)
+      }
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+      #expect(process.terminationReason == .uncaughtSignal)
+      #expect(!blobs().contains(sha))
+      server.setFault(nil, forPathEndingWith: sha)
+      #expect(try await Command.odr(["begin", "Movie"], environment: environment(server)).status == 0)
+      #expect(blobs().contains(sha))
+      #expect(try await storeIsConsistent())
     }
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-    #expect(process.terminationReason == .uncaughtSignal)
-    #expect(!blobs().contains(sha))
-    server.setFault(nil, forPathEndingWith: sha)
-    #expect(try await Command.odr(["begin", "Movie"], environment: environment(server)).status == 0)
-    #expect(blobs().contains(sha))
-    #expect(try await storeIsConsistent())
   }
 
   @Test func aTerminalGetsAProgressBarAndAPipeDoesNot() async throws {
-    let (server, sha) = try await makeSUT()
-    defer { server.stop(); try? FileManager.default.removeItem(at: root) }
-    server.setFault(.slow(chunk: 1 << 20, pause: .milliseconds(20)), forPathEndingWith: sha)
-    // `script` runs odr on a pseudo-terminal and copies what it shows.
-    let terminal = try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie", "/dev/null"], environment: environment(server))
-    #expect(terminal.status == 0, "\(terminal.output)")
-    #expect(terminal.stdout.contains("MB/s") && terminal.stdout.contains("ETA"))
-    #expect(terminal.stdout.contains("30.5 / 30.5 MB"))
-    try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
-    let piped = try await Command.odr(["begin", "Movie"], environment: environment(server))
-    #expect(piped.status == 0)
-    #expect(!piped.stderr.contains("MB/s") && !piped.stderr.contains("\r"))
-    try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
-    let quiet = try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie --quiet", "/dev/null"], environment: environment(server))
-    #expect(quiet.status == 0)
-    #expect(!quiet.stdout.contains("MB/s"))
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await withSUT { server, sha in
+      server.setFault(.slow(chunk: 1 << 20, pause: .milliseconds(20)), forPathEndingWith: sha)
+      // `script` runs odr on a pseudo-terminal and copies what it shows.
+      let terminal = try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie", "/dev/null"], environment: environment(server))
+      #expect(terminal.status == 0, "\(terminal.output)")
+      #expect(terminal.stdout.contains("MB/s") && terminal.stdout.contains("ETA"))
+      #expect(terminal.stdout.contains("30.5 / 30.5 MB"))
+      try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
+      let piped = try await Command.odr(["begin", "Movie"], environment: environment(server))
+      #expect(piped.status == 0)
+      #expect(!piped.stderr.contains("MB/s") && !piped.stderr.contains("\r"))
+      try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
+      let quiet = try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie --quiet", "/dev/null"], environment: environment(server))
+      #expect(quiet.status == 0)
+      #expect(!quiet.stdout.contains("MB/s"))
+    }
   }
 
   @Test func fetchImportsKeysFromAnHTTPCatalog() async throws {
-    let (server, _) = try await makeSUT()
-    defer { server.stop(); try? FileManager.default.removeItem(at: root) }
-    let service = "com.odr.httpfetch.\(UUID().uuidString.prefix(8).lowercased())"
-    let result = try await Command.odr(["fetch", "APIKeys", "--service", service], environment: environment(server))
-    #expect(result.status == 0, "\(result.stderr)")
-    #expect(result.stdout == "added     Maps\nadded     Weather\n")
-    let lookup = try await Command.secretTool(["lookup", "service", service, "key", "Weather"], environment: environment(server))
-    #expect(lookup.stdout == "demo-weather-0000-not-a-real-key")
-    for name in blobs() {
-      let data = try Data(contentsOf: store.appending(path: "blobs/\(name)"))
-      #expect(data.range(of: Data("demo-weather-0000".utf8)) == nil, "plaintext left in \(name)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await withSUT { server, _ in
+      let service = "com.odr.httpfetch.\(UUID().uuidString.prefix(8).lowercased())"
+      let result = try await Command.odr(["fetch", "APIKeys", "--service", service], environment: environment(server))
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(result.stdout == "added     Maps\nadded     Weather\n")
+      let lookup = try await Command.secretTool(["lookup", "service", service, "key", "Weather"], environment: environment(server))
+      #expect(lookup.stdout == "demo-weather-0000-not-a-real-key")
+      for name in blobs() {
+        let data = try Data(contentsOf: store.appending(path: "blobs/\(name)"))
+        #expect(data.range(of: Data("demo-weather-0000".utf8)) == nil, "plaintext left in \(name)")
+      }
     }
   }
 }

@@ -33,50 +33,51 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     let bundle = "com.odr.http.\(UUID().uuidString.prefix(8).lowercased())"
     let secret = "sk-\(UUID().uuidString)"
-    let server = try HTTPTestServer { request in
+    try await TestHTTPServer.answering({ request in
       switch request.path {
-      case "/away": HTTPTestServer.Reply(status: 302, headers: ["Location": "http://localhost:\(request.headers["host"]!.split(separator: ":")[1])/landing"])
+      case "/away": TestHTTPServer.Reply(status: 302, headers: ["Location": "http://localhost:\(request.headers["host"]!.split(separator: ":")[1])/landing"])
       case "/missing": .text("nothing here for \(request.headers["authorization"] ?? "")", status: 404)
-      default: HTTPTestServer.Reply(headers: ["X-Served": "yes"], body: Data("body:".utf8) + request.body)
+      default: TestHTTPServer.Reply(headers: ["X-Served": "yes"], body: Data("body:".utf8) + request.body)
       }
+    }) { server in
+      var env = KeyringSession.shared.environment
+      env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+      env["XDG_STATE_HOME"] = root.appending(path: "state").path
+      env["ODR_SERVICE"] = bundle
+      let source = root.appending(path: "src")
+      try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+      try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+        .write(to: source.appending(path: "tags.json"))
+      try Data(#"{"keys": {"Weather": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}}"#.utf8)
+        .write(to: source.appending(path: "APIKeys.json"))
+      #expect(try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
+      #expect(try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+      defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
+
+      try Data("payload".utf8).write(to: root.appending(path: "body.txt"))
+      let post = try await Command.odr(["http", "POST", server.url + "/items", "--key", "Weather", "--data", "@" + root.appending(path: "body.txt").path,
+                                  "--include"], environment: env)
+      #expect(post.status == 0, "\(post.stderr)")
+      #expect(post.stdout.hasPrefix("HTTP 200\r\n"))
+      #expect(post.stdout.hasSuffix("\r\n\r\nbody:payload"))
+      #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
+
+      let away = try await Command.odr(["http", "GET", server.url + "/away", "--key", "Weather"], environment: env)
+      #expect(away.status == 0)
+      #expect(server.requests.last?.path == "/landing")
+      #expect(server.requests.last?.headers["authorization"] == nil)
+
+      let missing = try await Command.odr(["http", "GET", server.url + "/missing", "--key", "Weather"], environment: env)
+      #expect(missing.status == 7)
+      #expect(missing.stderr.contains("HTTP 404"))
+      #expect(!missing.output.contains(secret))
+
+      #expect(try await Command.odr(["http", "GET", server.url + "/x", "--key", "Nope"], environment: env).status == 3)
+      #expect(try await Command.odr(["http", "GET", server.url + "/a b"], environment: env).status == 2)
+      #expect(try await Command.odr(["http", "POST", server.url + "/x", "--data", "inline-secret"], environment: env).status == 2)
+      await server.stop()
+      #expect(try await Command.odr(["http", "GET", server.url + "/x", "--attempts", "1"], environment: env).status == 7)
     }
-    var env = KeyringSession.shared.environment
-    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
-    env["XDG_STATE_HOME"] = root.appending(path: "state").path
-    env["ODR_SERVICE"] = bundle
-    let source = root.appending(path: "src")
-    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-    try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
-      .write(to: source.appending(path: "tags.json"))
-    try Data(#"{"keys": {"Weather": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}}"#.utf8)
-      .write(to: source.appending(path: "APIKeys.json"))
-    #expect(try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
-    #expect(try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
-    defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
-
-    try Data("payload".utf8).write(to: root.appending(path: "body.txt"))
-    let post = try await Command.odr(["http", "POST", server.url + "/items", "--key", "Weather", "--data", "@" + root.appending(path: "body.txt").path,
-                                "--include"], environment: env)
-    #expect(post.status == 0, "\(post.stderr)")
-    #expect(post.stdout.hasPrefix("HTTP 200\r\n"))
-    #expect(post.stdout.hasSuffix("\r\n\r\nbody:payload"))
-    #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
-
-    let away = try await Command.odr(["http", "GET", server.url + "/away", "--key", "Weather"], environment: env)
-    #expect(away.status == 0)
-    #expect(server.requests.last?.path == "/landing")
-    #expect(server.requests.last?.headers["authorization"] == nil)
-
-    let missing = try await Command.odr(["http", "GET", server.url + "/missing", "--key", "Weather"], environment: env)
-    #expect(missing.status == 7)
-    #expect(missing.stderr.contains("HTTP 404"))
-    #expect(!missing.output.contains(secret))
-
-    #expect(try await Command.odr(["http", "GET", server.url + "/x", "--key", "Nope"], environment: env).status == 3)
-    #expect(try await Command.odr(["http", "GET", server.url + "/a b"], environment: env).status == 2)
-    #expect(try await Command.odr(["http", "POST", server.url + "/x", "--data", "inline-secret"], environment: env).status == 2)
-    server.stop()
-    #expect(try await Command.odr(["http", "GET", server.url + "/x", "--attempts", "1"], environment: env).status == 7)
   }
 
   @Test func httpTakesCurlsOptionsLogsOnlyWhenAskedAndKeepsKeysOffPlainHTTP() async throws {
@@ -84,54 +85,54 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     let bundle = "com.odr.curl.\(UUID().uuidString.prefix(8).lowercased())"
     let secret = "sk-\(UUID().uuidString)"
-    let server = try HTTPTestServer { request in
+    try await TestHTTPServer.answering({ request in
       switch request.path {
       case "/echo-key": .text("denied for \(request.headers["x-api-key"] ?? "")", status: 403)
-      default: HTTPTestServer.Reply(headers: ["X-Served": "yes"], body: Data("\(request.method) ua=\(request.headers["user-agent"] ?? "") a=\(request.headers["a"] ?? "") body=".utf8) + request.body)
+      default: TestHTTPServer.Reply(headers: ["X-Served": "yes"], body: Data("\(request.method) ua=\(request.headers["user-agent"] ?? "") a=\(request.headers["a"] ?? "") body=".utf8) + request.body)
       }
-    }
-    defer { server.stop() }
-    var env = KeyringSession.shared.environment
-    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
-    env["XDG_STATE_HOME"] = root.appending(path: "state").path
-    env["ODR_SERVICE"] = bundle
-    let source = root.appending(path: "src")
-    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-    try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
-      .write(to: source.appending(path: "tags.json"))
-    try Data(#"{"keys": {"Local": {"value": "\#(secret)", "header": "X-Api-Key", "hosts": ["127.0.0.1"]}, "Remote": {"value": "\#(secret)-r", "header": "X-Api-Key", "hosts": ["api.example.invalid"]}}}"#.utf8)
-      .write(to: source.appending(path: "APIKeys.json"))
-    #expect(try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
-    #expect(try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
-    defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
+    }) { server in
+      var env = KeyringSession.shared.environment
+      env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+      env["XDG_STATE_HOME"] = root.appending(path: "state").path
+      env["ODR_SERVICE"] = bundle
+      let source = root.appending(path: "src")
+      try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+      try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+        .write(to: source.appending(path: "tags.json"))
+      try Data(#"{"keys": {"Local": {"value": "\#(secret)", "header": "X-Api-Key", "hosts": ["127.0.0.1"]}, "Remote": {"value": "\#(secret)-r", "header": "X-Api-Key", "hosts": ["api.example.invalid"]}}}"#.utf8)
+        .write(to: source.appending(path: "APIKeys.json"))
+      #expect(try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
+      #expect(try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+      defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
 
-    // The method defaults to GET; odr says who it is; nothing is logged without -v.
-    let get = try await Command.odr(["http", server.url + "/x"], environment: env)
-    #expect(get.status == 0 && get.stderr.isEmpty, "\(get.stderr)")
-    #expect(get.stdout == "GET ua=odr/0.1.0 a= body=")
-    // -X -H -d -i -o, as curl spells them.
-    try Data("payload".utf8).write(to: root.appending(path: "body.txt"))
-    let out = root.appending(path: "out.txt")
-    let post = try await Command.odr(["http", "-X", "POST", "-H", "A: b", "-d", "@" + root.appending(path: "body.txt").path, "-i", "-o", out.path,
-                                             server.url + "/x"], environment: env)
-    #expect(post.status == 0 && post.stdout.isEmpty, "\(post.stderr)")
-    let written = try String(contentsOf: out, encoding: .utf8)
-    #expect(written.hasPrefix("HTTP 200\r\n") && written.hasSuffix("POST ua=odr/0.1.0 a=b body=payload"))
-    // -v: one line per event, odr's style, no timestamps.
-    let verbose = try await Command.odr(["http", "-v", server.url + "/x"], environment: env)
-    let lines = verbose.stderr.split(separator: "\n")
-    #expect(lines.count >= 2 && lines.allSatisfy { $0.hasPrefix("odr: ") }, "\(verbose.stderr)")
-    #expect(lines.contains { $0.contains("GET ") } && lines.contains { $0.contains("< HTTP 200") })
-    // --fail-with-body: the body of an error, redacted of the key, and exit 7.
-    let failed = try await Command.odr(["http", server.url + "/echo-key", "--key", "Local"], environment: env)
-    #expect(failed.status == 7 && failed.stdout.isEmpty)
-    let withBody = try await Command.odr(["http", "--fail-with-body", server.url + "/echo-key", "--key", "Local"], environment: env)
-    #expect(withBody.status == 7)
-    #expect(withBody.stdout.hasPrefix("denied for ") && !withBody.output.contains(secret), "\(withBody.output)")
-    // A key over plain http to a host that is not loopback: refused before sending.
-    let plain = try await Command.odr(["http", "http://api.example.invalid/v1", "--key", "Remote"], environment: env)
-    #expect(plain.status == 2)
-    #expect(plain.stderr.contains("plain http://") && plain.stderr.contains("insecure"), "\(plain.stderr)")
-    #expect(try await Command.odr(["http", "-X", "GET", "POST", server.url], environment: env).status == 2)
+      // The method defaults to GET; odr says who it is; nothing is logged without -v.
+      let get = try await Command.odr(["http", server.url + "/x"], environment: env)
+      #expect(get.status == 0 && get.stderr.isEmpty, "\(get.stderr)")
+      #expect(get.stdout == "GET ua=odr/0.1.0 a= body=")
+      // -X -H -d -i -o, as curl spells them.
+      try Data("payload".utf8).write(to: root.appending(path: "body.txt"))
+      let out = root.appending(path: "out.txt")
+      let post = try await Command.odr(["http", "-X", "POST", "-H", "A: b", "-d", "@" + root.appending(path: "body.txt").path, "-i", "-o", out.path,
+                                               server.url + "/x"], environment: env)
+      #expect(post.status == 0 && post.stdout.isEmpty, "\(post.stderr)")
+      let written = try String(contentsOf: out, encoding: .utf8)
+      #expect(written.hasPrefix("HTTP 200\r\n") && written.hasSuffix("POST ua=odr/0.1.0 a=b body=payload"))
+      // -v: one line per event, odr's style, no timestamps.
+      let verbose = try await Command.odr(["http", "-v", server.url + "/x"], environment: env)
+      let lines = verbose.stderr.split(separator: "\n")
+      #expect(lines.count >= 2 && lines.allSatisfy { $0.hasPrefix("odr: ") }, "\(verbose.stderr)")
+      #expect(lines.contains { $0.contains("GET ") } && lines.contains { $0.contains("< HTTP 200") })
+      // --fail-with-body: the body of an error, redacted of the key, and exit 7.
+      let failed = try await Command.odr(["http", server.url + "/echo-key", "--key", "Local"], environment: env)
+      #expect(failed.status == 7 && failed.stdout.isEmpty)
+      let withBody = try await Command.odr(["http", "--fail-with-body", server.url + "/echo-key", "--key", "Local"], environment: env)
+      #expect(withBody.status == 7)
+      #expect(withBody.stdout.hasPrefix("denied for ") && !withBody.output.contains(secret), "\(withBody.output)")
+      // A key over plain http to a host that is not loopback: refused before sending.
+      let plain = try await Command.odr(["http", "http://api.example.invalid/v1", "--key", "Remote"], environment: env)
+      #expect(plain.status == 2)
+      #expect(plain.stderr.contains("plain http://") && plain.stderr.contains("insecure"), "\(plain.stderr)")
+      #expect(try await Command.odr(["http", "-X", "GET", "POST", server.url], environment: env).status == 2)
+    }
   }
 }

@@ -31,7 +31,7 @@ import Testing
     return blobs
   }
 
-  func odr(_ arguments: [String], server: FixtureServer) async throws -> Command.Result {
+  func odr(_ arguments: [String], server: TestHTTPServer) async throws -> Command.Result {
     var env = ProcessInfo.processInfo.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
     env["XDG_STATE_HOME"] = root.appending(path: "state").path
@@ -42,45 +42,46 @@ import Testing
   @Test func initialFirstThenPrefetchByOrderNeverOnDemand() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let blobs = try await publish()
-    let server = try FixtureServer(root: root.appending(path: "pub"))
-    defer { server.stop() }
-    let result = try await odr(["prefetch", "--parallel", "1"], server: server)
-    #expect(result.status == 0, "\(result.stderr)")
-    let fetched = server.requestOrder.filter { $0.contains("/blobs/") }.map { path in blobs.first { path.hasSuffix($0.value) }!.key }
-    #expect(fetched == ["I", "P0", "P2", "P1", "Q3", "Q4", "Q5"])
-    #expect(result.stdout.split(separator: "\n").count == 7)
-    // Again: everything is on disk, nothing is downloaded.
-    let again = try await odr(["prefetch", "--json"], server: server)
-    let report = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
-    #expect((report?["entries"] as? [[String: Any]])?.allSatisfy { $0["outcome"] as? String == "already-on-disk" } == true)
-    #expect(server.requestOrder.filter { $0.contains("/blobs/") }.count == 7)
+    try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in
+      let result = try await odr(["prefetch", "--parallel", "1"], server: server)
+      #expect(result.status == 0, "\(result.stderr)")
+      let fetched = server.requestOrder.filter { $0.contains("/blobs/") }.map { path in blobs.first { path.hasSuffix($0.value) }!.key }
+      #expect(fetched == ["I", "P0", "P2", "P1", "Q3", "Q4", "Q5"])
+      #expect(result.stdout.split(separator: "\n").count == 7)
+      // Again: everything is on disk, nothing is downloaded.
+      let again = try await odr(["prefetch", "--json"], server: server)
+      let report = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
+      #expect((report?["entries"] as? [[String: Any]])?.allSatisfy { $0["outcome"] as? String == "already-on-disk" } == true)
+      #expect(server.requestOrder.filter { $0.contains("/blobs/") }.count == 7)
+    }
   }
 
   @Test(arguments: [3, 6])
   func theParallelBoundIsRespected(parallel: Int) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let blobs = try await publish()
-    let server = try FixtureServer(root: root.appending(path: "pub"))
-    defer { server.stop() }
-    for blob in blobs.values { server.setFault(.slow(chunk: 16 << 10, pause: .milliseconds(40)), forPathEndingWith: blob) }
-    #expect(try await odr(["prefetch", "--parallel", "\(parallel)", "--quiet"], server: server).status == 0)
-    #expect(server.maxConcurrentRequests == parallel)
+    try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in
+      for blob in blobs.values { server.setFault(.slow(chunk: 16 << 10, pause: .milliseconds(40)), forPathEndingWith: blob) }
+      let prefetch = try await odr(["prefetch", "--parallel", "\(parallel)", "--quiet"], server: server)
+      #expect(prefetch.status == 0)
+      #expect(server.maxConcurrentRequests == parallel)
+    }
   }
 
   @Test func aFailedTagDoesNotStopTheOthers() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let blobs = try await publish()
-    let server = try FixtureServer(root: root.appending(path: "pub"))
-    defer { server.stop() }
-    server.setFault(.status(500), forPathEndingWith: blobs["P2"]!)
-    server.setFault(.flipByte(10), forPathEndingWith: blobs["Q4"]!)
-    let result = try await odr(["prefetch", "--json"], server: server)
-    #expect(result.status == 7)  // the first failure, P2's 500
-    #expect(result.stderr.contains("2 of 7 tags failed"))
-    let report = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
-    let outcomes = Dictionary(uniqueKeysWithValues: (report?["entries"] as? [[String: Any]] ?? []).map { ($0["tag"] as! String, $0["outcome"] as! String) })
-    #expect(outcomes == ["I": "downloaded", "P0": "downloaded", "P2": "failed", "P1": "downloaded", "Q3": "downloaded", "Q4": "failed", "Q5": "downloaded"])
-    let status = try await odr(["status", "--verify"], server: server)
-    #expect(status.status == 0)
+    try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in
+      server.setFault(.status(500), forPathEndingWith: blobs["P2"]!)
+      server.setFault(.flipByte(10), forPathEndingWith: blobs["Q4"]!)
+      let result = try await odr(["prefetch", "--json"], server: server)
+      #expect(result.status == 7)  // the first failure, P2's 500
+      #expect(result.stderr.contains("2 of 7 tags failed"))
+      let report = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+      let outcomes = Dictionary(uniqueKeysWithValues: (report?["entries"] as? [[String: Any]] ?? []).map { ($0["tag"] as! String, $0["outcome"] as! String) })
+      #expect(outcomes == ["I": "downloaded", "P0": "downloaded", "P2": "failed", "P1": "downloaded", "Q3": "downloaded", "Q4": "failed", "Q5": "downloaded"])
+      let status = try await odr(["status", "--verify"], server: server)
+      #expect(status.status == 0)
+    }
   }
 }

@@ -299,21 +299,21 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     let key = try await signingKey("http")
     try await publish(value, version: 1, signedBy: key.secret, recipients: [try await identity("http")])
-    let server = try FixtureServer(root: published)
-    defer { server.stop() }
-    let http = ["ODR_CATALOG": server.baseURL.absoluteString, "ODR_TRUST": key.public]
-    let fetch = try await odr(["fetch", "APIKeys"], http)
-    #expect(fetch.status == 0, "\(fetch.stderr)")
-    #expect(try await lookup() == value)
-    let signature = published.appending(path: "catalog.json.sig")
-    var flipped = try Data(contentsOf: signature)
-    flipped[flipped.count / 2] ^= 0x01
-    try flipped.write(to: signature)
-    #expect(try await odr(["begin", "Onboarding"], http).status == 4)
-    try FileManager.default.removeItem(at: signature)  // the server answers 404
-    let missing = try await odr(["begin", "Onboarding"], http)
-    #expect(missing.status == 4)
-    #expect(missing.stderr.contains("not signed"))
+    try await TestHTTPServer.serving(files: published) { server in
+      let http = ["ODR_CATALOG": server.baseURL.absoluteString, "ODR_TRUST": key.public]
+      let fetch = try await odr(["fetch", "APIKeys"], http)
+      #expect(fetch.status == 0, "\(fetch.stderr)")
+      #expect(try await lookup() == value)
+      let signature = published.appending(path: "catalog.json.sig")
+      var flipped = try Data(contentsOf: signature)
+      flipped[flipped.count / 2] ^= 0x01
+      try flipped.write(to: signature)
+      #expect(try await odr(["begin", "Onboarding"], http).status == 4)
+      try FileManager.default.removeItem(at: signature)  // the server answers 404
+      let missing = try await odr(["begin", "Onboarding"], http)
+      #expect(missing.status == 4)
+      #expect(missing.stderr.contains("not signed"))
+    }
   }
 
   @Test func aRollbackIsRefusedEvenWithTheCacheDeleted() async throws {

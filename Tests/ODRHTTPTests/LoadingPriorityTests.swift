@@ -21,34 +21,34 @@ import Testing
     try Data(#"{"bundle": "com.example.priority", "tags": {\#(tags)}}"#.utf8).write(to: source.appending(path: "tags.json"))
     let catalog = try Publisher(source: source).pack(to: root.appending(path: "pub"))
     let blob = { (name: String) in catalog.tags[name]!.files[0].sha256 }
-    let server = try FixtureServer(root: root.appending(path: "pub"))
-    defer { server.stop() }
-    server.setFault(.latency(.milliseconds(400)), forPathEndingWith: blob("Slow"))
+    try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in
+      server.setFault(.latency(.milliseconds(400)), forPathEndingWith: blob("Slow"))
 
-    var resources = try await ResourceCatalog.load(from: server.baseURL.appending(path: "catalog.json"),
-                                                   cacheHome: root.appending(path: "cache"), transport: HTTPTransport(),
-                                                   trust: TrustPolicy(stateHome: root.appending(path: "state")))
-    resources.scheduler = DownloadScheduler(width: 1)
-    func request(_ name: String, _ priority: Double) throws -> ResourceRequest {
-      let request = try ResourceRequest(tags: [name], catalog: resources)
-      request.loadingPriority = priority
-      return request
+      var resources = try await ResourceCatalog.load(from: server.baseURL.appending(path: "catalog.json"),
+                                                     cacheHome: root.appending(path: "cache"), transport: HTTPTransport(),
+                                                     trust: TrustPolicy(stateHome: root.appending(path: "state")))
+      resources.scheduler = DownloadScheduler(width: 1)
+      func request(_ name: String, _ priority: Double) throws -> ResourceRequest {
+        let request = try ResourceRequest(tags: [name], catalog: resources)
+        request.loadingPriority = priority
+        return request
+      }
+      let slow = try request("Slow", 0.5)
+      let first = Task { try await slow.beginAccessing() }
+      while server.requests(forPathEndingWith: blob("Slow")) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+      // The slot is taken: these queue, in this order.
+      let low = try request("Low", 0.1), mid = try request("Mid", 0.5), high = try request("High", ResourceRequest.urgent),
+          raised = try request("Raised", 0.2)
+      var waiting: [Task<Void, any Error>] = []
+      for queued in [low, mid, high, raised] {
+        waiting.append(Task { try await queued.beginAccessing() })
+        try await Task.sleep(for: .milliseconds(30))
+      }
+      raised.loadingPriority = 0.9  // changed while waiting
+      try await first.value
+      for task in waiting { try await task.value }
+      let order = server.requestOrder.filter { $0.contains("/blobs/") }.map { path in names.first { path.hasSuffix(blob($0)) }! }
+      #expect(order == ["Slow", "High", "Raised", "Mid", "Low"])
     }
-    let slow = try request("Slow", 0.5)
-    let first = Task { try await slow.beginAccessing() }
-    while server.requests(forPathEndingWith: blob("Slow")) == 0 { try await Task.sleep(for: .milliseconds(5)) }
-    // The slot is taken: these queue, in this order.
-    let low = try request("Low", 0.1), mid = try request("Mid", 0.5), high = try request("High", ResourceRequest.urgent),
-        raised = try request("Raised", 0.2)
-    var waiting: [Task<Void, any Error>] = []
-    for queued in [low, mid, high, raised] {
-      waiting.append(Task { try await queued.beginAccessing() })
-      try await Task.sleep(for: .milliseconds(30))
-    }
-    raised.loadingPriority = 0.9  // changed while waiting
-    try await first.value
-    for task in waiting { try await task.value }
-    let order = server.requestOrder.filter { $0.contains("/blobs/") }.map { path in names.first { path.hasSuffix(blob($0)) }! }
-    #expect(order == ["Slow", "High", "Raised", "Mid", "Low"])
   }
 }

@@ -24,53 +24,57 @@ import Testing
   }
 
   @Test func theKeyArrivesInItsHeaderOrQueryOnlyAtItsHosts() async throws {
-    let server = try HTTPTestServer { _ in .text("ok") }
-    let header = try client(headerKey())
-    _ = try await header.send(.data(path: server.url + "/a", key: "Weather"))
-    #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
+    try await TestHTTPServer.answering({ _ in .text("ok") }) { server in
+      let header = try client(headerKey())
+      _ = try await header.send(.data(path: server.url + "/a", key: "Weather"))
+      #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
 
-    let queryKey = APIKey(name: "Maps", value: secret + "+&=", metadata: KeyMetadata(query: "key", hosts: ["127.0.0.1"]))
-    _ = try await client(queryKey).send(.data(path: server.url + "/b", query: ["q": "a b"], key: "Maps"))
-    #expect(server.requests.last?.query == "q=a%20b&key=\(secret)%2B%26%3D")
+      let queryKey = APIKey(name: "Maps", value: secret + "+&=", metadata: KeyMetadata(query: "key", hosts: ["127.0.0.1"]))
+      _ = try await client(queryKey).send(.data(path: server.url + "/b", query: ["q": "a b"], key: "Maps"))
+      #expect(server.requests.last?.query == "q=a%20b&key=\(secret)%2B%26%3D")
 
-    // Same key, a host it is not bound to: the request goes without it.
-    _ = try await header.send(.data(path: server.otherHostURL + "/c", key: "Weather"))
-    #expect(server.requests.last?.path == "/c")
-    #expect(server.requests.last?.headers["authorization"] == nil)
-    let unbound = APIKey(name: "Weather", value: secret, metadata: KeyMetadata(header: "X-Api-Key"))
-    _ = try await client(unbound).send(.data(path: server.url + "/d", key: "Weather"))
-    #expect(server.requests.last?.headers["x-api-key"] == nil)
+      // Same key, a host it is not bound to: the request goes without it.
+      _ = try await header.send(.data(path: server.otherHostURL + "/c", key: "Weather"))
+      #expect(server.requests.last?.path == "/c")
+      #expect(server.requests.last?.headers["authorization"] == nil)
+      let unbound = APIKey(name: "Weather", value: secret, metadata: KeyMetadata(header: "X-Api-Key"))
+      _ = try await client(unbound).send(.data(path: server.url + "/d", key: "Weather"))
+      #expect(server.requests.last?.headers["x-api-key"] == nil)
+    }
   }
 
   @Test func aCrossHostRedirectDropsTheKeyASameHostOneKeepsIt() async throws {
-    let server = try HTTPTestServer { request in
+    try await TestHTTPServer.answering({ request in
       switch request.path {
-      case "/away": HTTPTestServer.Reply(status: 302, headers: ["Location": "http://localhost:\(request.headers["host"]!.split(separator: ":")[1])/landing"])
-      case "/stay": HTTPTestServer.Reply(status: 307, headers: ["Location": "/landing"])
+      case "/away": TestHTTPServer.Reply(status: 302, headers: ["Location": "http://localhost:\(request.headers["host"]!.split(separator: ":")[1])/landing"])
+      case "/stay": TestHTTPServer.Reply(status: 307, headers: ["Location": "/landing"])
       default: .text("landed")
       }
-    }
-    let api = try client(headerKey())
-    let away = try await api.send(.data(path: server.url + "/away", key: "Weather"))
-    #expect(String(decoding: away.value, as: UTF8.self) == "landed")
-    #expect(server.requests.map(\.path) == ["/away", "/landing"])
-    #expect(server.requests[0].headers["authorization"] == "Bearer \(secret)")
-    #expect(server.requests[1].headers["authorization"] == nil)
-    #expect(server.requests[1].headers["host"]?.hasPrefix("localhost") == true)
+    }) { server in
+      let api = try client(headerKey())
+      let away = try await api.send(.data(path: server.url + "/away", key: "Weather"))
+      #expect(String(decoding: away.value, as: UTF8.self) == "landed")
+      #expect(server.requests.map(\.path) == ["/away", "/landing"])
+      #expect(server.requests[0].headers["authorization"] == "Bearer \(secret)")
+      #expect(server.requests[1].headers["authorization"] == nil)
+      #expect(server.requests[1].headers["host"]?.hasPrefix("localhost") == true)
 
-    _ = try await api.send(.data(path: server.url + "/stay", key: "Weather"))
-    #expect(server.requests.last?.path == "/landing")
-    #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
+      _ = try await api.send(.data(path: server.url + "/stay", key: "Weather"))
+      #expect(server.requests.last?.path == "/landing")
+      #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
+    }
   }
 
   @Test func aRedirectToAnotherPortOfTheSameHostDropsTheKey() async throws {
-    let other = try HTTPTestServer { _ in .text("other port") }
-    let server = try HTTPTestServer { _ in HTTPTestServer.Reply(status: 302, headers: ["Location": other.url + "/landing"]) }
-    let moved = try await client(headerKey()).send(.data(path: server.url + "/moved", key: "Weather"))
-    #expect(String(decoding: moved.value, as: UTF8.self) == "other port")
-    #expect(server.requests.first?.headers["authorization"] == "Bearer \(secret)")
-    #expect(other.requests.map(\.path) == ["/landing"])
-    #expect(other.requests.first?.headers["authorization"] == nil)
+    try await TestHTTPServer.answering({ _ in .text("other port") }) { other in
+      try await TestHTTPServer.answering({ _ in TestHTTPServer.Reply(status: 302, headers: ["Location": other.url + "/landing"]) }) { server in
+        let moved = try await client(headerKey()).send(.data(path: server.url + "/moved", key: "Weather"))
+        #expect(String(decoding: moved.value, as: UTF8.self) == "other port")
+        #expect(server.requests.first?.headers["authorization"] == "Bearer \(secret)")
+        #expect(other.requests.map(\.path) == ["/landing"])
+        #expect(other.requests.first?.headers["authorization"] == nil)
+      }
+    }
   }
 
   @Test(arguments: [
@@ -97,114 +101,121 @@ import Testing
 
   @Test func transientFailuresAreRetriedABoundedNumberOfTimes() async throws {
     let failures = Mutex(2)
-    let server = try HTTPTestServer { request in
+    try await TestHTTPServer.answering({ request in
       if request.path == "/always" { return .text("down", status: 503) }
       if request.path == "/drop" {
-        return failures.withLock { n in n -= 1; return n >= 0 } ? HTTPTestServer.Reply(drop: true) : .text("ok")
+        return failures.withLock { n in n -= 1; return n >= 0 } ? TestHTTPServer.Reply(drop: true) : .text("ok")
       }
       return failures.withLock { n in n -= 1; return n >= 0 } ? .text("busy", status: 502) : .text("ok")
+    }) { server in
+      let api = try client(headerKey())
+      #expect(try await api.send(.data(path: server.url + "/flaky")).status == 200)
+      #expect(server.requests.filter { $0.path == "/flaky" }.count == 3)
+
+      failures.withLock { $0 = 2 }
+      #expect(try await api.send(.data(path: server.url + "/drop")).status == 200)
+      #expect(server.requests.filter { $0.path == "/drop" }.count == 3)
+
+      let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/always")) }
+      #expect(error?.status == 503)
+      #expect(server.requests.filter { $0.path == "/always" }.count == 3)
+
+      // POST is not idempotent: one attempt only.
+      await #expect(throws: APIError.self) { try await api.send(.data(method: "POST", path: server.url + "/always", body: Data("x".utf8))) }
+      #expect(server.requests.filter { $0.path == "/always" }.count == 4)
     }
-    let api = try client(headerKey())
-    #expect(try await api.send(.data(path: server.url + "/flaky")).status == 200)
-    #expect(server.requests.filter { $0.path == "/flaky" }.count == 3)
-
-    failures.withLock { $0 = 2 }
-    #expect(try await api.send(.data(path: server.url + "/drop")).status == 200)
-    #expect(server.requests.filter { $0.path == "/drop" }.count == 3)
-
-    let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/always")) }
-    #expect(error?.status == 503)
-    #expect(server.requests.filter { $0.path == "/always" }.count == 3)
-
-    // POST is not idempotent: one attempt only.
-    await #expect(throws: APIError.self) { try await api.send(.data(method: "POST", path: server.url + "/always", body: Data("x".utf8))) }
-    #expect(server.requests.filter { $0.path == "/always" }.count == 4)
   }
 
   @Test func retryAfterIsRespectedOrTheResponseIsReturned() async throws {
     let first = Mutex(true)
-    let server = try HTTPTestServer { request in
-      if request.path == "/later" { return HTTPTestServer.Reply(status: 429, headers: ["Retry-After": "3600"]) }
+    try await TestHTTPServer.answering({ request in
+      if request.path == "/later" { return TestHTTPServer.Reply(status: 429, headers: ["Retry-After": "3600"]) }
       return first.withLock { f in defer { f = false }; return f }
-        ? HTTPTestServer.Reply(status: 429, headers: ["Retry-After": "1"]) : .text("ok")
-    }
-    let api = try client(headerKey())
-    #expect(try await api.send(.data(path: server.url + "/limited")).status == 200)
-    let times = server.requests.map(\.received)
-    #expect(times.count == 2)
-    #expect(times[1] - times[0] >= .milliseconds(950), "retried after \(times[1] - times[0]), not after Retry-After: 1")
+        ? TestHTTPServer.Reply(status: 429, headers: ["Retry-After": "1"]) : .text("ok")
+    }) { server in
+      let api = try client(headerKey())
+      #expect(try await api.send(.data(path: server.url + "/limited")).status == 200)
+      let times = server.requests.map(\.received)
+      #expect(times.count == 2)
+      #expect(times[1] - times[0] >= .milliseconds(950), "retried after \(times[1] - times[0]), not after Retry-After: 1")
 
-    // An hour is longer than the policy's maxDelay: not waited for.
-    let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/later")) }
-    #expect(error?.status == 429)
-    #expect(server.requests.filter { $0.path == "/later" }.count == 1)
+      // An hour is longer than the policy's maxDelay: not waited for.
+      let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/later")) }
+      #expect(error?.status == 429)
+      #expect(server.requests.filter { $0.path == "/later" }.count == 1)
+    }
   }
 
   @Test func cancellationStopsASlowRequestPromptly() async throws {
-    let server = try HTTPTestServer { _ in HTTPTestServer.Reply(body: Data("late".utf8), delay: .seconds(10)) }
-    let api = try client(headerKey())
-    let task = Task { try await api.send(.data(path: server.url + "/slow", key: "Weather")) }
-    // Cancel once the server holds the request, not after a guessed delay.
-    while !server.requests.contains(where: { $0.path == "/slow" }) { try await Task.sleep(for: .milliseconds(2)) }
-    let start = ContinuousClock.now
-    task.cancel()
-    await #expect(throws: CancellationError.self) { try await task.value }
-    #expect(ContinuousClock.now - start < .seconds(3))
+    try await TestHTTPServer.answering({ _ in TestHTTPServer.Reply(body: Data("late".utf8), delay: .seconds(10)) }) { server in
+      let api = try client(headerKey())
+      let task = Task { try await api.send(.data(path: server.url + "/slow", key: "Weather")) }
+      // Cancel once the server holds the request, not after a guessed delay.
+      while !server.requests.contains(where: { $0.path == "/slow" }) { try await Task.sleep(for: .milliseconds(2)) }
+      let start = ContinuousClock.now
+      task.cancel()
+      await #expect(throws: CancellationError.self) { try await task.value }
+      #expect(ContinuousClock.now - start < .seconds(3))
+    }
   }
 
   @Test func aTimeoutIsATimeoutError() async throws {
-    let server = try HTTPTestServer { _ in HTTPTestServer.Reply(delay: .seconds(5)) }
-    let api = try client(headerKey(), retry: .never, timeout: .milliseconds(500))
-    let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/slow")) }
-    #expect(error?.code == .timeout)
+    try await TestHTTPServer.answering({ _ in TestHTTPServer.Reply(delay: .seconds(5)) }) { server in
+      let api = try client(headerKey(), retry: .never, timeout: .milliseconds(500))
+      let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/slow")) }
+      #expect(error?.code == .timeout)
+    }
   }
 
   @Test func keyValuesAreRedactedFromErrorsDescriptionsAndLogs() async throws {
     let lines = LogLines()
     let logger = Logger(label: "test") { _ in CollectingLogHandler(lines: lines) }
     // The server echoes what it got, key included, in an error body.
-    let server = try HTTPTestServer { request in
+    try await TestHTTPServer.answering({ request in
       .text("denied: \(request.headers["authorization"] ?? "") \(request.target)", status: 403)
-    }
-    let queryKey = APIKey(name: "Maps", value: secret, metadata: KeyMetadata(query: "key", hosts: ["127.0.0.1"]))
-    for key in [headerKey(), queryKey] {
-      let api = try client(key, logger: logger)
-      let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/x", key: key.name)) }
-      #expect(error?.status == 403)
-      for text in [error?.description, error?.debugDescription, error?.bodyExcerpt, error.map { String(reflecting: $0) }] {
-        #expect(text?.contains(secret) == false)
-        #expect(text?.contains("<redacted>") == true || text == error?.debugDescription || text == error.map { String(reflecting: $0) })
+    }) { server in
+      let queryKey = APIKey(name: "Maps", value: secret, metadata: KeyMetadata(query: "key", hosts: ["127.0.0.1"]))
+      for key in [headerKey(), queryKey] {
+        let api = try client(key, logger: logger)
+        let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/x", key: key.name)) }
+        #expect(error?.status == 403)
+        for text in [error?.description, error?.debugDescription, error?.bodyExcerpt, error.map { String(reflecting: $0) }] {
+          #expect(text?.contains(secret) == false)
+          #expect(text?.contains("<redacted>") == true || text == error?.debugDescription || text == error.map { String(reflecting: $0) })
+        }
       }
+      // A connection failure with the key in the query.
+      await server.stop()
+      let api = try client(queryKey, retry: .never, logger: logger)
+      let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/gone", key: "Maps")) }
+      #expect(error?.code == .transport)
+      #expect(error?.description.contains(secret) == false)
+      #expect(!lines.all.isEmpty)
+      #expect(lines.all.allSatisfy { !$0.contains(secret) })
     }
-    // A connection failure with the key in the query.
-    server.stop()
-    let api = try client(queryKey, retry: .never, logger: logger)
-    let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/gone", key: "Maps")) }
-    #expect(error?.code == .transport)
-    #expect(error?.description.contains(secret) == false)
-    #expect(!lines.all.isEmpty)
-    #expect(lines.all.allSatisfy { !$0.contains(secret) })
   }
 
   @Test func urlStringsGoThroughThePolicy() async throws {
-    let server = try HTTPTestServer { _ in .text("ok") }
-    let strict = try client(headerKey())
-    let error = await #expect(throws: APIError.self) { try await strict.send(.data(path: server.url + "/a b")) }
-    #expect(error?.code == .invalidURL)
-    #expect(error?.description.contains("space (U+0020) in the path") == true)
-    #expect(server.requests.isEmpty)
-    let lenient = try APIClient(policy: .encoding)
-    _ = try await lenient.send(.data(path: server.url + "/a b"))
-    #expect(server.requests.last?.path == "/a%20b")
+    try await TestHTTPServer.answering({ _ in .text("ok") }) { server in
+      let strict = try client(headerKey())
+      let error = await #expect(throws: APIError.self) { try await strict.send(.data(path: server.url + "/a b")) }
+      #expect(error?.code == .invalidURL)
+      #expect(error?.description.contains("space (U+0020) in the path") == true)
+      #expect(server.requests.isEmpty)
+      let lenient = try APIClient(policy: .encoding)
+      _ = try await lenient.send(.data(path: server.url + "/a b"))
+      #expect(server.requests.last?.path == "/a%20b")
+    }
   }
 
   @Test func typedRequestsDecodeJSON() async throws {
     struct Forecast: Decodable, Sendable { let summary: String }
-    let server = try HTTPTestServer { _ in .text(#"{"summary": "sunny"}"#) }
-    let api = try APIClient(baseURL: server.url + "/v1")
-    let response = try await api.send(APIRequest<Forecast>(path: "forecast", query: ["city": "Oslo"]))
-    #expect(response.value.summary == "sunny")
-    #expect(server.requests.last?.target == "/v1/forecast?city=Oslo")
+    try await TestHTTPServer.answering({ _ in .text(#"{"summary": "sunny"}"#) }) { server in
+      let api = try APIClient(baseURL: server.url + "/v1")
+      let response = try await api.send(APIRequest<Forecast>(path: "forecast", query: ["city": "Oslo"]))
+      #expect(response.value.summary == "sunny")
+      #expect(server.requests.last?.target == "/v1/forecast?city=Oslo")
+    }
   }
 }
 

@@ -23,8 +23,7 @@ extension ODR {
     @Option(name: .long, help: ArgumentHelp("Seconds the probe may take.", valueName: "seconds"))
     var timeout: Double = 5
 
-    @Flag(help: "Print the findings as JSON.")
-    var json = false
+    @OptionGroup var reporting: OutputOptions
 
     struct Report: Encodable {
       struct Problem: Encodable { let code: String; let message: String }
@@ -40,12 +39,10 @@ extension ODR {
     func run() async throws {
       let probe = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: timeout))
       let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
-      if json {
-        try Output.json(Report(
+      try reporting.print(Report(
           sessionBusAddress: address, sessionBus: probe.sessionBus, provider: probe.provider,
           defaultCollection: probe.defaultCollection, locked: probe.locked, ready: probe.isReady,
-          problem: probe.failure.map { .init(code: $0.code.rawValue, message: $0.description) }))
-      } else {
+          problem: probe.failure.map { .init(code: $0.code.rawValue, message: $0.description) }), failed: probe.failure != nil) {
         var lines: [String] = []
         lines.append(line(probe.sessionBus, "session bus", address ?? "DBUS_SESSION_BUS_ADDRESS is not set"))
         if probe.sessionBus { lines.append(line(probe.provider, "Secret Service", probe.provider ? "org.freedesktop.secrets answered" : "no answer")) }

@@ -32,11 +32,7 @@ extension ODR {
     @Flag(help: "Change nothing: say what would be added, changed, kept and pruned.")
     var dryRun = false
 
-    @Flag(help: "Print the outcome as JSON.")
-    var json = false
-
-    @Flag(name: .shortAndLong, help: "Print nothing on success.")
-    var quiet = false
+    @OptionGroup var reporting: OutputOptions
 
     func validate() throws {
       if tags.isEmpty { throw ValidationError("Name at least one tag, for example APIKeys.") }
@@ -48,20 +44,20 @@ extension ODR {
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.load(context)
       let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
-      let bar = ProgressBar(quiet: quiet || json)
+      let bar = ProgressBar(quiet: !reporting.isForPeople)
       let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout)).fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.callback)
       bar.finish()
-      if json { return try Output.json(report) }
-      guard !quiet else { return }
-      if report.keys.isEmpty {
-        Output.error("\(tags.joined(separator: ", ")): available (no secrets)")
-      } else {
-        let prefix = dryRun ? "would be " : ""
-        Output.write(report.keys.map { entry in
-          let outcome = prefix + entry.outcome.rawValue
-          return outcome + String(repeating: " ", count: max(1, prefix.count + 10 - outcome.count)) + entry.name + "\n"
-        }.joined())
-        Output.error(dryRun ? "dry run: nothing was written to \(report.service)" : "keys of \(report.service) are in the keyring; no plaintext was written to disk")
+      try reporting.print(report) {
+        if report.keys.isEmpty {
+          Output.error("\(tags.joined(separator: ", ")): available (no secrets)")
+        } else {
+          let prefix = dryRun ? "would be " : ""
+          Output.write(report.keys.map { entry in
+            let outcome = prefix + entry.outcome.rawValue
+            return outcome + String(repeating: " ", count: max(1, prefix.count + 10 - outcome.count)) + entry.name + "\n"
+          }.joined())
+          Output.error(dryRun ? "dry run: nothing was written to \(report.service)" : "keys of \(report.service) are in the keyring; no plaintext was written to disk")
+      }
       }
     }
   }

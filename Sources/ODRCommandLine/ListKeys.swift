@@ -10,6 +10,8 @@ extension ODR {
       commandName: "list",
       abstract: "List the names of the stored keys (never their values).",
       discussion: """
+        --json prints {"service": …, "keys": [names]}; with --long, each key is an object of its name and metadata, every field present (null when unset).
+
         Example:
           odr list --service com.example.demo
           odr list --service com.example.demo --json
@@ -22,8 +24,7 @@ extension ODR {
 
     @OptionGroup var options: StoreOptions
 
-    @Flag(help: "Print a JSON object: {\"service\": …, \"keys\": [names]}.")
-    var json = false
+    @OptionGroup var reporting: OutputOptions
 
     struct Listing: Encodable {
       let service: String
@@ -52,21 +53,17 @@ extension ODR {
           LongListing.Key(name: key.name, env: key.metadata.env, header: key.metadata.header, scheme: key.metadata.scheme,
                           query: key.metadata.query, hosts: key.metadata.hosts, insecure: key.metadata.insecure)
         }
-        if json { return try Output.json(LongListing(service: store.service, keys: keys)) }
-        Output.write(keys.map { key in
-          let fields = [("env", key.env), ("header", key.header), ("scheme", key.scheme), ("query", key.query),
-                        ("hosts", key.hosts?.joined(separator: ",")), ("insecure", key.insecure.map(String.init))]
-            .compactMap { name, value in value.map { "\(name)=\($0)" } }
-          return ([key.name] + fields).joined(separator: "  ") + "\n"
-        }.joined())
-        return
+        return try reporting.print(LongListing(service: store.service, keys: keys)) {
+          Output.write(keys.map { key in
+            let fields = [("env", key.env), ("header", key.header), ("scheme", key.scheme), ("query", key.query),
+                          ("hosts", key.hosts?.joined(separator: ",")), ("insecure", key.insecure.map(String.init))]
+              .compactMap { name, value in value.map { "\(name)=\($0)" } }
+            return ([key.name] + fields).joined(separator: "  ") + "\n"
+          }.joined())
+        }
       }
       let names = try await store.names()
-      if json {
-        try Output.json(Listing(service: store.service, keys: names))
-      } else {
-        Output.write(names.map { $0 + "\n" }.joined())
-      }
+      try reporting.print(Listing(service: store.service, keys: names)) { Output.write(names.map { $0 + "\n" }.joined()) }
     }
   }
 }

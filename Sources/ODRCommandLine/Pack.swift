@@ -57,11 +57,7 @@ extension ODR {
     @Flag(help: "Publish secrets tags that have no recipient in plaintext (with a warning) instead of refusing.")
     var plaintextSecrets = false
 
-    @Flag(help: "Print a JSON summary.")
-    var json = false
-
-    @Flag(name: .shortAndLong, help: "Print nothing on success.")
-    var quiet = false
+    @OptionGroup var reporting: OutputOptions
 
     func validate() throws {
       if let catalogVersion, catalogVersion < 1 { throw ValidationError("--catalog-version must be 1 or more.") }
@@ -98,7 +94,7 @@ extension ODR {
           throw ResourceError(.invalidSource, "\(path): \(error.message) Nothing was written.")
         }
       }
-      let quiet = quiet
+      let quiet = reporting.quiet
       options.notify = { if !quiet { Output.error($0) } }
       let catalog = try Publisher(source: URL(filePath: source)).pack(to: URL(filePath: output), version: catalogVersion, options: options)
       let tags = catalog.tags.sorted { $0.key < $1.key }.map {
@@ -107,9 +103,7 @@ extension ODR {
       }
       let summary = Summary(bundle: catalog.bundle, version: catalog.version, output: output,
                             signedBy: options.signingKey?.verifyingKey.description, expires: catalog.expires?.formatted(.iso8601), tags: tags)
-      if json {
-        try Output.json(summary)
-      } else if !quiet {
+      try reporting.print(summary) {
         var lines = ["packed \(catalog.bundle) version \(catalog.version) into \(output)"]
         lines.append(summary.signedBy.map { "  signed by \($0), expires \(summary.expires ?? "never")" } ?? "  unsigned")
         for tag in tags {

@@ -27,11 +27,7 @@ extension ODR {
     @Option(help: ArgumentHelp("Downloads at a time (1–32).", valueName: "n"))
     var parallel = 6
 
-    @Flag(help: "Print the outcome as JSON.")
-    var json = false
-
-    @Flag(name: .shortAndLong, help: "Print nothing on success.")
-    var quiet = false
+    @OptionGroup var reporting: OutputOptions
 
     func validate() throws {
       guard (1...32).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 32.") }
@@ -50,9 +46,7 @@ extension ODR {
         firstError = firstError ?? error
       }
       let report = PrefetchReport(entries: entries)
-      if json {
-        try Output.json(report)
-      } else if !quiet || report.firstFailure != nil {
+      try reporting.print(report, failed: report.firstFailure != nil) {
         let lines = report.entries.map { entry in
           let what = switch entry.outcome {
           case .downloaded: "downloaded"

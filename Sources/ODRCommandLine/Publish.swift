@@ -26,25 +26,22 @@ extension ODR {
     @Flag(help: "List what would be uploaded; change nothing.")
     var dryRun = false
 
-    @Flag(help: "Print the plan as JSON.")
-    var json = false
+    @OptionGroup var reporting: OutputOptions
 
     @Option(name: .customLong("network-timeout"), help: ArgumentHelp("Seconds an upload may stall (default 15).", valueName: "seconds"))
     var networkTimeout: Double = 15
 
     func run(_ context: CommandContext) async throws {
       let publication = try await Publication(folder: URL(filePath: folder), destination: try target(context))
-      if json {
-        try Output.json(Plan(destination: publication.destination.name, dryRun: dryRun, steps: publication.steps))
-      } else if dryRun {
-        Output.write(publication.steps.map { "\($0.action.rawValue)\t\($0.path)\t\($0.bytes)\n" }.joined())
+      try reporting.print(Plan(destination: publication.destination.name, dryRun: dryRun, steps: publication.steps)) {
+        if dryRun { Output.write(publication.steps.map { "\($0.action.rawValue)\t\($0.path)\t\($0.bytes)\n" }.joined()) }
       }
       if publication.dropsSignature {
         Output.error("warning: this catalog is unsigned and replaces a signed one; clients that saw a signed catalog will refuse it.")
       }
       guard !dryRun else { return }
       try await publication.run()
-      if !json {
+      if reporting.isForPeople {
         let uploaded = publication.steps.filter { $0.action == .upload && $0.path.hasPrefix("blobs/") }
         let skipped = publication.steps.filter { $0.action == .skip }.count
         Output.error("published to \(publication.destination.name): \(uploaded.count) blob\(uploaded.count == 1 ? "" : "s") uploaded (\(uploaded.reduce(0) { $0 + $1.bytes }) bytes), \(skipped) already there, then the catalog.")

@@ -24,8 +24,7 @@ extension ODR {
     @Flag(name: .customLong("dry-run"), help: "Explain what would be removed; remove nothing.")
     var dryRun = false
 
-    @Flag(help: "Print the plan as JSON.")
-    var json = false
+    @OptionGroup var reporting: OutputOptions
 
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.loadFromDisk(context)
@@ -33,12 +32,13 @@ extension ODR {
         throw ValidationError("Nothing to purge down to: pass --max-size SIZE (or set ODR_MAX_SIZE), or --all to remove every unpinned tag.")
       }
       let plan = try await resources.store.purge(catalog: resources.catalog, budget: resources.budget, all: all, dryRun: dryRun)
-      if json { return try Output.json(plan) }
-      let verb = dryRun ? "would remove" : "removed"
-      var lines = plan.removals.map { "\(verb) \($0.tag) (\(ByteSize.format($0.bytes))): \($0.reason)" }
-      lines += plan.kept.map { "kept \($0.tag): \($0.reason)" }
-      lines.append("store: \(ByteSize.format(plan.sizeBefore)) -> \(ByteSize.format(plan.sizeAfter))\(plan.budget.map { " (budget \(ByteSize.format($0)))" } ?? "")")
-      Output.write(lines.joined(separator: "\n") + "\n")
+      try reporting.print(plan) {
+        let verb = dryRun ? "would remove" : "removed"
+        var lines = plan.removals.map { "\(verb) \($0.tag) (\(ByteSize.format($0.bytes))): \($0.reason)" }
+        lines += plan.kept.map { "kept \($0.tag): \($0.reason)" }
+        lines.append("store: \(ByteSize.format(plan.sizeBefore)) -> \(ByteSize.format(plan.sizeAfter))\(plan.budget.map { " (budget \(ByteSize.format($0)))" } ?? "")")
+        Output.write(lines.joined(separator: "\n") + "\n")
+      }
     }
   }
 }

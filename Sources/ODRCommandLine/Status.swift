@@ -20,8 +20,7 @@ extension ODR {
 
     @OptionGroup var catalog: CatalogOptions
 
-    @Flag(help: "Print JSON.")
-    var json = false
+    @OptionGroup var reporting: OutputOptions
 
     @Flag(help: "Re-hash every file in the store; exit 4 if one does not match.")
     var verify = false
@@ -38,11 +37,7 @@ extension ODR {
       let verification = verify ? resources.store.verify() : nil
       let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path, tags: tags,
                           verification: verification.map { Report.Verification(checked: $0.checked, damaged: $0.damaged) })
-      if json {
-        try Output.json(report)
-      } else {
-        printText(report)
-      }
+      try reporting.print(report, failed: verification?.damaged.isEmpty == false) { printText(report) }
       if let verification, !verification.damaged.isEmpty {
         throw ResourceError(.integrity, "\(verification.damaged.count) of \(verification.checked) files in the store are damaged: \(verification.damaged.joined(separator: ", ")). Delete them and run `odr begin` again to re-download.")
       }

@@ -37,8 +37,7 @@ extension ODR {
       @Option(help: "The policy that decides the exit code.")
       var policy: URLPolicy = .consistent
 
-      @Flag(help: "Print the results as JSON.")
-      var json = false
+      @OptionGroup var reporting: OutputOptions
 
       @Argument(help: "The strings to check; - reads them from stdin, one per line.")
       var strings: [String] = []
@@ -54,9 +53,8 @@ extension ODR {
           while let line = readLine(strippingNewline: true) { strings.append(line) }
         }
         let checks = strings.map(URLCheck.init)
-        if json {
-          try Output.json(checks.map(Report.init))
-        } else {
+        let rejected = checks.filter { !$0.verdict(under: policy).accepted }.count
+        try reporting.print(checks.map(Report.init), failed: rejected > 0) {
           for check in checks {
             var text = "\(URLCheck.shown(check.input))\n"
             text += "  strict:   \(check.strictURL.map { URLCheck.shown($0.absoluteString) } ?? "nil")\n"
@@ -69,7 +67,6 @@ extension ODR {
             Output.write(text)
           }
         }
-        let rejected = checks.filter { !$0.verdict(under: policy).accepted }.count
         if rejected > 0 {
           throw CommandFailure("\(rejected) of \(checks.count) string\(checks.count == 1 ? "" : "s") rejected under the \(policy.rawValue) policy.", code: 1)
         }

@@ -26,8 +26,7 @@ extension ODR {
     @Option(help: ArgumentHelp("Require a signature by this key (ed25519:…); repeatable.", valueName: "key"))
     var trust: [String] = []
 
-    @Flag(help: "Print the report as JSON.")
-    var json = false
+    @OptionGroup var reporting: OutputOptions
 
     func validate() throws {
       if let minValidity { _ = try DurationText.seconds(minValidity, option: "--min-validity") }
@@ -39,9 +38,7 @@ extension ODR {
       }
       let margin = try minValidity.map { try DurationText.seconds($0, option: "--min-validity") } ?? 0
       let report = try PublishedCatalogCheck(folder: URL(filePath: folder)).run(trusted: Set(keys), minValidity: .seconds(margin))
-      if json {
-        try Output.json(report)
-      } else {
+      try reporting.print(report, failed: !report.problems.isEmpty) {
         var lines = ["\(report.bundle) version \(report.version): \(report.blobs) blobs checked"]
         lines.append(report.signedBy.map { "  signed by \($0)" } ?? "  not signed")
         lines.append("  expires \(report.expires?.formatted(.iso8601) ?? "never")")

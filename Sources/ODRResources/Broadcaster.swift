@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Synchronization
 
 /// The one registry of observers (seed 002): every ``observe()`` gets an

@@ -55,6 +55,31 @@ import Testing
     #expect(problems.isEmpty, "\(problems.joined(separator: "\n\n"))")
   }
 
+  /// `--json` and `--quiet` mean the same in every command that reports a
+  /// result (OutputOptions): quiet prints nothing on success and the usual
+  /// report when something failed; --json wins over --quiet.
+  @Test func quietPrintsNothingButFailuresAndJSONWins() async throws {
+    let good = try await odr(["url", "check", "--quiet", "https://api.example.com/v1"])
+    #expect(good.status == 0 && good.stdout.isEmpty && good.stderr.isEmpty)
+    let bad = try await odr(["url", "check", "--quiet", "https://api.example.com/a b"])
+    #expect(bad.status == 1 && bad.stdout.contains("*consistent  reject") && bad.stderr.contains("rejected under the consistent policy"))
+    let json = try await odr(["url", "check", "--quiet", "--json", "https://api.example.com/v1"])
+    #expect(json.status == 0)
+    #expect(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) is [Any])
+
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-quiet-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let published = root.appending(path: "pub").path
+    let pack = try await odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path, "--output", published, "--plaintext-secrets", "--quiet"])
+    #expect(pack.status == 0 && pack.stdout.isEmpty && pack.stderr.isEmpty, "\(pack.stderr)")
+    let status = try await odr(["status", "--catalog", published, "--verify", "--quiet"],
+                               environment: ["XDG_CACHE_HOME": root.appending(path: "cache").path, "XDG_STATE_HOME": root.appending(path: "state").path])
+    #expect(status.status == 0 && status.stdout.isEmpty && status.stderr.isEmpty, "\(status.stderr)")
+    // Unsigned, secrets in plaintext: verify fails and says why, quiet or not.
+    let problems = try await odr(["verify", published, "--quiet"])
+    #expect(problems.status == 4 && problems.stdout.contains("PROBLEM: catalog.json is not signed") && problems.stderr.contains("2 problems"))
+  }
+
   @Test func anUnknownCommandIsAUsageErrorWithASuggestion() async throws {
     let typo = try await odr(["fecth", "APIKeys"])
     #expect(typo.status == 2)

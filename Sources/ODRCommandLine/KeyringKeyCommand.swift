@@ -1,0 +1,88 @@
+import ArgumentParser
+import ODRKeyring
+import ODRKeys
+import ODRTrust
+
+extension ODR {
+  /// `odr identity …` and `odr signing-key …`: the same six subcommands
+  /// (new, its public half, export, import, list, delete) over one kind of
+  /// private key kept in the keyring, never on disk.
+  struct KeyringKeyCommand<Key: KeyringKey>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+      CommandConfiguration(
+        commandName: Key.texts.command, abstract: Key.texts.abstract, discussion: Key.texts.discussion,
+        subcommands: [New.self, Public.self, Export.self, Import.self, List.self, Delete.self])
+    }
+
+    static func keyring() throws -> PrivateKeyring {
+      PrivateKeyring(store: try SecretServiceStore(service: Key.service))
+    }
+
+    static func key(named name: String) async throws -> Key {
+      try Key(try await keyring().secret(named: name))
+    }
+
+    struct New: AsyncParsableCommand {
+      static var configuration: CommandConfiguration { Key.texts.new.configuration(name: "new") }
+      @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
+
+      func run() async throws {
+        let key = Key()
+        try await keyring().add(key.secretKeyString, as: name)
+        Output.write("\(key.publicText)\n")
+      }
+    }
+
+    struct Public: AsyncParsableCommand {
+      static var configuration: CommandConfiguration { Key.texts.public.configuration(name: Key.texts.publicCommand) }
+      @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
+
+      func run() async throws {
+        Output.write("\(try await key(named: name).publicText)\n")
+      }
+    }
+
+    struct Export: AsyncParsableCommand {
+      static var configuration: CommandConfiguration { Key.texts.export.configuration(name: "export") }
+      @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
+
+      func run() async throws {
+        Output.write(try await key(named: name).exported)
+      }
+    }
+
+    struct Import: AsyncParsableCommand {
+      static var configuration: CommandConfiguration { Key.texts.import.configuration(name: "import") }
+      @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
+
+      func run() async throws {
+        let key = try Key.imported(try SecretInput.read(prompt: Key.texts.importPrompt, keepNewline: false))
+        try await keyring().add(key.secretKeyString, as: name)
+        Output.error("stored \(Key.texts.noun) '\(name)': \(key.publicText)")
+      }
+    }
+
+    struct List: AsyncParsableCommand {
+      static var configuration: CommandConfiguration { Key.texts.list.configuration(name: "list") }
+
+      func run() async throws {
+        let items = try await keyring().store.values(for: nil)
+        Output.write(items.sorted { $0.key < $1.key }.map { name, secret in
+          "\(name)\t\((try? Key(secret))?.publicText ?? Key.texts.unreadable)\n"
+        }.joined())
+      }
+    }
+
+    struct Delete: AsyncParsableCommand {
+      static var configuration: CommandConfiguration { Key.texts.delete.configuration(name: "delete") }
+      @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
+
+      func run() async throws {
+        guard try await keyring().store.deleteValue(for: name) else {
+          throw KeyringError(.notFound, "No \(Key.texts.noun) '\(name)' in the keyring (`odr \(Key.texts.command) list` shows them).")
+        }
+        Output.error("deleted \(Key.texts.noun) '\(name)'")
+      }
+    }
+  }
+}

@@ -35,6 +35,12 @@ public final class KeyringSession: @unchecked Sendable {
     self.control = control
   }
 
+  /// `init`, waiting for the session on a thread of its own rather than
+  /// on the cooperative pool.
+  public static func start() async throws -> KeyringSession {
+    try await Command.offPool { try KeyringSession() }
+  }
+
   private init(busAddress: String, daemonPID: Int32, directory: URL) {
     self.busAddress = busAddress
     self.daemonPID = daemonPID
@@ -45,12 +51,12 @@ public final class KeyringSession: @unchecked Sendable {
 
   deinit { end() }
 
-  /// Stops the daemon and the bus and removes the session's files.
+  /// Stops the daemon and the bus and removes the session's files: the
+  /// script does it when its stdin closes, without this thread waiting.
   public func end() {
     guard let script, script.isRunning else { return }
     kill(daemonPID, SIGCONT)
     try? control?.fileHandleForWriting.close()
-    script.waitUntilExit()
   }
 
   /// The environment a child process needs to use this session's keyring.

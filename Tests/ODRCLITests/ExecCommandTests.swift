@@ -128,7 +128,7 @@ import Testing
     process.standardOutput = stdout
     process.standardError = Pipe()
     try process.run()
-    #expect(stdout.fileHandleForReading.readLine() == "ready")
+    #expect(await stdout.fileHandleForReading.nextLine() == "ready")
     // No process involved carries a secret in its argv.
     for pid in [process.processIdentifier] + descendants(of: process.processIdentifier) {
       let cmdline = (try? Data(contentsOf: URL(filePath: "/proc/\(pid)/cmdline"))) ?? Data()
@@ -136,8 +136,8 @@ import Testing
     }
     #expect(!descendants(of: process.processIdentifier).isEmpty)
     kill(process.processIdentifier, SIGTERM)
-    #expect(stdout.fileHandleForReading.readLine() == "got-term")
-    process.waitUntilExit()
+    #expect(await stdout.fileHandleForReading.nextLine() == "got-term")
+    await process.exited()
     #expect(process.terminationStatus == 7)
   }
 

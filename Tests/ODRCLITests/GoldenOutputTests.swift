@@ -89,8 +89,8 @@ import Testing
   /// A keyring of its own: the Demo's bundle id is used by other suites too.
   let keyring: KeyringSession
 
-  init() throws {
-    keyring = try KeyringSession()
+  init() async throws {
+    keyring = try await KeyringSession.start()
   }
 
   @Test func everyCommandSaysWhatItSaidBefore() async throws {

@@ -14,10 +14,7 @@ import Testing
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
-    var bytes = Data(repeating: 0x5a, count: 32_000_000)
-    for offset in stride(from: 0, to: bytes.count, by: 4096) { bytes[offset] = UInt8(truncatingIfNeeded: offset >> 12) }
-    try FileManager.default.createDirectory(at: source.appending(path: "movies"), withIntermediateDirectories: true)
-    try bytes.write(to: source.appending(path: "movies/intro.bin"))
+    try await BigFile.write(source.appending(path: "movies/intro.bin"), size: 32_000_000, fill: 0x5a)
     var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
     tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
     try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
@@ -92,10 +89,10 @@ import Testing
       try process.run()
       let partial = store.appending(path: "partial/\(sha)")
       for _ in 0..<500 where ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0) < 2 << 20 {
-        usleep(10_000)
+        try await Task.sleep(for: .milliseconds(10))
       }
       kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
+      await process.exited()
       #expect(process.terminationReason == .uncaughtSignal)
       #expect(!blobs().contains(sha))
       server.setFault(nil, forPathEndingWith: sha)

@@ -112,7 +112,7 @@ import Testing
     try holder.run()
     while (FileManager.default.contents(atPath: "/proc/\(holder.processIdentifier)/comm") ?? Data()) != Data([0x73, 0x6c, 0xff, 0xfe, 0x65, 0x70, 0x0a]) {
       try #require(holder.isRunning)
-      usleep(1_000)  // until bash has exec'd the holder
+      try await Task.sleep(for: .milliseconds(1))  // until bash has exec'd the holder
     }
     defer { holder.terminate() }
     let begin = try await odr(["begin", "T", "--catalog", folder.path, "--owner", "\(holder.processIdentifier)", "--quiet"])

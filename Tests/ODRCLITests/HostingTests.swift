@@ -16,10 +16,7 @@ import Testing
     try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
     var sha: String?
     if bigBytes > 0 {
-      var bytes = Data(repeating: 0x5a, count: bigBytes)
-      for offset in stride(from: 0, to: bytes.count, by: 4096) { bytes[offset] = UInt8(truncatingIfNeeded: offset >> 12) }
-      try FileManager.default.createDirectory(at: source.appending(path: "movies"), withIntermediateDirectories: true)
-      try bytes.write(to: source.appending(path: "movies/intro.bin"))
+      try await BigFile.write(source.appending(path: "movies/intro.bin"), size: bigBytes, fill: 0x5a)
       var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
       tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
       try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)

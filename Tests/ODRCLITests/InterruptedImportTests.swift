@@ -25,7 +25,7 @@ import Testing
   }
 
   @Test func keyringKilledMidImportLeavesThePreviousValues() async throws {
-    let session = try KeyringSession()
+    let session = try await KeyringSession.start()
     defer { session.end() }
     defer { try? FileManager.default.removeItem(at: root) }
     var env = session.environment
@@ -61,7 +61,7 @@ import Testing
         waited += 1
       }
       kill(session.daemonPID, SIGKILL)
-      fetch.waitUntilExit()
+      await fetch.exited()
       return (fetch.terminationStatus, String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
     }
     #expect(status != 0, "the import finished before the kill; make the document bigger")

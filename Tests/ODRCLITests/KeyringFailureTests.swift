@@ -18,7 +18,7 @@ import Testing
   }
 
   @Test func lockedCollectionExitsSixAndSaysLocked() async throws {
-    let session = try KeyringSession()
+    let session = try await KeyringSession.start()
     #expect(try await odr(["set", "Weather"], in: session, input: "v").status == 0)
     try await session.lock()
     for arguments in [["get", "Weather"], ["get", "Absent"], ["list"], ["delete", "Weather"]] {
@@ -34,7 +34,7 @@ import Testing
   /// Only the collections that would answer count: the default one and
   /// those holding matching items. Another locked collection does not.
   @Test func anUnrelatedLockedCollectionDoesNotLockOdrOut() async throws {
-    let session = try KeyringSession()
+    let session = try await KeyringSession.start()
     defer { session.end() }
     #expect(try await odr(["set", "Old"], in: session, input: "in-login").status == 0)
     try await session.makeSessionCollectionTheDefault()
@@ -54,7 +54,7 @@ import Testing
   }
 
   @Test func missingDefaultCollectionExitsFiveAndSaysSo() async throws {
-    let session = try KeyringSession()
+    let session = try await KeyringSession.start()
     try await session.deleteDefaultCollection()
     let set = try await odr(["set", "Weather"], in: session, input: "v")
     #expect(set.status == 5)
@@ -76,7 +76,7 @@ import Testing
   }
 
   @Test func busWithoutProviderExitsFive() async throws {
-    let session = try KeyringSession()
+    let session = try await KeyringSession.start()
     kill(session.daemonPID, SIGKILL)
     // The provider is gone once its name is released; give it a moment.
     var result = try await odr(["get", "Weather"], in: session)
@@ -89,7 +89,7 @@ import Testing
   }
 
   @Test func stoppedDaemonTimesOutWithinTheDeadline() async throws {
-    let session = try KeyringSession()
+    let session = try await KeyringSession.start()
     kill(session.daemonPID, SIGSTOP)
     defer { kill(session.daemonPID, SIGCONT) }
     let result = try await Command.odr(["get", "Weather", "--timeout", "0.5", "--service", service], environment: session.environment, exclusive: true)
@@ -106,7 +106,7 @@ import Testing
   }
 
   @Test func doctorReportsEachProblemWithItsCode() async throws {
-    let session = try KeyringSession()
+    let session = try await KeyringSession.start()
     let ready = try await Command.odr(["doctor"], environment: session.environment)
     #expect(ready.status == 0)
     #expect(ready.stdout.contains("The keyring is ready."))

@@ -25,12 +25,7 @@ import Testing
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
-    var big = Data(count: 48 << 20)
-    big.withUnsafeMutableBytes { buffer in
-      for i in stride(from: 0, to: buffer.count, by: 4096) { buffer[i] = UInt8(truncatingIfNeeded: i / 4096) }
-    }
-    try FileManager.default.createDirectory(at: source.appending(path: "movies"), withIntermediateDirectories: true)
-    try big.write(to: source.appending(path: "movies/intro.bin"))
+    try await BigFile.write(source.appending(path: "movies/intro.bin"), size: 48 << 20)
     var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
     tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
     try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
@@ -98,7 +93,7 @@ import Testing
     let stdout = Pipe()
     script.standardOutput = stdout
     try script.run()
-    #expect(stdout.fileHandleForReading.readLine() == "pinned")
+    #expect(await stdout.fileHandleForReading.nextLine() == "pinned")
     #expect(try await pins("Onboarding") == (1, [script.processIdentifier]))
     // odr end from another process removes it; a new pin by the script...
     #expect(try await odr(["end", "Onboarding"]).status == 0)
@@ -108,7 +103,7 @@ import Testing
     #expect(try await pins("Onboarding") == (1, [script.processIdentifier]))
     // ...is reclaimed when the script dies without ending it.
     kill(script.processIdentifier, SIGKILL)
-    script.waitUntilExit()
+    await script.exited()
     #expect(try await pins("Onboarding").count == 0)
     #expect(try await pins("Level2") == (1, [getpid()]))
     #expect(try await odr(["begin", "Level2", "--owner", "999999999"]).status == 3)
@@ -219,14 +214,15 @@ import Testing
     process.standardError = FileHandle.nullDevice
     try process.run()
     let writer = try FileHandle(forWritingTo: blob)
-    try writer.write(contentsOf: try Data(contentsOf: real).prefix(16 << 20))
+    let head = try Data(contentsOf: real).prefix(16 << 20)
+    try await Command.offPool { try writer.write(contentsOf: head) }  // blocks until odr has read it
     // Wait until odr has written part of the blob, then kill it.
     let partial = store.appending(path: "partial/\(try bigBlob)")
     for _ in 0..<400 where ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0) < 1 << 20 {
-      usleep(10_000)
+      try await Task.sleep(for: .milliseconds(10))
     }
     kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
+    await process.exited()
     try? writer.close()
     #expect(process.terminationReason == .uncaughtSignal)
     #expect(!storeFiles("blobs").contains(try bigBlob))

@@ -7,7 +7,7 @@ import Testing
   let service = "com.odr.hygiene.\(UUID().uuidString.prefix(8).lowercased())"
   let secret = "sk-live-\(UUID().uuidString)"
 
-  @Test func setTakesTheValueFromStdinNeverArgv() throws {
+  @Test func setTakesTheValueFromStdinNeverArgv() async throws {
     let process = Process()
     process.executableURL = Paths.odr
     process.arguments = ["set", "Weather", "--service", service]
@@ -19,13 +19,13 @@ import Testing
     // While odr waits for the value, its argv is visible to every user.
     var cmdline = ""
     for _ in 0..<200 where !cmdline.contains("Weather") {
-      usleep(10_000)  // until the child has exec'd odr
+      try await Task.sleep(for: .milliseconds(10))  // until the child has exec'd odr
       cmdline = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
     }
     #expect(cmdline.contains("Weather"))
     stdin.fileHandleForWriting.write(Data(secret.utf8))
     try stdin.fileHandleForWriting.close()
-    process.waitUntilExit()
+    await process.exited()
     #expect(process.terminationStatus == 0)
     #expect(!cmdline.contains(secret))
   }

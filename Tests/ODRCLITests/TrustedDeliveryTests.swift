@@ -282,9 +282,9 @@ import Testing
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
       try process.run()
-      usleep(UInt32.random(in: 0...60_000))  // a random point in the run, not a synchronisation
+      try await Task.sleep(for: .microseconds(Int.random(in: 0...60_000)))  // a random point in the run, not a synchronisation
       kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
+      await process.exited()
     }
     #expect(try await odr(["fetch", "APIKeys"]).status == 0)
     #expect(try await lookup() == value + "-2")

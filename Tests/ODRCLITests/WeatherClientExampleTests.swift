@@ -40,7 +40,7 @@ import Testing
     server.standardOutput = output
     try server.run()
     defer { server.terminate() }
-    let port = try #require(output.fileHandleForReading.readLine().flatMap(Int.init))
+    let port = try #require(await output.fileHandleForReading.nextLine().flatMap(Int.init))
 
     let client = Paths.products.appending(path: "WeatherClient").path
     let result = try await Command.run(client, ["--catalog", root.appending(path: "catalog").path,

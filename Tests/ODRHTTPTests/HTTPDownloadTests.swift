@@ -26,9 +26,7 @@ import Testing
           "Big": { "category": "onDemand", "files": ["big.bin", "a.txt"] } } }
         """.utf8).write(to: source.appending(path: "tags.json"))
       try Data("alpha".utf8).write(to: source.appending(path: "a.txt"))
-      var bytes = Data(repeating: 0xa5, count: 24_000_000)
-      for offset in stride(from: 0, to: bytes.count, by: 4096) { bytes[offset] = UInt8(truncatingIfNeeded: offset / 4096) }
-      try bytes.write(to: source.appending(path: "big.bin"))
+      try await BigFile.write(source.appending(path: "big.bin"), size: 24_000_000, fill: 0xa5)
       let catalog = try Publisher(source: source).pack(to: root.appending(path: "pub"))
       let big = catalog.tags["Big"]!.files.first { $0.path == "big.bin" }!
       try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in

@@ -28,6 +28,26 @@ import Testing
     #expect(verdicts?["encoding"]?["accepted"] as? Bool == true)
   }
 
+  /// Publishes `keys` (an extended APIKeys document's "keys" object) as
+  /// `bundle`'s APIKeys tag and fetches it into the shared keyring; the
+  /// environment of a client that reads them.
+  func fetchKeys(_ keys: String, bundle: String, root: URL) async throws -> [String: String] {
+    var env = KeyringSession.shared.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    env["ODR_SERVICE"] = bundle
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    try Data(#"{"keys": \#(keys)}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
+    let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env)
+    try #require(pack.status == 0, "\(pack.stderr)")
+    let fetch = try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env)
+    try #require(fetch.status == 0, "\(fetch.stderr)")
+    return env
+  }
+
   @Test func httpAttachesTheKeyFromTheKeyringOnlyToItsHost() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-http-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }
@@ -40,18 +60,8 @@ import Testing
       default: TestHTTPServer.Reply(headers: ["X-Served": "yes"], body: Data("body:".utf8) + request.body)
       }
     }) { server in
-      var env = KeyringSession.shared.environment
-      env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
-      env["XDG_STATE_HOME"] = root.appending(path: "state").path
-      env["ODR_SERVICE"] = bundle
-      let source = root.appending(path: "src")
-      try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-      try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
-        .write(to: source.appending(path: "tags.json"))
-      try Data(#"{"keys": {"Weather": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}}"#.utf8)
-        .write(to: source.appending(path: "APIKeys.json"))
-      #expect(try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
-      #expect(try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+      let env = try await fetchKeys(#"{"Weather": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}"#,
+                                    bundle: bundle, root: root)
       defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
 
       try Data("payload".utf8).write(to: root.appending(path: "body.txt"))
@@ -91,18 +101,8 @@ import Testing
       default: TestHTTPServer.Reply(headers: ["X-Served": "yes"], body: Data("\(request.method) ua=\(request.headers["user-agent"] ?? "") a=\(request.headers["a"] ?? "") body=".utf8) + request.body)
       }
     }) { server in
-      var env = KeyringSession.shared.environment
-      env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
-      env["XDG_STATE_HOME"] = root.appending(path: "state").path
-      env["ODR_SERVICE"] = bundle
-      let source = root.appending(path: "src")
-      try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-      try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
-        .write(to: source.appending(path: "tags.json"))
-      try Data(#"{"keys": {"Local": {"value": "\#(secret)", "header": "X-Api-Key", "hosts": ["127.0.0.1"]}, "Remote": {"value": "\#(secret)-r", "header": "X-Api-Key", "hosts": ["api.example.invalid"]}}}"#.utf8)
-        .write(to: source.appending(path: "APIKeys.json"))
-      #expect(try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env).status == 0)
-      #expect(try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+      let env = try await fetchKeys(#"{"Local": {"value": "\#(secret)", "header": "X-Api-Key", "hosts": ["127.0.0.1"]}, "Remote": {"value": "\#(secret)-r", "header": "X-Api-Key", "hosts": ["api.example.invalid"]}}"#,
+                                    bundle: bundle, root: root)
       defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
 
       // The method defaults to GET; odr says who it is; nothing is logged without -v.

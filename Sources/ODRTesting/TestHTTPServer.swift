@@ -179,22 +179,23 @@ public final class TestHTTPServer: Sendable {
   private struct Dropped: Error {}
 
   private func start() async throws {
-    let (ports, bound) = AsyncStream.makeStream(of: Int.self)
+    let (ports, announce) = AsyncStream.makeStream(of: Int.self)
     let app = Application(
       responder: CallbackResponder { [self] (request, context: Context) in try await response(to: request, on: context.channel) },
       configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
       onServerRunning: { channel in
-        bound.yield(channel.localAddress?.port ?? 0)
-        bound.finish()
+        announce.yield(channel.localAddress?.port ?? 0)
+        announce.finish()
       },
       logger: Logger(label: "odr.test-server") { _ in SwiftLogNoOpLogHandler() }
     )
     let task = Task {
-      defer { bound.finish() }
+      defer { announce.finish() }  // a failed bind: no port comes
       try await app.run()
     }
     running.withLock { $0 = task }
-    guard let port = await ports.first(where: { _ in true }), port > 0 else {
+    var announced = ports.makeAsyncIterator()
+    guard let port = await announced.next(), port > 0 else {
       let failure = await task.result
       throw TestFailure("the test server did not start on 127.0.0.1: \(failure)")
     }

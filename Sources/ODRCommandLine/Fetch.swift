@@ -57,7 +57,7 @@ extension ODR {
             return outcome + String(repeating: " ", count: max(1, prefix.count + 10 - outcome.count)) + entry.name + "\n"
           }.joined())
           Output.error(dryRun ? "dry run: nothing was written to \(report.service)" : "keys of \(report.service) are in the keyring; no plaintext was written to disk")
-      }
+        }
       }
     }
   }

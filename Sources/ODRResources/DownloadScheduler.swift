@@ -52,6 +52,9 @@ public actor DownloadScheduler {
   /// How many downloads wait for a slot.
   var waitingCount: Int { waiting.count }
 
+  /// The priorities of the downloads waiting, in arrival order.
+  var waitingPriorities: [Double] { waiting.map(\.priority) }
+
   /// Changes the priority of `id`'s waiting downloads.
   func reprioritize(_ id: UUID, to priority: Double) {
     for index in waiting.indices where waiting[index].id == id { waiting[index].priority = priority }

@@ -142,6 +142,27 @@ struct Session {
   /// one GetSecrets for all, instead of libsecret's item proxies (a GetAll
   /// and a match rule each), which made 500 items take seconds.
   func search(_ attributes: [String: String], loadSecrets: Bool) throws -> [(attributes: [String: String], secret: String?)] {
+    // Another client may delete an item between SearchItems and the reads
+    // of its attributes and secret, which then fail ("No such interface …
+    // on object at path …"). Searching again no longer finds it; a read
+    // that fails three searches in a row is a real failure.
+    var attempt = 1
+    while true {
+      do {
+        return try searchOnce(attributes, loadSecrets: loadSecrets)
+      } catch let failed as ReadsFailed {
+        guard attempt < 3 else { throw failed.error }
+        attempt += 1
+      }
+    }
+  }
+
+  /// A read after a search failed: perhaps the item was deleted meanwhile.
+  private struct ReadsFailed: Error {
+    let error: any Error
+  }
+
+  private func searchOnce(_ attributes: [String: String], loadSecrets: Bool) throws -> [(attributes: [String: String], secret: String?)] {
     let service = try connect()
     defer { g_object_unref(service) }
     return try withSearchPaths(attributes, in: service) { unlocked, locked in
@@ -157,12 +178,13 @@ struct Session {
         return []
       }
       let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
-      var results: [(attributes: [String: String], secret: String?)] = try itemAttributes(paths, proxy: proxy).map { ($0, nil) }
+      var results: [(attributes: [String: String], secret: String?)]
+      do { results = try itemAttributes(paths, proxy: proxy).map { ($0, nil) } } catch { throw ReadsFailed(error: error) }
       guard loadSecrets else { return results }
       let table = unlocked!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: paths.count + 1) {
         secret_service_get_secrets_for_dbus_paths_sync(service, $0, cancellable.pointer, &error)
       }
-      try check(error)
+      do { try check(error) } catch { throw ReadsFailed(error: error) }
       defer { g_hash_table_unref(table) }
       for (index, path) in paths.enumerated() {
         if let value = g_hash_table_lookup(table, path) {

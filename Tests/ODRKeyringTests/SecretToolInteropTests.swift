@@ -74,4 +74,26 @@ import Testing
     #expect(try await store.deleteValue(for: "FromTool"))
     #expect(try await secretToolLookup(key: "FromTool") == nil)
   }
+
+  /// Another client deleting items of the service while odr reads them all
+  /// (`odr fetch` reading identities while `odr identity delete` runs):
+  /// an item found by the search and gone before its attributes or secret
+  /// are read is skipped, not an error.
+  @Test func readingAllSurvivesItemsDeletedMeanwhileByAnotherClient() async throws {
+    let store = try makeSUT()
+    let names = (0..<40).map { "K\($0)" }
+    for name in names { try await store.setValue("v-\(name)", for: name) }
+    let deleting = Task {
+      for name in names { _ = try await Command.secretTool(["clear", "service", service, "key", name]) }
+    }
+    var reads = 0
+    while !deleting.isCancelled, reads < 400 {
+      let values = try await store.values(for: nil)
+      #expect(values.allSatisfy { $0.value == "v-\($0.key)" })
+      reads += 1
+      if values.isEmpty { break }
+    }
+    try await deleting.value
+    #expect(try await store.values(for: nil).isEmpty)
+  }
 }

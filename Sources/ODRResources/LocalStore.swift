@@ -1,8 +1,8 @@
 public import FoundationEssentials
 import Crypto
+import ODRNames
 #if canImport(Glibc)
 import Glibc
-import ODRNames
 #endif
 
 /// The on-disk store of one bundle (docs/design.md, "Local store"):

@@ -1,9 +1,10 @@
+import ODRNames
+
 /// The naming rules of publisher folders and catalogs.
 enum Naming {
   /// Tag names: `[A-Za-z0-9][A-Za-z0-9_.-]{0,127}`.
   static func validate(tag: String) throws {
-    let bytes = Array(tag.utf8)
-    guard let first = bytes.first, isAlphanumeric(first), bytes.count <= 128, bytes.allSatisfy(isNameByte) else {
+    guard BundleID.isValid(tag, maxLength: 128) else {
       throw ResourceError(.invalidSource, "Invalid tag name '\(tag.prefix(60))': use 1–128 letters, digits, '_', '.' or '-', starting with a letter or digit.")
     }
   }
@@ -38,13 +39,5 @@ enum Naming {
 
   static func isSHA256Hex(_ s: String) -> Bool {
     s.utf8.count == 64 && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
-  }
-
-  private static func isAlphanumeric(_ b: UInt8) -> Bool {
-    (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7a)
-  }
-
-  private static func isNameByte(_ b: UInt8) -> Bool {
-    isAlphanumeric(b) || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: "-")
   }
 }

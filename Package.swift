@@ -90,9 +90,10 @@ let package = Package(
       dependencies: ["ODRKeys", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
+    .target(name: "CHardening"),
     .target(
       name: "ODRCI",
-      dependencies: ["ODRKeys", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRKeys", "CHardening", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .target(

@@ -32,8 +32,13 @@ public enum CommandRunner {
     environment(with: variables.variables.map { ($0.name, $0.value) }, pristine: pristine)
   }
 
+  /// odr's own private keys, handed to odr by CI: never passed on to the
+  /// command, which needs the API keys, not what decrypts or signs them.
+  public static let withheld: Set<String> = ["ODR_IDENTITY", "ODR_SIGNING_KEY"]
+
   /// The command's environment: odr's own (only `PATH`, `HOME`, `USER`,
-  /// `LANG` and `TERM` when `pristine`), with `variables` set over it.
+  /// `LANG` and `TERM` when `pristine`; never ``withheld``), with
+  /// `variables` set over it.
   public static func environment(with variables: [(name: String, value: String)], pristine: Bool) -> [String] {
     let kept: Set<String> = ["PATH", "HOME", "USER", "LANG", "TERM"]
     let overridden = Set(variables.map(\.name))
@@ -42,7 +47,7 @@ public enum CommandRunner {
     while let pointer = entry?.pointee {
       let text = String(cString: pointer)
       let name = String(text.prefix { $0 != "=" })
-      if !overridden.contains(name) && (!pristine || kept.contains(name)) { result.append(text) }
+      if !overridden.contains(name) && !withheld.contains(name) && (!pristine || kept.contains(name)) { result.append(text) }
       entry = entry! + 1
     }
     return result + variables.map { "\($0.name)=\($0.value)" }
@@ -53,6 +58,7 @@ public enum CommandRunner {
   public static func replaceProcess(with arguments: [String], environment: [String]) throws -> Never {
     let path = try resolve(arguments[0])
     restoreSignalState()
+    CoreDumps.restoreForChild()
     let code = withCStrings(arguments) { argv in
       withCStrings(environment) { envp in
         execve(path, argv, envp)
@@ -100,6 +106,7 @@ public enum CommandRunner {
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
     var pid: pid_t = 0
+    CoreDumps.restoreForChild()
     var result = withCStrings(arguments) { argv in
       withCStrings(environment) { envp in posix_spawn(&pid, path, &actions, &attributes, argv, envp) }
     }

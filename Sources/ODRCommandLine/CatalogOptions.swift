@@ -20,6 +20,9 @@ struct CatalogOptions: ParsableArguments {
   @Option(name: .customLong("trust"), help: ArgumentHelp("A publisher's signing key (ed25519:…) to trust; repeatable (default: $ODR_TRUST, comma-separated, then \"trust\" in odr.json; with none, the first signed catalog's key is trusted on first use).", valueName: "key"))
   var trustedKeys: [String] = []
 
+  @Flag(name: .customLong("trust-on-first-use"), help: "With CI=true and no key pinned, trust the first signed catalog's key anyway (CI otherwise refuses: a runner keeps no state, so every run would be a first use).")
+  var trustOnFirstUse = false
+
   @Option(name: .customLong("max-size"), help: ArgumentHelp("The most the local store may hold, e.g. 500M or 2G (default: $ODR_MAX_SIZE, then \"maxSize\" in odr.json, else no limit).", valueName: "size"))
   var maxSize: String?
 
@@ -39,17 +42,29 @@ struct CatalogOptions: ParsableArguments {
     return bytes
   }
 
-  /// The trust policy: keys pinned by --trust, else $ODR_TRUST, else odr.json.
+  /// The trust policy: keys pinned by --trust, else $ODR_TRUST, else
+  /// odr.json. With CI=true and nothing pinned, no trust on first use
+  /// unless --trust-on-first-use.
   func trustPolicy() throws -> TrustPolicy {
     var texts = trustedKeys
-    if texts.isEmpty, let env = getenv("ODR_TRUST"), env.pointee != 0 {
+    var from = "--trust"
+    if texts.isEmpty, let env = getenv("ODR_TRUST") {
+      guard env.pointee != 0 else {
+        throw ValidationError("ODR_TRUST is set but empty (a secret this job cannot see? forks' pull requests get no secrets). Set it to the publisher's key (ed25519:…), or unset it.")
+      }
       texts = String(cString: env).split(separator: ",").map(String.init)
+      from = "ODR_TRUST"
     }
-    if texts.isEmpty { texts = try Self.projectConfig()?.trust ?? [] }
+    if texts.isEmpty {
+      texts = try Self.projectConfig()?.trust ?? []
+      from = "odr.json \"trust\""
+    }
     let keys = try texts.map { text in
-      do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError(error.message) }
+      do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError("\(from): \(error.message)") }
     }
-    return TrustPolicy(pinned: keys)
+    var policy = TrustPolicy(pinned: keys)
+    policy.allowsFirstUse = trustOnFirstUse || getenv("CI").map { String(cString: $0).lowercased() } != "true"
+    return policy
   }
 
   /// Checks an explicit --catalog early; a missing catalog is reported
@@ -100,7 +115,7 @@ struct CatalogOptions: ParsableArguments {
     let urls = try locations()
     var resources: ResourceCatalog
     if offline {
-      resources = try ResourceCatalog.loadOffline(from: urls[0])
+      resources = try ResourceCatalog.loadOffline(from: urls[0], trust: try trustPolicy())
     } else {
       resources = try await ResourceCatalog.load(from: urls[0], transport: try await transport(for: urls, context), trust: try trustPolicy())
     }
@@ -115,7 +130,7 @@ struct CatalogOptions: ParsableArguments {
   /// ``load()`` does. A local folder is simply read again (it costs no wait).
   func loadFromDisk(_ context: CommandContext) async throws -> ResourceCatalog {
     let urls = try locations()
-    guard !offline, !urls.allSatisfy(\.isFileURL), var resources = try? ResourceCatalog.loadKept(from: urls[0]) else {
+    guard !offline, !urls.allSatisfy(\.isFileURL), var resources = try? ResourceCatalog.loadKept(from: urls[0], trust: try trustPolicy()) else {
       return try await load(context)
     }
     resources.budget = try budget()
@@ -147,10 +162,7 @@ struct CatalogOptions: ParsableArguments {
     let config = try Self.projectConfig()
     var source = NetworkSource(url: url, stall: networkTimeout ?? 15, endpoint: config?.endpoint)
     if let auth = config?.auth, url.scheme == "http" || url.scheme == "https" {
-      let value = try await SecretServiceStore(service: auth.service, deadline: .seconds(5)).value(for: auth.key)
-      let header = auth.header ?? "Authorization"
-      let scheme = auth.scheme ?? (header.lowercased() == "authorization" ? "Bearer" : "")
-      source.credential = .init(header: header, value: scheme.isEmpty ? value : "\(scheme) \(value)", name: "the keyring item \(auth.key) of \(auth.service) (odr.json \"auth\")")
+      source.credential = try await CatalogAuth.credential(auth, for: url, deadline: .seconds(5))
     }
     return source
   }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ODRCI
 import ODRResources
 #if canImport(Glibc)
 import Glibc
@@ -10,6 +11,7 @@ public enum CommandLineTool {
   /// `network` does what needs the HTTP stacks (nil: hand such commands to
   /// `odr-net`).
   package static func main(network: (any NetworkCommands)?) async {
+    if network != nil { CoreDumps.disable() }  // the lean odr did in runHotPath
     await ODR.main(network: network)
   }
 
@@ -18,6 +20,7 @@ public enum CommandLineTool {
   /// else. Call it first thing in `main`, before anything has started the
   /// concurrency runtime's threads.
   package static func runHotPath() {
+    CoreDumps.disable()
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments == ["--version"] {
       Output.write(ODR.configuration.version + "\n")

@@ -22,6 +22,7 @@ enum ExitStatus {
     case .locked: 6
     case .timeout: 9
     case .invalidInput: 2
+    case .reserved: 10
     default: 1
     }
   }

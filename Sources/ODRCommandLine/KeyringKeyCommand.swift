@@ -45,8 +45,13 @@ extension ODR {
     struct Export: AsyncParsableCommand {
       static var configuration: CommandConfiguration { Key.texts.export.configuration(name: "export") }
       @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
+      @Flag(help: "Print the private key even on a terminal (where it stays in the scrollback and any recording).")
+      var force = false
 
       func run() async throws {
+        if Output.stdoutIsTerminal && !force {
+          throw ValidationError("This prints a private key. Pipe it where it goes (`… export \(name) | gh secret set …`), or pass --force to show it on this terminal.")
+        }
         Output.write(try await key(named: name).exported)
       }
     }

@@ -18,7 +18,7 @@ struct ODR: AsyncParsableCommand {
         secret-tool lookup service com.example.demo key Weather
       """,
     version: "0.1.0",
-    subcommands: [Fetch.self, Exec.self, Env.self, HTTP.self, URLCommand.self, Pack.self, Verify.self, Publish.self, KeyringKeyCommand<SigningKey>.self, KeyringKeyCommand<AgeIdentity>.self, Prefetch.self, Begin.self, End.self, ResourcePath.self, Status.self, Priority.self, Purge.self, SetKey.self, GetKey.self, ReadReference.self, Inject.self, ListKeys.self, DeleteKey.self, Doctor.self]
+    subcommands: [Fetch.self, Exec.self, Env.self, HTTP.self, URLCommand.self, Pack.self, Verify.self, Publish.self, KeyringKeyCommand<SigningKey>.self, KeyringKeyCommand<AgeIdentity>.self, Trust.self, Prefetch.self, Begin.self, End.self, ResourcePath.self, Status.self, Priority.self, Purge.self, SetKey.self, GetKey.self, ReadReference.self, Inject.self, ListKeys.self, DeleteKey.self, Doctor.self]
   )
 
   /// Runs the command with this executable's ``CommandContext`` and turns

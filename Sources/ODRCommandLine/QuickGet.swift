@@ -42,7 +42,7 @@ struct QuickGet {
     }
     guard let name, (try? KeyringInput.validate(userKeyName: name)) != nil,
           let service = service ?? StoreOptions.environmentService,
-          (try? KeyringInput.validate(service: service)) != nil
+          (try? KeyringInput.validate(keyService: service)) != nil
     else { return nil }
     self.name = name
     self.service = service

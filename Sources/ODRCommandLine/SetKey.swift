@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import ODRKeyring
 
 extension ODR {
@@ -10,8 +11,11 @@ extension ODR {
       discussion: """
         On a terminal odr prompts without echo. From a pipe it reads to end of file and drops one trailing newline (pass --keep-newline to store it). An existing value is replaced; the item stays the one `secret-tool` sees.
 
+        With --catalog-token-for ORIGIN (repeatable), the item is marked as the token odr.json "auth" may send to that origin (https://host[:port]); odr sends no other keyring item to a catalog host.
+
         Example:
           printf '%s' "$WEATHER_KEY" | odr set Weather --service com.example.demo
+          odr set CatalogToken --service com.example.demo --catalog-token-for https://cdn.example.com < token.txt
         """
     )
 
@@ -23,14 +27,28 @@ extension ODR {
     @Flag(help: "Keep a trailing newline read from a pipe.")
     var keepNewline = false
 
+    @Option(help: ArgumentHelp("Mark the item as the catalog token odr.json \"auth\" may send to this origin (https://host[:port]); repeatable.", valueName: "origin"))
+    var catalogTokenFor: [String] = []
+
     @Flag(name: .shortAndLong, help: "Print nothing on success.")
     var quiet = false
 
     func run() async throws {
       let store = try options.makeStore()
       try KeyringInput.validate(userKeyName: name)
+      let origins = try catalogTokenFor.map { text in
+        guard let url = URL(string: text), let origin = CatalogAuth.origin(of: url), url.path.isEmpty || url.path == "/" else {
+          throw ValidationError("--catalog-token-for takes an origin, such as https://cdn.example.com or http://127.0.0.1:8080, not '\(text.prefix(80))'.")
+        }
+        return origin
+      }
       let value = try SecretInput.read(prompt: "Value for \(name): ", keepNewline: keepNewline)
-      try await store.setValue(value, for: name)
+      if !origins.isEmpty {
+        guard let keyring = store as? SecretServiceStore else { throw ValidationError("--catalog-token-for needs the secret-service store.") }
+        try await keyring.setCatalogToken(value, for: name, origins: origins)
+      } else {
+        try await store.setValue(value, for: name)
+      }
       if !quiet { Output.error("stored '\(name)' for \(store.service)") }
     }
   }

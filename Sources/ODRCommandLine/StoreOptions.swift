@@ -40,7 +40,10 @@ struct StoreOptions: ParsableArguments {
   static func deadline(seconds: Double) -> Duration { .milliseconds(Int((seconds * 1000).rounded())) }
 
   /// The store of `service` with these options' backend and deadline.
+  /// odr's own services (private keys) are refused: they are reached only
+  /// through `odr identity` and `odr signing-key`.
   func makeStore(service: String) throws -> any SecretStore {
+    try KeyringInput.validate(keyService: service)
     switch store {
     case .secretService: return try SecretServiceStore(service: service, deadline: Self.deadline(seconds: timeout))
     case .memory:
@@ -55,12 +58,6 @@ struct StoreOptions: ParsableArguments {
     guard let service = service ?? Self.environmentService ?? defaultService else {
       throw ValidationError("No service: pass --service BUNDLE_ID (for example --service com.example.demo) or set ODR_SERVICE.")
     }
-    switch store {
-    case .secretService:
-      return try SecretServiceStore(service: service, deadline: Self.deadline(seconds: timeout))
-    case .memory:
-      try KeyringInput.validate(service: service)
-      return MemoryStore(service: service)
-    }
+    return try makeStore(service: service)
   }
 }

@@ -63,7 +63,7 @@ public struct HTTPTransport: BlobTransport {
     if let date = validators?.lastModified { headers.append(("If-Modified-Since", date)) }
     let response = try await send("GET", url, headers: headers)
     if response.status == .notModified { return .notModified }
-    try await Self.check(response, url: url, credential: credentialName(for: url))
+    try await Self.check(response, url: url, credential: credentialName(for: url), secrets: secrets)
     var data = Data()
     try await Self.receive(response, url: url) { chunk in
       guard data.count + chunk.count <= limit else {
@@ -88,7 +88,7 @@ public struct HTTPTransport: BlobTransport {
     if response.status == .rangeNotSatisfiable, !headers.isEmpty {
       return try await stream(url, resume: nil, start: start, into: sink)
     }
-    try await Self.check(response, url: url, credential: credentialName(for: url))
+    try await Self.check(response, url: url, credential: credentialName(for: url), secrets: secrets)
     var offset: Int64 = 0
     if response.status == .partialContent {
       // Only the range asked for is accepted; anything else starts over.
@@ -147,6 +147,12 @@ public struct HTTPTransport: BlobTransport {
     return s3.httpURL(for: url)
   }
 
+  /// Every secret a request may carry (the "auth" header's value, AWS's
+  /// secret key and session token): never quoted back from a response.
+  var secrets: [String] {
+    [credential?.value, s3?.credentials?.secretAccessKey, s3?.credentials?.sessionToken, s3?.credentials?.accessKeyID].compactMap { $0 }.filter { !$0.isEmpty }
+  }
+
   /// The credential a request to `url` carried, for messages.
   private func credentialName(for url: URL) -> String {
     if url.scheme == "s3" { return s3?.credentialName ?? "no AWS credentials" }
@@ -199,15 +205,21 @@ public struct HTTPTransport: BlobTransport {
   }
 
   /// Throws the error a non-2xx status means, in plain words.
-  static func check(_ response: HTTPClientResponse, url: URL, credential: String) async throws {
+  /// The S3 `<Code>` of the error body is quoted only when it is a plain
+  /// identifier that none of `secrets` contains or is contained in: a
+  /// gateway that echoes the request's credential there gets it dropped.
+  static func check(_ response: HTTPClientResponse, url: URL, credential: String, secrets: [String] = []) async throws {
     let code = Int(response.status.code)
     guard !(200..<300).contains(code) else { return }
     var excerpt = ""
     if let body = try? await response.body.collect(upTo: 8192) { excerpt = String(buffer: body) }
     // S3 says why in an XML body: <Error><Code>AccessDenied</Code>…
     let parts = excerpt.split(separator: "<Code>", maxSplits: 1)
-    let s3Code = parts.count == 2 ? parts[1].split(separator: "<", maxSplits: 1).first.map(String.init) : nil
-    let status = "HTTP \(code)\(s3Code.map { " (\($0.prefix(60)))" } ?? "")"
+    let s3Code = (parts.count == 2 ? parts[1].split(separator: "<", maxSplits: 1).first.map(String.init) : nil).flatMap { code in
+      code.count <= 60 && code.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+        && !secrets.contains { $0.contains(code) || code.contains($0) } ? code : nil
+    }
+    let status = "HTTP \(code)\(s3Code.map { " (\($0))" } ?? "")"
     switch code {
     case 404 where url.deletingLastPathComponent().lastPathComponent != "blobs":
       throw ResourceError(.notFound, "\(url.absoluteString) answered \(status): nothing is published there. Check the --catalog URL: it names the folder that holds catalog.json.")

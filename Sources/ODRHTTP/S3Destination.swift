@@ -30,7 +30,7 @@ public struct S3Destination: PublishDestination {
   public func size(of path: String) async throws -> Int64? {
     let response = try await transport.send("HEAD", url(path))
     if response.status == .notFound { return nil }
-    try await HTTPTransport.check(response, url: url(path), credential: transport.s3?.credentialName ?? "")
+    try await HTTPTransport.check(response, url: url(path), credential: transport.s3?.credentialName ?? "", secrets: transport.secrets)
     return response.headers.first(name: "content-length").flatMap { Int64($0) }
   }
 
@@ -54,12 +54,12 @@ public struct S3Destination: PublishDestination {
     let type = path.hasSuffix(".json") ? "application/json" : "application/octet-stream"
     let response = try await transport.send("PUT", url(path), headers: [("Cache-Control", cacheControl), ("Content-Type", type)],
                                             body: (data, sha256))
-    try await HTTPTransport.check(response, url: url(path), credential: transport.s3?.credentialName ?? "")
+    try await HTTPTransport.check(response, url: url(path), credential: transport.s3?.credentialName ?? "", secrets: transport.secrets)
   }
 
   public func delete(_ path: String) async throws {
     let response = try await transport.send("DELETE", url(path))
     if response.status == .notFound { return }
-    try await HTTPTransport.check(response, url: url(path), credential: transport.s3?.credentialName ?? "")
+    try await HTTPTransport.check(response, url: url(path), credential: transport.s3?.credentialName ?? "", secrets: transport.secrets)
   }
 }

@@ -24,6 +24,10 @@ public struct KeyringError: Error, Sendable, CustomStringConvertible {
     public static let timeout = Code("timeout")
     /// A name, service or value was refused before anything was sent.
     public static let invalidInput = Code("invalid-input")
+    /// A service reserved for odr's own private keys (`odr.identity`,
+    /// `odr.signing-key`, anything under `odr.`), asked of a command that
+    /// handles API keys.
+    public static let reserved = Code("reserved")
     /// Any other failure reported by the provider.
     public static let failed = Code("failed")
   }

@@ -50,6 +50,17 @@ public enum KeyringInput {
     }
   }
 
+  /// `validate(service:)` for a service holding API keys (every command
+  /// but `odr identity` and `odr signing-key`, every `odr://` reference,
+  /// odr.json `"auth"`, the service a catalog's keys are imported into):
+  /// odr's own services, which hold private keys, are refused.
+  public static func validate(keyService service: String) throws(KeyringError) {
+    if BundleID.isReserved(service) {
+      throw KeyringError(.reserved, "The service '\(service)' is reserved for odr's own private keys; only `odr identity` and `odr signing-key` read or write it. Name the API keys' service (a bundle id such as com.example.demo).")
+    }
+    try validate(service: service)
+  }
+
   /// Throws unless `value` is non-empty and at most ``maxValueBytes`` bytes.
   /// The message names the key, never the value.
   public static func validate(value: String, for name: String) throws(KeyringError) {

@@ -138,6 +138,52 @@ public struct SecretServiceStore: SecretStore {
     }
   }
 
+  // MARK: Catalog tokens
+
+  /// The attribute that marks an item as a catalog token (odr.json
+  /// `"auth"`): the origins it may be sent to, space-separated
+  /// (`https://cdn.example.com:443`).
+  public static let catalogOriginsAttribute = "odr-catalog-origins"
+
+  /// Stores `value` under `name` as a catalog token for `origins` (the
+  /// item carries ``catalogOriginsAttribute`` beside `service` and `key`).
+  /// Any other item of that name is removed first: the Secret Service
+  /// replaces only an item with exactly the same attributes.
+  public func setCatalogToken(_ value: String, for name: String, origins: [String]) async throws {
+    try KeyringInput.validate(name: name)
+    try KeyringInput.validate(value: value, for: name)
+    let attributes = attributes(for: name).merging([Self.catalogOriginsAttribute: origins.joined(separator: " ")]) { $1 }
+    let plain = self.attributes(for: name)
+    let label = "odr \(service) \(name) (catalog token)"
+    try await Libsecret.shared.perform(deadline: deadline) { session in
+      _ = try session.clear(plain)
+      try session.store(attributes, label: label, secret: value)
+    }
+  }
+
+  /// The value of `name` when it was stored as a catalog token for
+  /// `origin` (``setCatalogToken(_:for:origins:)``, or `secret-tool store`
+  /// with the attribute). An item of that name that is not marked for
+  /// `origin` is refused with `.reserved`: a repository's odr.json may not
+  /// send an arbitrary keyring item to a host of its choosing.
+  public func catalogToken(named name: String, origin: String) async throws -> String {
+    try KeyringInput.validate(name: name)
+    let attributes = attributes(for: name)
+    let service = service
+    let items = try await Libsecret.shared.perform(deadline: deadline) { session in
+      let found = try session.search(attributes, loadSecrets: true)
+      if found.isEmpty { throw session.lockedOr(.notFound(name, service: service), attributes: attributes) }
+      return found
+    }
+    let marked = items.first { item in
+      item.attributes[Self.catalogOriginsAttribute]?.split(separator: " ").contains { $0 == origin } == true
+    }
+    guard let secret = marked?.secret else {
+      throw KeyringError(.reserved, "The keyring item '\(name)' of \(service) is not marked as a catalog token for \(origin), so odr.json \"auth\" may not send it there (a repository's odr.json cannot pick keyring items). If it is this catalog's token, store it as one: odr set \(name) --service \(service) --catalog-token-for \(origin)")
+    }
+    return secret
+  }
+
   private func attributes(for name: String) -> [String: String] {
     ["service": service, "key": name]
   }

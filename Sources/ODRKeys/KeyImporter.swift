@@ -36,6 +36,7 @@ public struct KeyImporter: Sendable {
   /// would change. `progress` hears of the downloads.
   public func fetch(tags: [String], prune: Bool = false, dryRun: Bool = false,
                     progress: ResourceRequest.Progress? = nil) async throws -> ImportReport {
+    try KeyringInput.validate(keyService: store.service)
     let resolved = try tags.map { ($0, try catalog.tag($0)) }
     let plain = resolved.filter { !$0.1.secrets }.map(\.0)
     if !plain.isEmpty {

@@ -14,3 +14,14 @@ public enum BundleID {
     (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
   }
 }
+
+extension BundleID {
+  /// True for `odr` and every name under `odr.` (`odr.identity`,
+  /// `odr.signing-key`): odr's own keyring services, which hold private
+  /// keys. A catalog may not claim them as its bundle, and only the
+  /// identity and signing-key commands read or write them — never `fetch`,
+  /// the key commands, `odr://` references, templates or odr.json `"auth"`.
+  public static func isReserved(_ text: String) -> Bool {
+    text == "odr" || text.hasPrefix("odr.")
+  }
+}

@@ -67,6 +67,9 @@ public actor APIClient {
   /// Sends `request`, retrying and following redirects; returns the decoded
   /// 2xx response or throws ``APIError`` (or `CancellationError`).
   nonisolated public func send<Response>(_ request: APIRequest<Response>) async throws -> APIResponse<Response> {
+    for (name, value) in request.headers where Self.breaksHeader(name) || Self.breaksHeader(value) {
+      throw APIError(.invalidURL, "The header '\(Self.breaksHeader(name) ? "(name not shown)" : name)' holds a line break or NUL; a header value is one line. Nothing was sent.")
+    }
     var key: APIKey?
     if let name = request.key { key = try await lookUp(name) }
     let secrets = key.map { [$0.value] } ?? []  // what every message is redacted of
@@ -167,7 +170,15 @@ public actor APIClient {
     guard key.metadata.header != nil || key.metadata.query != nil else {
       throw APIError(.keyUnusable, "Key '\(name)' says neither \"header\" nor \"query\" in the APIKeys document, so odr does not know how to send it.")
     }
+    if key.metadata.header != nil, Self.breaksHeader(key.value) || Self.breaksHeader(key.metadata.scheme ?? "") {
+      throw APIError(.keyUnusable, "Key '\(name)' holds a line break (CR or LF) or NUL, so it cannot go in its header; nothing was sent. Store it again without one (a pasted file's trailing newline?): odr set drops one trailing newline from a pipe.")
+    }
     return key
+  }
+
+  /// True for text that cannot be (part of) one HTTP header line.
+  static func breaksHeader(_ text: String) -> Bool {
+    text.utf8.contains { $0 == 0x0d || $0 == 0x0a || $0 == 0 }
   }
 
   // MARK: URLs

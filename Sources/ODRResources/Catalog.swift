@@ -127,6 +127,9 @@ public struct Catalog: Codable, Sendable, Equatable {
     guard BundleID.isValid(bundle) else {
       throw ResourceError(.invalidSource, "The catalog's bundle '\(bundle.prefix(80))\(bundle.count > 80 ? "…" : "")' is not a bundle id (1–255 letters, digits, '.', '_', '-').")
     }
+    guard !BundleID.isReserved(bundle) else {
+      throw ResourceError(.invalidSource, "The catalog claims the bundle '\(bundle)', a name reserved for odr's own keyring services (private keys); odr never imports into them. The catalog is refused.")
+    }
     guard version >= 1 else { throw ResourceError(.invalidSource, "The catalog's version must be 1 or more, not \(version).") }
     for (name, tag) in tags {
       try Naming.validate(tag: name)

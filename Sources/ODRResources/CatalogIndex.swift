@@ -4,7 +4,10 @@ import FoundationEssentials
 /// (`${XDG_CACHE_HOME}/odr/catalogs.json`): the bundle it belongs to, and
 /// the validators and version of the catalog last accepted from it. It lets
 /// `--offline` and the commands that need no network find the kept catalog,
-/// and lets the others revalidate it with a conditional request.
+/// and lets the others revalidate it with a conditional request. It decides
+/// nothing about trust: the kept catalog it leads to is checked again on
+/// every use. Unreadable, it is an error naming the file (state fails
+/// closed), never an empty index.
 struct CatalogIndex {
   /// One location's record.
   struct Entry: Codable, Equatable {
@@ -14,36 +17,46 @@ struct CatalogIndex {
     var validators: CacheValidators?
   }
 
-  let file: URL
+  /// The file's contents: location → entry (the first format mapped
+  /// location → bundle).
+  struct Entries: Codable {
+    var entries: [String: Entry]
 
-  init(cacheHome: URL?) {
-    file = (cacheHome ?? LocalStore.defaultCacheHome()).appending(path: "odr/catalogs.json")
-  }
+    init(from decoder: any Decoder) throws {
+      let container = try decoder.singleValueContainer()
+      if let entries = try? container.decode([String: Entry].self) {
+        self.entries = entries
+      } else {
+        entries = try container.decode([String: String].self).mapValues { Entry(bundle: $0) }
+      }
+    }
 
-  func entry(for location: URL) -> Entry? {
-    entries()[location.absoluteString]
-  }
+    init(entries: [String: Entry] = [:]) { self.entries = entries }
 
-  /// Records what was accepted from `location`, under a lock so that
-  /// concurrent processes never lose each other's entries (best effort: the
-  /// index only saves requests and serves `--offline`).
-  func remember(_ location: URL, _ entry: Entry) {
-    guard self.entry(for: location) != entry else { return }
-    try? FileIO.makePrivateDirectory(file.deletingLastPathComponent())
-    _ = try? FileIO.withLockNow(file.deletingLastPathComponent().appending(path: "catalogs.lock")) {
-      var entries = entries()
-      entries[location.absoluteString] = entry
-      let encoder = JSONEncoder()
-      encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-      if let data = try? encoder.encode(entries) { try? FileIO.atomicWrite(data, to: file, mode: 0o600) }
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.singleValueContainer()
+      try container.encode(entries)
     }
   }
 
-  private func entries() -> [String: Entry] {
-    guard let data = try? Data(contentsOf: file) else { return [:] }
-    if let entries = try? JSONDecoder().decode([String: Entry].self, from: data) { return entries }
-    // The first format: location → bundle.
-    let bundles = (try? JSONDecoder().decode([String: String].self, from: data)) ?? [:]
-    return bundles.mapValues { Entry(bundle: $0) }
+  let file: StateFile<Entries>
+
+  init(cacheHome: URL?) {
+    let url = (cacheHome ?? LocalStore.defaultCacheHome()).appending(path: "odr/catalogs.json")
+    file = StateFile(url: url, what: "the index of catalog locations", reset: "rm \(url.path)")
+  }
+
+  func entry(for location: URL) throws -> Entry? {
+    try file.read()?.entries[location.absoluteString]
+  }
+
+  /// Records what was accepted from `location`, under the file's lock, so
+  /// that concurrent processes never lose each other's entries.
+  func remember(_ location: URL, _ entry: Entry) async throws {
+    guard try self.entry(for: location) != entry else { return }
+    try await file.update { index in
+      index = index ?? Entries()
+      index!.entries[location.absoluteString] = entry
+    }
   }
 }

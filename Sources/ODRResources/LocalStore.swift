@@ -45,22 +45,50 @@ public struct LocalStore: Sendable {
 
   // MARK: Catalog
 
-  /// The newest catalog this store has accepted, if any.
+  /// The newest catalog this store has accepted, if any. (For purging and
+  /// reports; commands that trust what it says load it through
+  /// ``ResourceCatalog/loadKept(from:cacheHome:trust:)``, which checks it.)
   public func cachedCatalog() -> Catalog? {
+    // A missing or damaged copy means "nothing kept here": the next online
+    // load replaces it, and nothing is trusted because of it.
     guard let data = try? Data(contentsOf: root.appending(path: "catalog.json")) else { return nil }
     return try? Catalog.decode(data)
   }
 
-  /// Keeps `catalog` as the current one (for `--offline` and purging). Its
-  /// admission — rollback, signature, expiry — was decided before, by the
-  /// trust state (``TrustPolicy``), which lives outside the cache.
-  public func accept(_ catalog: Catalog) async throws {
+  /// The kept catalog's exact bytes and its signature file's (nil when it
+  /// was unsigned), or nil when none is kept.
+  func keptCatalogBytes() throws -> (catalog: Data, signature: Data?)? {
+    let catalogFile = root.appending(path: "catalog.json"), signatureFile = root.appending(path: "catalog.json.sig")
+    guard FileIO.kind(of: catalogFile) != .missing else { return nil }
+    do {
+      let catalog = try Data(contentsOf: catalogFile)
+      let signature = FileIO.kind(of: signatureFile) == .missing ? nil : try Data(contentsOf: signatureFile)
+      return (catalog, signature)
+    } catch {
+      throw FileIO.error("Cannot read the kept catalog in '\(root.path)'", error)
+    }
+  }
+
+  /// Keeps `catalog` as the current one (for `--offline` and purging),
+  /// as the exact `bytes` it was accepted from and their signature file, so
+  /// that every later use can check it again. Its admission — rollback,
+  /// signature, expiry — was decided before, by the trust state
+  /// (``TrustPolicy``), which lives outside the cache.
+  public func accept(_ catalog: Catalog, bytes: Data, signature: Data?) async throws {
     guard catalog.bundle == bundle else {
       throw ResourceError(.invalidSource, "The catalog is for '\(catalog.bundle)', not '\(bundle)'.")
     }
+    let catalogFile = root.appending(path: "catalog.json"), signatureFile = root.appending(path: "catalog.json.sig")
     try await FileIO.withLock(root.appending(path: "locks/catalog")) {
-      if cachedCatalog() == catalog { return }
-      try FileIO.atomicWrite(catalog.encoded(), to: root.appending(path: "catalog.json"), mode: 0o600)
+      if let kept = try? keptCatalogBytes(), kept.catalog == bytes, kept.signature == signature { return }
+      // The signature goes first: a reader between the two writes sees a
+      // pair that does not verify and refuses it, never a wrong one.
+      if let signature {
+        try FileIO.atomicWrite(signature, to: signatureFile, mode: 0o600)
+      } else if unlink(signatureFile.path) != 0 && errno != ENOENT {
+        throw FileIO.error("Cannot remove '\(signatureFile.path)'")
+      }
+      try FileIO.atomicWrite(bytes, to: catalogFile, mode: 0o600)
     }
   }
 

@@ -42,69 +42,92 @@ public struct ResourceCatalog: Sendable {
                           trust: TrustPolicy = TrustPolicy()) async throws -> ResourceCatalog {
     let catalogURL = try catalogLocation(location)
     let index = CatalogIndex(cacheHome: cacheHome)
-    let kept = try? keptCatalog(at: catalogURL, index: index, cacheHome: cacheHome)
+    // Damaged state is the machine's problem, not the source's: said before
+    // any request, so no mirror is blamed (and skipped) for it.
+    try TrustLedger(bundle: "-", stateHome: trust.stateHome).checkReadable()
+    // A kept catalog that fails its check is not used (the fetch is then
+    // unconditional); the reason is said only if the source is down too.
+    let kept: KeptCatalog? = try? keptCatalog(at: catalogURL, index: index, cacheHome: cacheHome, trust: trust)
+    while true {
+      do {
+        return try await loadOnce(catalogURL, kept: kept, index: index, cacheHome: cacheHome, transport: transport, trust: trust)
+      } catch let error as ResourceError where error.code == .integrity {
+        // A stale or tampered copy: another mirror may serve the real one.
+        guard await transport.reportDamaged(catalogURL) else { throw error }
+      }
+    }
+  }
+
+  private static func loadOnce(_ catalogURL: URL, kept: KeptCatalog?, index: CatalogIndex, cacheHome: URL?,
+                               transport: any BlobTransport, trust: TrustPolicy) async throws -> ResourceCatalog {
     let fetched: FetchedDocument
     do {
       fetched = try await transport.document(at: catalogURL, limit: maxCatalogBytes, unless: kept?.validators)
     } catch let error as ResourceError where error.code == .network {
-      guard let kept else { throw error }
+      guard let kept = try keptCatalogRechecked(kept, at: catalogURL, index: index, cacheHome: cacheHome, trust: trust, after: error) else { throw error }
       try trust.refuseIfExpired(kept.catalog)
       var resources = ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: transport)
       resources.notices.append("warning: \(error.message.prefix { $0 != ";" }); using the catalog of \(kept.catalog.bundle) kept on disk (version \(kept.catalog.version)). Tags on disk work; downloads need the source back.")
       return resources
     }
     guard case .fetched(let bytes, let validators) = fetched else {
-      guard let kept else {
+      guard let current = kept else {
         throw ResourceError(.network, "\(catalogURL.absoluteString) answered \"not modified\" to a request that had nothing to revalidate. The server is misbehaving.")
       }
-      try trust.refuseIfExpired(kept.catalog)
-      return ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: transport)
+      try trust.refuseIfExpired(current.catalog)
+      return ResourceCatalog(location: catalogURL, catalog: current.catalog, store: current.store, transport: transport)
     }
     let signatureURL = catalogURL.deletingLastPathComponent().appending(path: catalogURL.lastPathComponent + ".sig")
+    let signatureBytes = try await transport.dataIfPresent(at: signatureURL, limit: CatalogSignature.maxBytes)
+    let (catalog, signature) = try verifiedCatalog(bytes, signatureBytes, at: catalogURL)
+    let notices = try await TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome)
+      .admit(catalog, bytes: bytes, signature: signature, location: catalogURL, policy: trust)
+    let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
+    try await store.accept(catalog, bytes: bytes, signature: signatureBytes)
+    store.removeStalePartials(keeping: catalog)
+    try await index.remember(catalogURL, .init(bundle: catalog.bundle, version: catalog.version, validators: validators.isEmpty ? nil : validators))
+    var resources = ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
+    resources.notices = notices
+    return resources
+  }
+
+  /// `catalog.json`'s bytes and its signature file's, parsed: the signature
+  /// is parsed first, and a catalog that does not decode is reported as
+  /// changed after signing when no signature line verifies it.
+  static func verifiedCatalog(_ bytes: Data, _ signatureBytes: Data?, at catalogURL: URL) throws -> (Catalog, CatalogSignature?) {
     let signature: CatalogSignature?
-    do {
-      signature = try await transport.dataIfPresent(at: signatureURL, limit: CatalogSignature.maxBytes).map(CatalogSignature.init(parsing:))
-    } catch let error as TrustError {
-      throw ResourceError(.integrity, "\(signatureURL.lastPathComponent): \(error.message) Nothing was changed here.")
+    do { signature = try signatureBytes.map(CatalogSignature.init(parsing:)) } catch let error as TrustError {
+      throw ResourceError(.integrity, "catalog.json.sig at \(catalogURL.absoluteString): \(error.message) Nothing was changed here.")
     }
-    let catalog: Catalog
-    do { catalog = try Catalog.decode(bytes) } catch let error as ResourceError {
+    do { return (try Catalog.decode(bytes), signature) } catch let error as ResourceError {
       // Unreadable and not what was signed: the bytes were changed on the way.
       if let signature, signature.validSigners(of: bytes).isEmpty {
         throw ResourceError(.integrity, "catalog.json at \(catalogURL.absoluteString) does not match its signature: it was changed after signing. Nothing was changed here.")
       }
       throw error
     }
-    let notices = try await TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome)
-      .admit(catalog, bytes: bytes, signature: signature, origin: catalogURL.absoluteString, policy: trust)
-    let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
-    try await store.accept(catalog)
-    store.removeStalePartials(keeping: catalog)
-    index.remember(catalogURL, .init(bundle: catalog.bundle, version: catalog.version, validators: validators.isEmpty ? nil : validators))
-    var resources = ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
-    resources.notices = notices
-    return resources
   }
 
   /// The catalog last accepted from `location`, from the local store,
   /// without any request: for commands answered from disk (`odr end`,
-  /// `odr path`, `odr status`) and for `--offline`. Its transport refuses
-  /// every download, so a tag not on disk fails with a `.network` error
-  /// that says so. Throws `.notFound` when no catalog from `location` is
-  /// kept on this machine.
-  public static func loadKept(from location: URL, cacheHome: URL? = nil, now: Date = Date()) throws -> ResourceCatalog {
+  /// `odr path`, `odr status`) and for `--offline`. It is checked again
+  /// against `trust` (the current pins and trust state) before it is used.
+  /// Its transport refuses every download, so a tag not on disk fails with
+  /// a `.network` error that says so. Throws `.notFound` when no catalog
+  /// from `location` is kept on this machine.
+  public static func loadKept(from location: URL, cacheHome: URL? = nil, trust: TrustPolicy = TrustPolicy()) throws -> ResourceCatalog {
     let catalogURL = try catalogLocation(location)
-    let kept = try keptCatalog(at: catalogURL, index: CatalogIndex(cacheHome: cacheHome), cacheHome: cacheHome)
+    let kept = try keptCatalog(at: catalogURL, index: CatalogIndex(cacheHome: cacheHome), cacheHome: cacheHome, trust: trust)
     var resources = ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: OfflineTransport())
-    if let expires = kept.catalog.expires, expires < now {
+    if let expires = kept.catalog.expires, expires < trust.now() {
       resources.notices.append("warning: the catalog of \(kept.catalog.bundle) (version \(kept.catalog.version)) expired on \(expires.formatted(.iso8601)); serving what is on disk. Online, it will be refused until the publisher re-signs it.")
     }
     return resources
   }
 
   /// `loadKept`, for `--offline`: the same, with errors that name the flag.
-  public static func loadOffline(from location: URL, cacheHome: URL? = nil, now: Date = Date()) throws -> ResourceCatalog {
-    do { return try loadKept(from: location, cacheHome: cacheHome, now: now) } catch let error as ResourceError where error.code == .notFound {
+  public static func loadOffline(from location: URL, cacheHome: URL? = nil, trust: TrustPolicy = TrustPolicy()) throws -> ResourceCatalog {
+    do { return try loadKept(from: location, cacheHome: cacheHome, trust: trust) } catch let error as ResourceError where error.code == .notFound {
       throw ResourceError(.network, "Offline: \(error.message)")
     }
   }
@@ -118,19 +141,46 @@ public struct ResourceCatalog: Sendable {
     return catalogURL
   }
 
-  /// The catalog kept for `catalogURL`, its store, and the validators to
-  /// revalidate it with (nil when the store's catalog is not the one they
-  /// were sent with: another location of the bundle moved it on).
-  private static func keptCatalog(at catalogURL: URL, index: CatalogIndex, cacheHome: URL?) throws
-    -> (catalog: Catalog, store: LocalStore, validators: CacheValidators?) {
-    guard let entry = index.entry(for: catalogURL) else {
+  /// A catalog kept on disk, checked, with its store and the validators to
+  /// revalidate it with.
+  struct KeptCatalog {
+    let catalog: Catalog
+    let store: LocalStore
+    /// nil when the store's catalog is not the one they were sent with
+    /// (another location of the bundle moved it on).
+    let validators: CacheValidators?
+  }
+
+  /// The catalog kept for `catalogURL`, checked again (signature, pins,
+  /// trust state, the location's bundle) exactly as its bytes were
+  /// accepted: a kept catalog is never a trust anchor of its own.
+  private static func keptCatalog(at catalogURL: URL, index: CatalogIndex, cacheHome: URL?, trust: TrustPolicy) throws -> KeptCatalog {
+    guard let entry = try index.entry(for: catalogURL) else {
       throw ResourceError(.notFound, "the catalog at \(catalogURL.absoluteString) has never been loaded on this machine. Run once without --offline.")
     }
     let store = try LocalStore(bundle: entry.bundle, cacheHome: cacheHome)
-    guard let catalog = store.cachedCatalog() else {
+    guard let (bytes, signatureBytes) = try store.keptCatalogBytes() else {
       throw ResourceError(.notFound, "no catalog of \(entry.bundle) is stored in \(store.root.path). Run once without --offline.")
     }
-    return (catalog, store, entry.version == catalog.version ? entry.validators : nil)
+    let (catalog, signature) = try verifiedCatalog(bytes, signatureBytes, at: store.root.appending(path: "catalog.json"))
+    guard catalog.bundle == entry.bundle else {
+      throw ResourceError(.integrity, "The catalog kept in \(store.root.path) claims \(catalog.bundle), not \(entry.bundle); refusing it. Load the catalog online again.")
+    }
+    try TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome).recheck(catalog, bytes: bytes, signature: signature, location: catalogURL, policy: trust)
+    return KeptCatalog(catalog: catalog, store: store, validators: entry.version == catalog.version ? entry.validators : nil)
+  }
+
+  /// The kept catalog to fall back on when the source failed with `error`:
+  /// the one checked before the request, else (none was usable) the reason
+  /// it cannot be used, said beside the network failure.
+  private static func keptCatalogRechecked(_ kept: KeptCatalog?, at catalogURL: URL, index: CatalogIndex, cacheHome: URL?,
+                                           trust: TrustPolicy, after error: ResourceError) throws -> KeptCatalog? {
+    if let kept { return kept }
+    do { return try keptCatalog(at: catalogURL, index: index, cacheHome: cacheHome, trust: trust) } catch let refusal as ResourceError where refusal.code == .integrity {
+      throw ResourceError(.integrity, "\(error.message.prefix { $0 != ";" }), and the catalog kept on disk cannot be used: \(refusal.message)")
+    } catch let refusal as ResourceError where refusal.code == .notFound {
+      return nil
+    }
   }
 
   /// The tag named `name`, or the not-found error (Apple's 4994).

@@ -1,103 +1,290 @@
-import FoundationEssentials
-import ODRTrust
+public import FoundationEssentials
+public import ODRTrust
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The trust state of one bundle and the rules that admit a catalog
-/// (docs/design.md, "The published catalog"): rollback protection, signature under a trusted key, no
-/// downgrade to unsigned, expiry, and key rotation through `signers`.
+/// (docs/trust.md): signature under a trusted key, rollback protection, no
+/// downgrade to unsigned, expiry, rotation through `signers`, and the
+/// binding of each location the user chose to the bundle first seen there.
 ///
-/// Admission reads, decides and records under one lock, so two processes
-/// cannot both act on the same old state.
-struct TrustLedger {
-  /// What is remembered of the last accepted catalog.
-  struct State: Codable, Equatable {
+/// Trust is anchored in what the user chose, never in what a host, a cache
+/// or a repository says:
+/// - **Roots.** What a catalog's signers hand over is remembered per trust
+///   root: a pinned key, or the key trusted on first use. When keys are
+///   pinned, only their roots count (pins narrow); remembered first-use
+///   roots count only when nothing is pinned. A version floor belongs to
+///   its root, so a catalog signed by a key some other project trusts
+///   cannot raise the floor of this project's root.
+/// - **First use** accepts only a signature by a key the catalog itself
+///   lists in `signers` (a host cannot add its own signature line).
+/// - **Locations.** A location (the catalog URL the user gave) is bound to
+///   the bundle first accepted from it; a catalog claiming another bundle
+///   from there is refused.
+/// - **Fail closed.** Unreadable state is an error naming the file and
+///   `odr trust reset`, never a first use.
+///
+/// Admission reads, decides and records under the files' locks, so two
+/// processes cannot both act on the same old state.
+public struct TrustLedger: Sendable {
+  /// What is remembered of a bundle (`<state>/odr/<bundle>/trust.json`).
+  public struct State: Codable, Equatable, Sendable {
+    /// The format of this file (2; the first format had none).
+    public var format = 2
     /// Once true, unsigned catalogs are refused (no downgrade).
-    var signed: Bool
-    /// The highest version accepted (rollback protection).
-    var version: Int
-    /// The keys the last accepted catalog allows to sign the next versions.
-    var signers: [VerifyingKey]
-    /// The key that signed the last accepted catalog (it may re-serve that version).
-    var signer: VerifyingKey?
+    public var signed: Bool
+    /// What each trust root has accepted, by the root's key.
+    public var roots: [String: Root]
     /// For unsigned catalogs, the highest version accepted from each
     /// location: anyone may publish an unsigned catalog claiming the
     /// bundle, so one location's versions must not lock out another's.
-    var unsignedVersions: [String: Int]? = nil
+    public var unsignedVersions: [String: Int]?
+
+    /// What one root (a pinned key, or the key trusted on first use) has
+    /// accepted.
+    public struct Root: Codable, Equatable, Sendable {
+      /// True for the key trusted on first use (used only when nothing is pinned).
+      public var firstUse: Bool
+      /// The highest version accepted through this root (its rollback floor).
+      public var version: Int
+      /// The keys that version allows to sign the next versions.
+      public var signers: [VerifyingKey]
+      /// The key that signed that version (it may re-serve it).
+      public var signer: VerifyingKey
+    }
+
+    init(signed: Bool = false, roots: [String: Root] = [:], unsignedVersions: [String: Int]? = nil) {
+      self.signed = signed
+      self.roots = roots
+      self.unsignedVersions = unsignedVersions
+    }
+
+    enum CodingKeys: String, CodingKey { case format, signed, roots, unsignedVersions, version, signers, signer }
+
+    public init(from decoder: any Decoder) throws {
+      let container = try decoder.container(keyedBy: CodingKeys.self)
+      signed = try container.decode(Bool.self, forKey: .signed)
+      unsignedVersions = try container.decodeIfPresent([String: Int].self, forKey: .unsignedVersions)
+      guard let format = try container.decodeIfPresent(Int.self, forKey: .format) else {
+        // The first format kept one set of signers for the bundle: it becomes
+        // the first-use root of the key that signed the last version.
+        roots = [:]
+        if signed, let signer = try container.decodeIfPresent(VerifyingKey.self, forKey: .signer) {
+          roots[signer.description] = Root(firstUse: true, version: try container.decode(Int.self, forKey: .version),
+                                           signers: try container.decode([VerifyingKey].self, forKey: .signers), signer: signer)
+        }
+        return
+      }
+      guard format == 2 else {
+        throw ResourceError(.integrity, "has format \(format), written by a later odr")
+      }
+      roots = try container.decode([String: Root].self, forKey: .roots)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(format, forKey: .format)
+      try container.encode(signed, forKey: .signed)
+      try container.encode(roots, forKey: .roots)
+      try container.encodeIfPresent(unsignedVersions, forKey: .unsignedVersions)
+    }
   }
 
-  let bundle: String
+  /// Which bundle each location was first seen serving
+  /// (`<state>/odr/locations.json`).
+  struct Locations: Codable, Equatable {
+    var format = 1
+    var bundles: [String: String] = [:]
+  }
+
+  public let bundle: String
   let folder: URL
+  let trustFile: StateFile<State>
+  let locationsFile: StateFile<Locations>
 
-  init(bundle: String, stateHome: URL?) {
+  public init(bundle: String, stateHome: URL?) {
     self.bundle = bundle
-    folder = (stateHome ?? XDGFolders.stateHome).appending(path: "odr").appending(path: bundle)
+    let odr = (stateHome ?? XDGFolders.stateHome).appending(path: "odr")
+    folder = odr.appending(path: bundle)
+    trustFile = StateFile(url: folder.appending(path: "trust.json"), what: "the trust state of \(bundle)", reset: "odr trust reset \(bundle)")
+    locationsFile = StateFile(url: odr.appending(path: "locations.json"), what: "the bundles bound to catalog locations",
+                              reset: "odr trust reset --locations")
   }
 
-  var file: URL { folder.appending(path: "trust.json") }
+  /// The bundle's trust state, nil when none is kept; throws when the file
+  /// cannot be read.
+  public func state() throws -> State? { try trustFile.read() }
 
-  func state() -> State? {
-    guard let data = try? Data(contentsOf: file) else { return nil }
-    return try? JSONDecoder().decode(State.self, from: data)
+  /// The bundle `location` is bound to, if any.
+  public static func boundBundle(of location: URL, stateHome: URL?) throws -> String? {
+    try TrustLedger(bundle: "-", stateHome: stateHome).locationsFile.read()?.bundles[location.absoluteString]
   }
 
-  /// Admits `catalog` (whose exact bytes are `bytes`) or throws an
-  /// integrity error saying why not; returns notices for the user (trust on
-  /// first use). Nothing is recorded when it is refused.
-  func admit(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, origin: String,
+  /// Throws when any state this ledger would read is unreadable: checked
+  /// before anything is fetched, so a damaged state is never blamed on a
+  /// source (a mirror would be skipped for it).
+  func checkReadable() throws {
+    _ = try trustFile.read()
+    _ = try locationsFile.read()
+  }
+
+  /// Admits `catalog` (whose exact bytes are `bytes`), fetched from
+  /// `location`, or throws an integrity error saying why not; returns
+  /// notices for the user (trust on first use). Nothing is recorded when it
+  /// is refused.
+  func admit(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, location: URL,
              policy: TrustPolicy) async throws -> [String] {
-    try FileIO.makePrivateDirectory(folder.deletingLastPathComponent())
-    try FileIO.makePrivateDirectory(folder)
-    return try await FileIO.withLock(folder.appending(path: "lock")) {
-      let (next, notices) = try decide(catalog, bytes: bytes, signature: signature, origin: origin, state: state(), policy: policy)
-      let encoder = JSONEncoder()
-      encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-      try FileIO.atomicWrite(try encoder.encode(next), to: file, mode: 0o600)
+    try await locationsFile.update { locations in
+      try refuseOtherBundle(at: location, locations?.bundles)
+      let notices = try await trustFile.update { state in
+        let (next, notices) = try decide(catalog, bytes: bytes, signature: signature, origin: location.absoluteString, state: state, policy: policy)
+        state = next
+        return notices
+      }
+      if locations?.bundles[location.absoluteString] == nil {
+        locations = locations ?? Locations()
+        locations!.bundles[location.absoluteString] = bundle
+      }
       return notices
     }
   }
 
-  /// The decision alone: the next state, or the reason for refusing.
-  func decide(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, origin: String, state: State?,
-              policy: TrustPolicy) throws -> (State, [String]) {
-    let name = "the catalog of \(bundle) (version \(catalog.version))"
-    func refuseRollback(below seen: Int) throws {
-      guard catalog.version < seen else { return }
-      throw ResourceError(.integrity, "\(name) is older than version \(seen) already accepted on this machine; refusing a rollback. If the publisher really went back, they must publish a version above \(seen).")
+  /// Checks a kept catalog again, as it stands now against the current pins
+  /// and trust state, without recording anything: a cache can be written by
+  /// others (a restored CI cache, a shared runner), so what it holds is
+  /// never trusted as it is. Expiry is the caller's business.
+  func recheck(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, location: URL, policy: TrustPolicy) throws {
+    try refuseOtherBundle(at: location, try locationsFile.read()?.bundles)
+    guard let state = try trustFile.read() else {
+      throw ResourceError(.integrity, "The catalog of \(bundle) kept on disk has no trust state beside it (\(trustFile.url.path)); odr does not use a kept catalog it cannot check. Load it online once more.")
     }
-    if let state, state.signed { try refuseRollback(below: state.version) }
+    var lenient = policy
+    lenient.now = { .distantPast }
+    _ = try decide(catalog, bytes: bytes, signature: signature, origin: location.absoluteString, state: state, policy: lenient, keeping: true)
+  }
+
+  private func refuseOtherBundle(at location: URL, _ bundles: [String: String]?) throws {
+    guard let bound = bundles?[location.absoluteString], bound != bundle else { return }
+    throw ResourceError(.integrity, "\(location.absoluteString) served catalogs of \(bound) before; now it serves one claiming \(bundle). Refusing: the bundle a location serves is bound to it on first use, so a host cannot switch bundles to reach another bundle's trust. If the location really moved to another bundle, run `odr trust reset \(bound)`.")
+  }
+
+  /// The decision alone: the next state, or the reason for refusing.
+  /// `keeping`: the catalog is one kept on disk, checked again (its own
+  /// version may be re-served; no first use).
+  func decide(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, origin: String, state: State?,
+              policy: TrustPolicy, keeping: Bool = false) throws -> (State, [String]) {
+    let name = "the catalog of \(bundle) (version \(catalog.version))"
+    try policy.refuseIfExpired(catalog)
+    var next = state ?? State()
     guard let signature else {
-      if state?.signed == true {
+      if next.signed {
         throw ResourceError(.integrity, "\(name) is not signed (no catalog.json.sig), but this bundle's catalogs were signed before; refusing a downgrade to unsigned. The publisher must sign it (odr pack --sign).")
       }
       if !policy.pinned.isEmpty {
         throw ResourceError(.integrity, "\(name) is not signed (no catalog.json.sig), but signing keys are pinned (--trust, ODR_TRUST or odr.json); refusing it. The publisher must sign it (odr pack --sign).")
       }
-      var versions = state?.unsignedVersions ?? [:]
-      try refuseRollback(below: versions[origin] ?? 0)
-      versions[origin] = catalog.version
-      return (State(signed: false, version: catalog.version, signers: [], signer: nil, unsignedVersions: versions), [])
+      var versions = next.unsignedVersions ?? [:]
+      if let seen = versions[origin], catalog.version < seen { throw rollback(name, below: seen) }
+      versions[origin] = max(catalog.version, versions[origin] ?? 0)
+      next.unsignedVersions = versions
+      return (next, [])
     }
-    var trusted = policy.pinned
-    if let state, state.signed {
-      trusted.formUnion(state.signers)
-      if catalog.version == state.version, let signer = state.signer { trusted.insert(signer) }
+    let valid = signature.validSigners(of: bytes)
+    guard !valid.isEmpty else {
+      throw ResourceError(.integrity, "\(name): catalog.json.sig does not verify; catalog.json or its signature was changed after signing. Nothing was changed here.")
     }
-    let signer: VerifyingKey
+    let listed = Set(catalog.signers ?? [])
+    // The roots that count: the pins, else the first-use roots remembered.
+    let roots: [(key: VerifyingKey, record: State.Root?)] = policy.pinned.isEmpty
+      ? try next.roots.filter(\.value.firstUse).sorted { $0.key < $1.key }.map { (try VerifyingKey($0.key), $0.value) }
+      : policy.pinned.sorted { $0.description < $1.description }.map { ($0, next.roots[$0.description]) }
     var notices: [String] = []
-    if trusted.isEmpty {
-      guard let first = signature.validSigners(of: bytes).first else {
-        throw ResourceError(.integrity, "\(name): catalog.json.sig does not verify; catalog.json or its signature was changed after signing. Nothing was changed here.")
+    if roots.isEmpty {
+      guard !keeping else {
+        throw ResourceError(.integrity, "\(name), kept on disk, was accepted under keys that are no longer pinned; refusing it. Load it online with the current pins.")
       }
-      signer = first
+      guard policy.allowsFirstUse else {
+        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), but no key is pinned and CI=true: odr does not trust on first use in CI (a runner keeps no state, so every run would trust whatever is served). Pin the publisher's key with ODR_TRUST (or --trust, or \"trust\" in odr.json), or pass --trust-on-first-use.")
+      }
+      // Trust on first use: only a key the catalog itself lists.
+      guard let first = valid.first(where: listed.contains) else {
+        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which the catalog does not list in its signers; refusing it on first use (a host can add a signature line of its own). Pin the publisher's key with --trust (or ODR_TRUST).")
+      }
+      next.roots[first.description] = .init(firstUse: true, version: catalog.version, signers: Array(listed), signer: first)
+      next.signed = true
       notices.append("trusting \(first) for \(bundle) on first use; pin it with --trust \(first) (or ODR_TRUST) to be sure.")
-    } else if let valid = signature.validSigner(of: bytes, among: trusted) {
-      signer = valid
-    } else if let other = signature.validSigners(of: bytes).first {
-      throw ResourceError(.integrity, "\(name) is signed by \(other), which is not trusted for \(bundle) (trusted: \(trusted.map(\.description).sorted().joined(separator: ", "))). A rotated key must be listed in the signers of a version signed by a trusted key; if you changed publishers on purpose, pin the new key with --trust.")
-    } else {
-      throw ResourceError(.integrity, "\(name): catalog.json.sig does not verify under a trusted key; catalog.json or its signature was changed after signing. Nothing was changed here.")
+      return (next, notices)
     }
-    try policy.refuseIfExpired(catalog)
-    let signers = (catalog.signers ?? []).isEmpty ? [signer] : catalog.signers!
-    return (State(signed: true, version: catalog.version, signers: signers, signer: signer), notices)
+    var accepted = false
+    for (root, record) in roots {
+      var trusted: Set<VerifyingKey> = [root]
+      if let record {
+        trusted.formUnion(record.signers)
+        if catalog.version == record.version { trusted.insert(record.signer) }
+      }
+      guard let signer = signature.validSigner(of: bytes, among: trusted) else { continue }
+      if let record, catalog.version < record.version { throw rollback(name, below: record.version) }
+      let signers = listed.isEmpty ? [signer] : catalog.signers!
+      next.roots[root.description] = .init(firstUse: record?.firstUse ?? false, version: catalog.version, signers: signers, signer: signer)
+      accepted = true
+    }
+    guard accepted else {
+      let trusted = roots.map(\.key.description).sorted().joined(separator: ", ")
+      throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which is not trusted for \(bundle) (trust roots: \(trusted)). A rotated key must be listed in the signers of a version signed by a trusted key; if you changed publishers on purpose, pin the new key with --trust\(policy.pinned.isEmpty ? ", or forget the old one with `odr trust reset \(bundle)`" : "").")
+    }
+    next.signed = true
+    return (next, notices)
+  }
+
+  private func rollback(_ name: String, below seen: Int) -> ResourceError {
+    ResourceError(.integrity, "\(name) is older than version \(seen) already accepted on this machine; refusing a rollback. If the publisher really went back, they must publish a version above \(seen).")
+  }
+
+  // MARK: Inspecting and resetting
+
+  /// Forgets the bundle's trust state and the locations bound to it.
+  /// Returns true when there was anything to forget.
+  public func reset() async throws -> Bool {
+    let hadState = FileIO.kind(of: trustFile.url) != .missing
+    if hadState, unlink(trustFile.url.path) != 0 { throw FileIO.error("Cannot remove '\(trustFile.url.path)'") }
+    let hadLocations: Bool
+    if FileIO.kind(of: locationsFile.url) == .missing {
+      hadLocations = false
+    } else {
+      hadLocations = try await Self.forgetLocations(in: locationsFile) { $0 == bundle }
+    }
+    return hadState || hadLocations
+  }
+
+  /// Forgets every location binding (`odr trust reset --locations`),
+  /// including an unreadable file of them.
+  public static func resetLocations(stateHome: URL?) throws -> Bool {
+    let file = TrustLedger(bundle: "-", stateHome: stateHome).locationsFile.url
+    guard FileIO.kind(of: file) != .missing else { return false }
+    guard unlink(file.path) == 0 else { throw FileIO.error("Cannot remove '\(file.path)'") }
+    return true
+  }
+
+  private static func forgetLocations(in file: StateFile<Locations>, where matches: @escaping (String) -> Bool) async throws -> Bool {
+    try await file.update { locations in
+      guard var current = locations else { return false }
+      let before = current.bundles.count
+      current.bundles = current.bundles.filter { !matches($0.value) }
+      locations = current
+      return current.bundles.count != before
+    }
+  }
+
+  /// The locations bound to this bundle.
+  public func locations() throws -> [String] {
+    (try locationsFile.read()?.bundles.filter { $0.value == bundle }.keys.sorted()) ?? []
+  }
+
+  /// Every bundle with trust state under `stateHome`.
+  public static func bundles(stateHome: URL?) -> [String] {
+    let odr = (stateHome ?? XDGFolders.stateHome).appending(path: "odr")
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: odr.path)) ?? []  // no folder: no state yet
+    return names.filter { FileIO.kind(of: odr.appending(path: $0).appending(path: "trust.json")) != .missing }.sorted()
   }
 }

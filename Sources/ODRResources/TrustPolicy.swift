@@ -13,6 +13,10 @@ public struct TrustPolicy: Sendable {
   /// The folder holding `odr/<bundle>/trust.json` (default
   /// `$XDG_STATE_HOME`, else `~/.local/state`).
   public var stateHome: URL?
+  /// Whether, with nothing pinned, the first signed catalog of a bundle may
+  /// pin its signer. False in CI (`CI=true`): a runner keeps no state, so
+  /// every run would be a first use.
+  public var allowsFirstUse = true
   /// The clock expiry is checked against.
   public var now: @Sendable () -> Date
 

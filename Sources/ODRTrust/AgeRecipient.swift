@@ -11,7 +11,8 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   public init(_ string: String) throws {
     let text = string.trimmed
     guard let (hrp, data) = Bech32.decode(text), hrp == "age", data.count == 32, text == text.lowercased() else {
-      throw TrustError(.invalidKey, "'\(text.prefix(80))' is not an age recipient (age1… as printed by `odr identity recipient` or `age-keygen -y`).")
+      let advice = KeyText.looksPrivate(text) ? " Give the identity's recipient (`odr identity recipient NAME` or `age-keygen -y FILE`), never the identity itself." : ""
+      throw TrustError(.invalidKey, "Expected an age recipient (age1… as printed by `odr identity recipient` or `age-keygen -y`), got \(KeyText.describe(text)).\(advice)")
     }
     publicKey = data
   }

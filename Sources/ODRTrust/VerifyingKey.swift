@@ -11,7 +11,8 @@ public struct VerifyingKey: Sendable, Hashable, Codable, CustomStringConvertible
     let text = string.trimmed
     guard text.hasPrefix("ed25519:"), let raw = Base64.decodePadded(text.dropFirst(8)), raw.count == 32,
           (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil else {
-      throw TrustError(.invalidKey, "'\(text.prefix(80))' is not a signing public key (ed25519:<base64>, as `odr signing-key public NAME` prints it).")
+      let advice = KeyText.looksPrivate(text) ? " Give the public key (`odr signing-key public NAME`), never the private one; if that key was pasted into a shared log, rotate it." : ""
+      throw TrustError(.invalidKey, "Expected a signing public key (ed25519:<base64>, as `odr signing-key public NAME` prints it), got \(KeyText.describe(text)).\(advice)")
     }
     self.raw = raw
   }

@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CHardening
+import Synchronization
+
+/// Keeps odr's memory out of core files: a crash of `odr exec --mask` or
+/// `odr fetch` while it holds keys and identities must not write them to a
+/// core file in the working folder. odr makes itself non-dumpable
+/// (`PR_SET_DUMPABLE 0`, which also keeps other processes of the user from
+/// reading its memory) and sets its soft core limit to 0; the command
+/// `odr exec` starts gets the user's core limit back (execve resets the
+/// dumpable flag by itself).
+public enum CoreDumps {
+  private static let original = Mutex<rlimit?>(nil)
+
+  /// Disables core dumps of this process. Call it first thing in `main`.
+  public static func disable() {
+    _ = odr_set_non_dumpable()
+    var limit = rlimit()
+    guard getrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit) == 0 else { return }
+    original.withLock { $0 = limit }
+    var none = limit
+    none.rlim_cur = 0
+    _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &none)
+  }
+
+  /// Gives back the core limit odr was started with, for a program about
+  /// to be started or exec'd (this process stays non-dumpable).
+  public static func restoreForChild() {
+    guard var limit = original.withLock({ $0 }) else { return }
+    _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit)
+  }
+}

@@ -1,0 +1,124 @@
+import ArgumentParser
+import FoundationEssentials
+import ODRNames
+import ODRResources
+import ODRTrust
+
+extension ODR {
+  /// `odr trust show|reset`: what this machine trusts for each bundle, and
+  /// how to start over.
+  struct Trust: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      commandName: "trust",
+      abstract: "Show or reset what this machine trusts for a bundle's catalogs.",
+      discussion: """
+        odr remembers, per bundle, under $XDG_STATE_HOME/odr/<bundle>/trust.json (outside the cache): the highest version accepted through each trust root (a pinned key, or the key trusted on first use), the signers that version handed over to, whether the bundle was ever signed, and which bundle each catalog location serves. A damaged file is an error, never a fresh start; `odr trust reset` is the way to start over.
+
+        Example:
+          odr trust show com.example.demo
+          odr trust reset com.example.demo
+        """,
+      subcommands: [Show.self, Reset.self]
+    )
+
+    static func validate(_ bundle: String?) throws {
+      if let bundle, !BundleID.isValid(bundle) { throw ValidationError("'\(bundle.prefix(80))' is not a bundle id (letters, digits, '.', '_', '-').") }
+    }
+
+    struct Show: AsyncParsableCommand {
+      static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Print what is trusted for a bundle (every bundle without one).",
+        discussion: """
+          Example:
+            odr trust show com.example.demo --json
+          """)
+
+      @Argument(help: "The bundle id (default: every bundle with trust state).")
+      var bundle: String?
+
+      @OptionGroup var reporting: OutputOptions
+
+      func validate() throws { try Trust.validate(bundle) }
+
+      struct Report: Encodable {
+        struct Root: Encodable {
+          let key: String; let firstUse: Bool; let version: Int; let signer: String; let signers: [String]
+        }
+        let bundle: String
+        let signed: Bool
+        let roots: [Root]
+        let unsignedVersions: [String: Int]
+        let locations: [String]
+      }
+
+      func run() async throws {
+        let bundles = bundle.map { [$0] } ?? TrustLedger.bundles(stateHome: nil)
+        var reports: [Report] = []
+        for name in bundles {
+          let ledger = TrustLedger(bundle: name, stateHome: nil)
+          guard let state = try ledger.state() else {
+            throw ResourceError(.notFound, "No trust state for \(name) on this machine: no catalog of it was accepted yet.")
+          }
+          let roots = state.roots.sorted { $0.key < $1.key }.map {
+            Report.Root(key: $0.key, firstUse: $0.value.firstUse, version: $0.value.version, signer: $0.value.signer.description,
+                        signers: $0.value.signers.map(\.description))
+          }
+          reports.append(Report(bundle: name, signed: state.signed, roots: roots, unsignedVersions: state.unsignedVersions ?? [:],
+                                locations: try ledger.locations()))
+        }
+        try reporting.print(reports) {
+          if reports.isEmpty { Output.error("no trust state on this machine") }
+          for report in reports {
+            var lines = ["\(report.bundle)  \(report.signed ? "signed" : "unsigned so far")"]
+            for root in report.roots {
+              lines.append("  root \(root.key)\(root.firstUse ? " (trusted on first use)" : " (pinned)"): version \(root.version), signed by \(root.signer), next signers \(root.signers.joined(separator: ", "))")
+            }
+            for (location, version) in report.unsignedVersions.sorted(by: { $0.key < $1.key }) {
+              lines.append("  unsigned version \(version) from \(location)")
+            }
+            for location in report.locations { lines.append("  location \(location)") }
+            Output.write(lines.joined(separator: "\n") + "\n")
+          }
+        }
+      }
+    }
+
+    struct Reset: AsyncParsableCommand {
+      static let configuration = CommandConfiguration(
+        commandName: "reset",
+        abstract: "Forget what is trusted for a bundle: its roots, version floors and locations.",
+        discussion: """
+          The next catalog of the bundle is then admitted as on a new machine: under the pinned keys, or trusted on first use. Use it after a publisher starts over with a new key (`odr pack --new-trust-root`), or to clear a damaged state file. --locations forgets which bundle every catalog location serves.
+
+          Example:
+            odr trust reset com.example.demo
+            odr trust reset --locations
+          """)
+
+      @Argument(help: "The bundle id.")
+      var bundle: String?
+
+      @Flag(help: "Forget the bundle bound to every catalog location.")
+      var locations = false
+
+      @Flag(name: .shortAndLong, help: "Print nothing on success.")
+      var quiet = false
+
+      func validate() throws {
+        guard (bundle != nil) != locations else { throw ValidationError("Name a bundle, or pass --locations.") }
+        try Trust.validate(bundle)
+      }
+
+      func run() async throws {
+        let forgot: Bool
+        if let bundle {
+          forgot = try await TrustLedger(bundle: bundle, stateHome: nil).reset()
+        } else {
+          forgot = try TrustLedger.resetLocations(stateHome: nil)
+        }
+        if !quiet { Output.error(forgot ? "forgot what was trusted for \(bundle ?? "every location")" : "nothing was trusted for \(bundle ?? "any location")") }
+      }
+    }
+  }
+}

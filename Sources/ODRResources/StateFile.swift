@@ -1,0 +1,57 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One JSON file of odr's state, read and written whole: trust state,
+/// location bindings, the catalog index. It tells a missing file (nil) from
+/// an unreadable one (an error naming the file and how to reset it): state
+/// fails closed, so a damaged file is never read as "first use" and is
+/// never overwritten, which would erase the evidence (docs/trust.md).
+/// Updates run under an exclusive `flock` beside the file and replace it
+/// atomically.
+struct StateFile<Value: Codable>: Sendable {
+  let url: URL
+  /// What the file is, for messages ("the trust state of com.example.demo").
+  let what: String
+  /// What the user runs to start over (`odr trust reset com.example.demo`).
+  let reset: String
+
+  /// The value, or nil when there is no file.
+  func read() throws -> Value? {
+    let data: Data
+    do { data = try Data(contentsOf: url) } catch {
+      if FileIO.kind(of: url) == .missing { return nil }
+      throw unreadable("cannot be read")
+    }
+    do { return try JSONDecoder().decode(Value.self, from: data) } catch let error as ResourceError {
+      throw unreadable(error.message)
+    } catch {
+      throw unreadable(data.isEmpty ? "is empty" : "is not what odr writes there (\(DecodingErrorDescription(error)))")
+    }
+  }
+
+  /// Reads, changes and writes the value under the file's lock; returns
+  /// what `body` returns. Nothing is written when `body` throws or leaves
+  /// the value as it was.
+  func update<T>(_ body: (inout Value?) async throws -> T) async throws -> T {
+    try FileIO.makePrivateDirectory(url.deletingLastPathComponent())
+    return try await FileIO.withLock(url.deletingLastPathComponent().appending(path: url.lastPathComponent + ".lock")) {
+      var value = try read()
+      let result = try await body(&value)
+      if let value { try write(value) }
+      return result
+    }
+  }
+
+  private func write(_ value: Value) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    try FileIO.atomicWrite(try encoder.encode(value), to: url, mode: 0o600)
+  }
+
+  /// The error for a file that is there but cannot be used.
+  func unreadable(_ why: String) -> ResourceError {
+    ResourceError(.integrity, "\(url.path), \(what), \(why). odr does not guess: it refuses rather than start over as if nothing had been seen. Look at the file (a later odr's format? a damaged disk? tampering?); to start over, run `\(reset)`.")
+  }
+}

@@ -32,9 +32,15 @@ public struct HTTPTransport: BlobTransport {
     /// The longest wait for the next bytes of a response.
     public var stall: Duration
 
-    public init(connect: Duration = .seconds(5), stall: Duration = .seconds(15)) {
+    /// The longest a whole catalog or signature transfer may take, however
+    /// steadily its bytes trickle in (a host sending one byte every few
+    /// seconds never stalls).
+    public var document: Duration
+
+    public init(connect: Duration = .seconds(5), stall: Duration = .seconds(15), document: Duration? = nil) {
       self.connect = connect
       self.stall = stall
+      self.document = document ?? stall * 4
     }
   }
 
@@ -58,6 +64,22 @@ public struct HTTPTransport: BlobTransport {
   }
 
   public func document(at url: URL, limit: Int, unless validators: CacheValidators?) async throws -> FetchedDocument {
+    let limitTime = timeouts.document
+    return try await withThrowingTaskGroup(of: FetchedDocument?.self) { group in
+      group.addTask { try await documentNow(at: url, limit: limit, unless: validators) }
+      group.addTask {
+        try await Task.sleep(for: limitTime)
+        return nil
+      }
+      defer { group.cancelAll() }
+      guard let document = try await group.next() ?? nil else {
+        throw ResourceError(.network, "\(url.absoluteString) took more than \(limitTime) in all (the server sends too slowly, or is stalling on purpose); nothing was changed. Try again, or another mirror.")
+      }
+      return document
+    }
+  }
+
+  private func documentNow(at url: URL, limit: Int, unless validators: CacheValidators?) async throws -> FetchedDocument {
     var headers: [(String, String)] = []
     if let etag = validators?.etag { headers.append(("If-None-Match", etag)) }
     if let date = validators?.lastModified { headers.append(("If-Modified-Since", date)) }

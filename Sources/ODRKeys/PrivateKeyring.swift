@@ -46,8 +46,13 @@ extension PrivateKeyring {
   /// which suits CI; otherwise every identity in the keyring.
   public static func identities(environment: String?, files: [String], keyring: () throws -> any SecretStore) async throws -> [AgeIdentity] {
     var found: [AgeIdentity] = []
-    if let environment, !environment.isEmpty {
-      do { found += try AgeIdentity.parseFile(environment) } catch let error as TrustError {
+    if let environment {
+      let lines = environment.split(whereSeparator: \.isNewline).map { $0.filter { $0 != " " && $0 != "\t" } }.filter { !$0.isEmpty }
+      guard !lines.isEmpty else {
+        throw TrustError(.invalidKey, "ODR_IDENTITY is set but empty (a secret this job cannot see? forks' pull requests get no secrets). Set it to the identity (AGE-SECRET-KEY-1…), or unset it to use the keyring.")
+      }
+      // A CI secret may carry stray white space; the key lines are strict.
+      do { found += try AgeIdentity.parseFile(lines.joined(separator: "\n")) } catch let error as TrustError {
         throw TrustError(error.code, "ODR_IDENTITY: \(error.message)", underlying: error)
       }
     }

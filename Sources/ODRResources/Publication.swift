@@ -8,9 +8,14 @@ import ODRTrust
 /// 1. every blob not already there (same size: blobs are named by their
 ///    SHA-256), `Cache-Control: public, max-age=31536000, immutable`;
 /// 2. `catalog.json.sig` holding the new signatures *and* those of the
-///    catalog still published, so the old catalog stays valid meanwhile;
-/// 3. `catalog.json`, `Cache-Control: no-cache`;
-/// 4. `catalog.json.sig` with the new signatures only.
+///    catalog still published (the lines that verify its bytes), so the
+///    old catalog stays valid meanwhile;
+/// 3. `catalog.json`, `Cache-Control: no-cache`.
+///
+/// The bridge stays until the next publish replaces it: a client that read
+/// the old `catalog.json` just before step 3 and the signature file after
+/// it still finds a line that verifies what it read. (The old lines verify
+/// only the old bytes, so they admit nothing new.)
 ///
 /// Interrupted at any point, the destination serves the previous catalog
 /// (with its blobs and a signature that covers it) or the new one.
@@ -46,7 +51,14 @@ public struct Publication: Sendable {
     do {
       signature = FileIO.kind(of: signatureFile) == .file
         ? try CatalogSignature(parsing: try FileTransport().dataSync(at: signatureFile, limit: CatalogSignature.maxBytes)) : nil
-      publishedSignature = try await destination.read("catalog.json.sig", limit: CatalogSignature.maxBytes).map(CatalogSignature.init(parsing:))
+      // A published signature file that does not parse is replaced, not bridged.
+      let published = try? await destination.read("catalog.json.sig", limit: CatalogSignature.maxBytes).map(CatalogSignature.init(parsing:))
+      let publishedCatalog = try await destination.read("catalog.json", limit: ResourceCatalog.maxCatalogBytes)
+      publishedSignature = published.flatMap { signature in
+        var bridged = signature
+        bridged.entries = signature.entries.filter { entry in publishedCatalog.map { entry.key.isValidSignature(entry.signature, for: $0) } ?? false }
+        return bridged
+      }
     } catch let error as TrustError {
       throw ResourceError(.integrity, "catalog.json.sig: \(error.message)")
     }
@@ -87,15 +99,13 @@ public struct Publication: Sendable {
     if let signature {
       progress(Step(path: "catalog.json.sig", action: .upload, bytes: Int64(signature.encoded.count)))
       var both = signature
-      both.entries += publishedSignature?.entries ?? []
+      both.entries += publishedSignature?.entries.filter { old in !signature.entries.contains { $0.signature == old.signature } } ?? []
       let bridge = both.encoded.count <= CatalogSignature.maxBytes ? both : signature
       try await destination.upload(bridge.encoded, to: "catalog.json.sig", cacheControl: Self.catalogCacheControl)
     }
     progress(Step(path: "catalog.json", action: .upload, bytes: Int64(catalogBytes.count)))
     try await destination.upload(catalogBytes, to: "catalog.json", cacheControl: Self.catalogCacheControl)
-    if let signature, publishedSignature != nil {
-      try await destination.upload(signature.encoded, to: "catalog.json.sig", cacheControl: Self.catalogCacheControl)
-    } else if signature == nil, publishedSignature != nil {
+    if signature == nil, publishedSignature != nil {
       progress(Step(path: "catalog.json.sig", action: .delete, bytes: 0))
       try await destination.delete("catalog.json.sig")
     }

@@ -43,8 +43,9 @@ public struct FolderDestination: PublishDestination {
   public func upload(_ file: URL, sha256: String, to path: String, cacheControl: String) async throws {
     let target = folder.appending(path: path)
     try makeFolder(target.deletingLastPathComponent())
-    let temporary = target.deletingLastPathComponent().appending(path: ".\(target.lastPathComponent).odr-publish")
-    unlink(temporary.path)
+    // A name of its own: two publishes into one folder never write, rename
+    // or delete each other's half-written file.
+    let temporary = target.deletingLastPathComponent().appending(path: ".\(target.lastPathComponent).odr-publish-\(getpid())-\(UInt64.random(in: 0...UInt64.max))")
     var written = false
     defer { if !written { unlink(temporary.path) } }
     let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

@@ -93,10 +93,13 @@ public enum Age {
         throw AgeHeader.malformed("an X25519 stanza is malformed")
       }
       for identity in identities {
-        // An all-zero shared secret (a low-order share) makes this throw: not ours.
+        // A low-order share gives an all-zero shared secret: age refuses the
+        // file (it is malformed, not merely "not ours"), and so does odr.
         guard let peer = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: share),
               let shared = try? identity.privateKey.sharedSecretFromKeyAgreement(with: peer),
-              !shared.withUnsafeBytes({ $0.allSatisfy { $0 == 0 } }) else { continue }
+              !shared.withUnsafeBytes({ $0.allSatisfy { $0 == 0 } }) else {
+          throw AgeHeader.malformed("an X25519 stanza's share is a low-order point")
+        }
         let key = wrapKey(shared, salt: share + identity.recipient.publicKey)
         guard let box = try? ChaChaPoly.SealedBox(nonce: .init(data: [UInt8](repeating: 0, count: 12)),
                                                   ciphertext: stanza.body.prefix(16), tag: stanza.body.suffix(16)),

@@ -58,6 +58,7 @@ import Testing
     let first = try await Publication(folder: try pack(1), destination: FolderDestination(destination))
     try await first.run()
     #expect(try await read(destination, client: "before").version == 1)
+    let versionOne = try Data(contentsOf: destination.appending(path: "catalog.json"))
     let second = try pack(2)
     let blob = try #require(FileManager.default.contentsOfDirectory(atPath: second.appending(path: "blobs").path).first)
     let broken = Interrupted(folder: FolderDestination(destination), failing: failing == "blobs" ? "blobs/\(blob)" : failing)
@@ -71,9 +72,46 @@ import Testing
     try await retry.run()
     let after = try await read(destination, client: "after-\(failing)")
     #expect(after.version == 2 && after.text == "level of version 2")
-    // The bridge signature is gone: only version 2's signature remains.
+    // The bridge stays until the next publish: a client that read version
+    // 1's catalog.json just before the publish still finds its signature.
     let signature = try CatalogSignature(parsing: Data(contentsOf: destination.appending(path: "catalog.json.sig")))
-    #expect(signature.entries.count == 1)
+    #expect(signature.entries.count == 2)
+    #expect(signature.validSigners(of: versionOne) == [key.verifyingKey])
+    #expect(signature.validSigners(of: try Data(contentsOf: destination.appending(path: "catalog.json"))) == [key.verifyingKey])
+  }
+
+  @Test func theBridgeHoldsThePublishedCatalogsLinesOnlyAndDoesNotGrow() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let destination = root.appending(path: "www")
+    for version in 1...4 { try await Publication(folder: try pack(version), destination: FolderDestination(destination)).run() }
+    let signature = try CatalogSignature(parsing: Data(contentsOf: destination.appending(path: "catalog.json.sig")))
+    #expect(signature.entries.count == 2)  // version 4's line and version 3's
+    #expect(signature.validSigners(of: try Data(contentsOf: root.appending(path: "out3/catalog.json"))) == [key.verifyingKey])
+  }
+
+  /// Red team 18: two publishes of one catalog into one folder shared a
+  /// temporary name per blob, so one renamed or deleted the other's
+  /// half-written file.
+  @Test func twoPublishesIntoOneFolderAtOnceBothSucceed() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let source = root.appending(path: "big")
+    try FileManager.default.createDirectory(at: source.appending(path: "levels"), withIntermediateDirectories: true)
+    for index in 0..<8 { try Data(repeating: UInt8(index), count: 2 << 20).write(to: source.appending(path: "levels/\(index).bin")) }
+    try Data(#"{"bundle": "com.example.pub", "version": 1, "tags": {"L": {"category": "onDemand", "files": ["levels/"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    let folder = root.appending(path: "out-big")
+    _ = try Publisher(source: source).pack(to: folder, options: PackOptions())
+    for round in 0..<3 {
+      let destination = root.appending(path: "www\(round)")
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<2 {
+          group.addTask { try await Publication(folder: folder, destination: FolderDestination(destination)).run() }
+        }
+        try await group.waitForAll()
+      }
+      let leftovers = try FileManager.default.contentsOfDirectory(atPath: destination.appending(path: "blobs").path).filter { $0.hasPrefix(".") }
+      #expect(leftovers.isEmpty)
+    }
   }
 
   @Test func aFolderMissingABlobIsRefusedBeforeAnythingIsUploaded() async throws {

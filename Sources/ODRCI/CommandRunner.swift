@@ -106,13 +106,16 @@ public enum CommandRunner {
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
     var pid: pid_t = 0
-    CoreDumps.restoreForChild()
-    var result = withCStrings(arguments) { argv in
-      withCStrings(environment) { envp in posix_spawn(&pid, path, &actions, &attributes, argv, envp) }
+    var result = CoreDumps.withUserLimit {
+      withCStrings(arguments) { argv in
+        withCStrings(environment) { envp in posix_spawn(&pid, path, &actions, &attributes, argv, envp) }
+      }
     }
     if result == ENOEXEC {
-      result = withCStrings(["/bin/sh", path] + arguments.dropFirst()) { argv in
-        withCStrings(environment) { envp in posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp) }
+      result = CoreDumps.withUserLimit {
+        withCStrings(["/bin/sh", path] + arguments.dropFirst()) { argv in
+          withCStrings(environment) { envp in posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp) }
+        }
       }
     }
     close(out[1])

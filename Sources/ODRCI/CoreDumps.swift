@@ -26,9 +26,21 @@ public enum CoreDumps {
   }
 
   /// Gives back the core limit odr was started with, for a program about
-  /// to be started or exec'd (this process stays non-dumpable).
+  /// to be exec'd in this process's place.
   public static func restoreForChild() {
     guard var limit = original.withLock({ $0 }) else { return }
     _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit)
+  }
+
+  /// Runs `spawn` (which starts a child) with the user's core limit, then
+  /// lowers odr's own to 0 again: the child inherits the limit it had.
+  static func withUserLimit<T>(_ spawn: () -> T) -> T {
+    guard var limit = original.withLock({ $0 }) else { return spawn() }
+    _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit)
+    defer {
+      limit.rlim_cur = 0
+      _ = setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &limit)
+    }
+    return spawn()
   }
 }

@@ -130,13 +130,20 @@ import Testing
     try FileManager.default.createDirectory(at: project, withIntermediateDirectories: true)
     let auth = header == "Authorization" ? #"{"key": "CatalogToken", "service": "\#(service)"}"# : #"{"header": "\#(header)", "key": "CatalogToken", "service": "\#(service)"}"#
     try #"{"catalog": "\#(guarded.url.absoluteString)", "auth": \#(auth)}"#.write(to: project.appending(path: "odr.json"), atomically: true, encoding: .utf8)
-    #expect(try await Command.odr(["set", "CatalogToken", "--service", service], input: "not-\(token)", environment: base).status == 0)
+    let origin = String(guarded.url.absoluteString.dropLast())
+    // Red team 1: an item not marked as this origin's catalog token is never sent.
+    #expect(try await Command.odr(["set", "CatalogToken", "--service", service], input: token, environment: base).status == 0)
+    let unmarked = try await odr(["begin", "Level2"], in: project, environment: base)
+    #expect(unmarked.status == 10, "\(unmarked.stderr)")
+    #expect(unmarked.stderr.contains("not marked as a catalog token for \(origin)"), "\(unmarked.stderr)")
+    #expect(guarded.requests.isEmpty, "\(guarded.requests)")
+    #expect(try await Command.odr(["set", "CatalogToken", "--service", service, "--catalog-token-for", origin], input: "not-\(token)", environment: base).status == 0)
     let denied = try await odr(["begin", "Level2"], in: project, environment: base)
     #expect(denied.status == 10, "\(denied.stderr)")
     #expect(denied.stderr.contains("the keyring item CatalogToken of \(service)"), "\(denied.stderr)")
     #expect(!denied.output.contains(token))
 
-    #expect(try await Command.odr(["set", "CatalogToken", "--service", service], input: token, environment: base).status == 0)
+    #expect(try await Command.odr(["set", "CatalogToken", "--service", service, "--catalog-token-for", origin], input: token, environment: base).status == 0)
     let begin = try await odr(["begin", "Level2", "--quiet"], in: project, environment: base)
     #expect(begin.status == 0, "\(begin.stderr)")
     #expect(guarded.requests.filter { $0.status == 302 }.allSatisfy { $0.authenticated })

@@ -23,6 +23,19 @@ import Testing
     }, retry: retry, timeout: timeout, logger: logger)
   }
 
+  /// Red team 17: a key or header value with CR/LF was silently left off
+  /// the request; now nothing is sent and the error says why.
+  @Test(arguments: ["k\r\n", "a\nb", "a\rb"])
+  func aLineBreakInAKeyOrHeaderIsRefused(_ value: String) async throws {
+    try await TestHTTPServer.answering({ _ in .text("ok") }) { server in
+      let key = APIKey(name: "Weather", value: value, metadata: KeyMetadata(header: "X-Key", hosts: ["127.0.0.1"]))
+      await #expect(throws: APIError.self) { _ = try await client(key).send(.data(path: server.url + "/a", key: "Weather")) }
+      let plain = try APIClient()
+      await #expect(throws: APIError.self) { _ = try await plain.send(.data(path: server.url + "/a", headers: ["X-Test": value])) }
+      #expect(server.requests.isEmpty)
+    }
+  }
+
   @Test func theKeyArrivesInItsHeaderOrQueryOnlyAtItsHosts() async throws {
     try await TestHTTPServer.answering({ _ in .text("ok") }) { server in
       let header = try client(headerKey())

@@ -115,4 +115,42 @@ import Testing
     #expect(throws: TrustError.self) { try AgeRecipient("age1qqqq") }
     #expect(try AgeRecipient(" \(identity.recipient) ") == identity.recipient)
   }
+  /// Red team 19: a low-order X25519 share is a malformed file (as age says),
+  /// not "not a recipient".
+  @Test func aLowOrderShareIsRefusedAsAgeRefusesIt() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let (keyFile, recipient) = try await ageKeygen()
+    let identities = try AgeIdentity.parseFile(String(contentsOf: keyFile, encoding: .utf8))
+    let file = try Age.encrypt(Data("secret".utf8), to: [try AgeRecipient(recipient)])
+    var text = String(decoding: file, as: UTF8.self)
+    let stanza = try #require(text.range(of: "-> X25519 "))
+    let shareEnd = try #require(text[stanza.upperBound...].firstIndex(of: "\n"))
+    text.replaceSubrange(stanza.upperBound..<shareEnd, with: String(repeating: "A", count: 43))  // the all-zero point
+    let forged = Data(text.utf8.prefix(text.utf8.count))
+    #expect(throws: TrustError.self) {
+      do { _ = try Age.decrypt(forged, identities: identities) } catch let error as TrustError {
+        #expect(error.code == .malformed, "\(error.message)")
+        throw error
+      }
+    }
+    #expect(try await ageDecrypt(try write(forged), identity: keyFile).status != 0)
+  }
+
+  /// Red team 19: identity files are read as age reads them: a lower-case
+  /// or indented key line is an error, for odr as for age.
+  @Test(arguments: ["lower", "indented"])
+  func identityFileLinesAreStrict(_ how: String) async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let (keyFile, recipient) = try await ageKeygen()
+    let text = try String(contentsOf: keyFile, encoding: .utf8)
+    #expect(try AgeIdentity.parseFile(text).count == 1)
+    let changed = text.split(separator: "\n").map { line in
+      guard line.hasPrefix("AGE-SECRET-KEY-") else { return String(line) }
+      return how == "lower" ? line.lowercased() : "  " + line
+    }.joined(separator: "\n") + "\n"
+    #expect(throws: TrustError.self) { try AgeIdentity.parseFile(changed) }
+    let changedFile = try write(Data(changed.utf8))
+    let file = try write(try Age.encrypt(Data("secret".utf8), to: [try AgeRecipient(recipient)]))
+    #expect(try await ageDecrypt(file, identity: changedFile).status != 0)
+  }
 }

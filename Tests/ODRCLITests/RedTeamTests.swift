@@ -424,7 +424,7 @@ import Testing
       let result = try await odr(["status", "--catalog", server.url + "/", "--network-timeout", "0.5"])
       #expect(result.status == 7, "\(result.stderr)")
       #expect(result.stderr.contains("in all"), "\(result.stderr)")
-      #expect(ContinuousClock.now - start < .seconds(10))
+      #expect(ContinuousClock.now - start < .seconds(30))  // without the deadline: ~80 s (one byte per 200 ms)
     }
   }
 }

@@ -210,10 +210,11 @@ import Testing
     #expect(online.status == 4)
     #expect(online.stderr.contains("expired on 2001-01-01"))
     #expect(try await odr(["verify", published.path]).status == 4)
-    // Time passes for the copy on disk too: offline serves it with a warning.
-    let stored = cache.appending(path: "odr/\(bundle)/catalog.json")
-    try String(contentsOf: stored, encoding: .utf8).replacing(/"expires" : "[^"]*"/, with: #""expires" : "2001-01-01T00:00:00Z""#)
-      .write(to: stored, atomically: true, encoding: .utf8)
+    // Time passes for the copy on disk too (the kept copy is the signed
+    // catalog that has now expired): offline serves it with a warning.
+    let stored = cache.appending(path: "odr/\(bundle)")
+    try expired.write(to: stored.appending(path: "catalog.json"))
+    try Data(contentsOf: published.appending(path: "catalog.json.sig")).write(to: stored.appending(path: "catalog.json.sig"))
     let offline = try await odr(["fetch", "APIKeys", "--offline"])
     #expect(offline.status == 0, "\(offline.stderr)")
     #expect(offline.stderr.contains("warning: the catalog of \(bundle) (version 1) expired"))

@@ -15,7 +15,7 @@ extension ODR {
 
         Example:
           printf '%s' "$WEATHER_KEY" | odr set Weather --service com.example.demo
-          odr set CatalogToken --service com.example.demo --catalog-token-for https://cdn.example.com < token.txt
+          odr set Token --catalog-token-for https://cdn.example.com < token.txt
         """
     )
 

@@ -187,7 +187,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["odr", "odr-net", "WeatherClient", "ODRTesting", "ODRTrust", "ODRCommandLine",
+      dependencies: ["odr", "odr-net", "WeatherClient", "ODRTesting", "ODRTrust", "ODRResources", "ODRCommandLine",
                      .product(name: "ArgumentParser", package: "swift-argument-parser")],
       swiftSettings: strictSettings
     ),

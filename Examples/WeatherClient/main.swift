@@ -2,7 +2,7 @@
 // the APIKeys tag into the keyring on first use) and calls an endpoint with
 // it. The key never appears in the binary, the repository or the output.
 //
-//   swift run WeatherClient --catalog /tmp/demo-catalog --url http://127.0.0.1:8080/forecast [--memory]
+//   swift run WeatherClient --catalog /tmp/demo-resources --url http://127.0.0.1:8080/forecast [--memory]
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

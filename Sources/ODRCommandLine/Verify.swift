@@ -4,21 +4,25 @@ import ODRResources
 import ODRTrust
 
 extension ODR {
-  /// `odr verify DIR`: checks a published catalog folder.
-  struct Verify: AsyncParsableCommand {
+  /// `odr verify DIR|URL`: checks a published catalog.
+  struct Verify: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "verify",
-      abstract: "Check a published catalog folder: signature, expiry margin, every blob's SHA-256.",
+      abstract: "Check a published catalog: signature, hand-over chain, expiry margin, every blob's SHA-256.",
       discussion: """
-        For the publisher's CI, before and after uploading. Exits 4 when the catalog is unsigned, its signature does not verify (or is not by a --trust key), it expires within --min-validity, a blob is missing or damaged, or a secrets tag is in plaintext.
+        For the publisher's CI, before and after uploading, and on a schedule against the live host: CATALOG is a folder made by `odr pack`, or an http(s):// or s3:// URL (read as clients read it; s3 with the AWS variables). Prints the signer, the keys allowed to sign the next versions and the hand-over chain. Exits 4 when the catalog is unsigned, its signature does not verify (or is by neither a --trust key nor a key their hand-over chain leads to), it expires within --min-validity, a blob is missing or damaged, or a secrets tag is in plaintext.
 
         Example:
           odr verify /srv/www/odr --min-validity 7d --trust ed25519:…
+          odr verify https://cdn.example.com/odr/ --min-validity 7d --trust ed25519:…
         """
     )
 
-    @Argument(help: "The catalog folder made by `odr pack`.")
-    var folder: String
+    @Argument(help: "The catalog: a folder made by `odr pack`, or an http(s):// or s3:// URL.")
+    var catalog: String
+
+    @Option(name: .customLong("network-timeout"), help: ArgumentHelp("Seconds a download may stall without a byte before it fails (default 15).", valueName: "seconds"))
+    var networkTimeout: Double?
 
     @Option(help: ArgumentHelp("Fail when the catalog expires sooner than this: 12h, 7d, 2w (default 0s: not expired).", valueName: "duration"))
     var minValidity: String?
@@ -32,21 +36,38 @@ extension ODR {
       if let minValidity { _ = try DurationText.seconds(minValidity, option: "--min-validity") }
     }
 
-    func run() async throws {
+    func run(_ context: CommandContext) async throws {
       let keys = try trust.map { text in
-        do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError(error.message) }
+        do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError("--trust: \(error.message)") }
       }
       let margin = try minValidity.map { try DurationText.seconds($0, option: "--min-validity") } ?? 0
-      let report = try PublishedCatalogCheck(folder: URL(filePath: folder)).run(trusted: Set(keys), minValidity: .seconds(margin))
+      let check: PublishedCatalogCheck
+      if catalog.hasPrefix("http://") || catalog.hasPrefix("https://") || catalog.hasPrefix("s3://") {
+        guard let url = URL(string: catalog), url.host?.isEmpty == false, url.user == nil, url.password == nil else {
+          throw ValidationError("'\(catalog.prefix(200))' is not a catalog URL (http(s)://host/path/ or s3://bucket/prefix, without credentials).")
+        }
+        let source = NetworkSource(url: url, stall: networkTimeout ?? 15, endpoint: try CatalogOptions.projectConfig()?.endpoint)
+        check = PublishedCatalogCheck(location: url, transport: try context.networked().transport(for: source))
+      } else {
+        guard !catalog.contains("://") || catalog.hasPrefix("file://") else {
+          throw ValidationError("Unsupported catalog '\(catalog.prefix(200))'; use a folder, file://, http(s):// or s3://.")
+        }
+        check = PublishedCatalogCheck(location: catalog.hasPrefix("file://") ? URL(string: catalog) ?? URL(filePath: catalog) : URL(filePath: catalog))
+      }
+      let report = try await check.run(trusted: Set(keys), minValidity: .seconds(margin))
       try reporting.print(report, failed: !report.problems.isEmpty) {
         var lines = ["\(report.bundle) version \(report.version): \(report.blobs) blobs checked"]
         lines.append(report.signedBy.map { "  signed by \($0)" } ?? "  not signed")
+        if !report.signers.isEmpty { lines.append("  next signers \(report.signers.joined(separator: ", "))") }
+        for link in report.chain {
+          lines.append("  hand-over at version \(link.version): \(link.signedBy) -> \(link.signers.joined(separator: ", "))")
+        }
         lines.append("  expires \(report.expires?.formatted(.iso8601) ?? "never")")
         lines += report.problems.map { "  PROBLEM: \($0)" }
         Output.write(lines.joined(separator: "\n") + "\n")
       }
       if !report.problems.isEmpty {
-        throw ResourceError(.integrity, "\(folder): \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") found; clients would refuse or fail on this catalog.")
+        throw ResourceError(.integrity, "\(catalog): \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") found; clients would refuse or fail on this catalog.")
       }
     }
   }

@@ -65,6 +65,7 @@ public struct FileTransport: BlobTransport {
   }
 
   public func stream(_ url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
+    guard FileIO.kind(of: url) != .missing else { throw ResourceError(.notFound, "Nothing at '\(url.path)'.") }
     try FileIO.readChunks(of: url) { chunk in
       try Task.checkCancellation()
       try sink(chunk)

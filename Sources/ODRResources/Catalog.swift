@@ -8,8 +8,14 @@ import ODRNames
 /// Blob URLs are `blobs/<sha256>` relative to the catalog's URL, so a
 /// catalog folder can be served by any static host.
 public struct Catalog: Codable, Sendable, Equatable {
-  /// The catalog format this code reads and writes.
-  public static let currentFormatVersion = 1
+  /// The catalog format this code writes: 2 (signatures over a domain
+  /// prefix, hand-over chains). Format 1 is still read.
+  public static let currentFormatVersion = 2
+  /// The formats this code reads.
+  public static let readableFormatVersions = 1...2
+  /// Called on every decode within its scope: a spy for the tests that show
+  /// a tampered catalog is refused before anything decodes it.
+  @TaskLocal package static var onDecode: (@Sendable () -> Void)?
   /// The largest file a catalog may list (1 TiB): with the 4 MiB cap on
   /// catalog.json, no sum of sizes can overflow.
   public static let maxFileSize: Int64 = 1 << 40
@@ -83,19 +89,29 @@ public struct Catalog: Codable, Sendable, Equatable {
   public var expires: Date?
   /// The keys allowed to sign the next versions (key rotation).
   public var signers: [VerifyingKey]?
+  /// The chain of hand-over statements from earlier signer sets to the one
+  /// that signed this catalog (format 2), for clients that keep no state.
+  public var handovers: [Handover]?
   public var tags: [String: Tag]
 
-  public init(bundle: String, version: Int, expires: Date? = nil, signers: [VerifyingKey]? = nil, tags: [String: Tag]) {
+  public init(bundle: String, version: Int, expires: Date? = nil, signers: [VerifyingKey]? = nil, handovers: [Handover]? = nil,
+              tags: [String: Tag]) {
     self.formatVersion = Self.currentFormatVersion
     self.bundle = bundle
     self.version = version
     self.expires = expires
     self.signers = signers
+    self.handovers = handovers
     self.tags = tags
   }
 
+  /// Whether this catalog's signatures cover ``CatalogSignature/domain``
+  /// first (format 2) or the bytes alone (format 1).
+  public var signaturesArePrefixed: Bool { formatVersion >= 2 }
+
   /// Decodes and validates a catalog; nothing unsafe survives this.
   public static func decode(_ data: Data) throws -> Catalog {
+    onDecode?()
     let catalog: Catalog
     do {
       let decoder = JSONDecoder()
@@ -121,8 +137,11 @@ public struct Catalog: Codable, Sendable, Equatable {
   /// Checks every rule a client relies on before it writes anything:
   /// known format, valid names, safe relative paths, well-formed hashes.
   public func validate() throws {
-    guard formatVersion == Self.currentFormatVersion else {
-      throw ResourceError(.invalidSource, "The catalog has format version \(formatVersion); this odr reads version \(Self.currentFormatVersion). Update odr.")
+    guard Self.readableFormatVersions.contains(formatVersion) else {
+      throw ResourceError(.invalidSource, "The catalog has format version \(formatVersion); this odr reads versions \(Self.readableFormatVersions.lowerBound) to \(Self.readableFormatVersions.upperBound). Update odr.")
+    }
+    guard formatVersion >= 2 || handovers == nil else {
+      throw ResourceError(.invalidSource, "The catalog has hand-overs but format version \(formatVersion); they need format 2.")
     }
     guard BundleID.isValid(bundle) else {
       throw ResourceError(.invalidSource, "The catalog's bundle '\(bundle.prefix(80))\(bundle.count > 80 ? "…" : "")' is not a bundle id (1–255 letters, digits, '.', '_', '-').")

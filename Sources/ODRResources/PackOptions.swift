@@ -19,6 +19,9 @@ public struct PackOptions: Sendable {
   public var expires: Date?
   /// The keys allowed to sign the next versions (default: the signing key).
   public var nextSigners: [VerifyingKey] = []
+  /// Sign with a key the previous catalog's signers do not include, and
+  /// start a new hand-over chain (clients must pin the new key).
+  public var newTrustRoot = false
   /// Hears warnings and advice, one line each.
   public var notify: @Sendable (String) -> Void = { _ in }
 

@@ -56,13 +56,13 @@ public struct Publication: Sendable {
       let publishedCatalog = try await destination.read("catalog.json", limit: ResourceCatalog.maxCatalogBytes)
       publishedSignature = published.flatMap { signature in
         var bridged = signature
-        bridged.entries = signature.entries.filter { entry in publishedCatalog.map { entry.key.isValidSignature(entry.signature, for: $0) } ?? false }
+        bridged.entries = publishedCatalog.map(signature.lines(verifying:)) ?? []
         return bridged
       }
     } catch let error as TrustError {
       throw ResourceError(.integrity, "catalog.json.sig: \(error.message)")
     }
-    if let signature, signature.validSigners(of: catalogBytes).isEmpty {
+    if let signature, !signature.verifiesInSomeForm(catalogBytes) {
       throw ResourceError(.integrity, "\(signatureFile.path) does not verify for catalog.json beside it; run `odr pack` again. Nothing was uploaded.")
     }
     var seen = Set<String>()

@@ -1,9 +1,11 @@
 public import FoundationEssentials
 public import ODRTrust
+import Crypto
 
-/// `odr verify DIR`: checks a published catalog folder the way a client
-/// will see it, for the publisher's CI — signature, expiry margin, and every
-/// blob's size and SHA-256.
+/// `odr verify DIR|URL`: checks a published catalog the way a client will
+/// see it, for the publisher's CI and for a schedule against the live host
+/// — signature, hand-over chain, expiry margin, and every blob's size and
+/// SHA-256.
 public struct PublishedCatalogCheck: Sendable {
   /// What was checked.
   public struct Report: Sendable, Encodable {
@@ -12,40 +14,66 @@ public struct PublishedCatalogCheck: Sendable {
     /// The key whose signature verifies (nil: unsigned).
     @NullWhenAbsent public var signedBy: String?
     @NullWhenAbsent public var expires: Date?
+    /// The keys the catalog allows to sign the next versions.
+    public var signers: [String]
+    /// Its hand-over chain, oldest first.
+    public var chain: [Link]
     public var blobs: Int
-    /// Every problem found; empty means the folder is good.
+    /// Every problem found; empty means the catalog is good.
     public var problems: [String]
+
+    /// One hand-over statement.
+    public struct Link: Sendable, Encodable {
+      public var version: Int
+      public var signedBy: String
+      public var signers: [String]
+    }
   }
 
-  public let folder: URL
+  /// The catalog's `catalog.json` URL.
+  public let location: URL
+  public let transport: any BlobTransport
 
-  public init(folder: URL) {
-    self.folder = folder
+  /// Checks the catalog at `location` (a folder, its catalog.json, or a
+  /// URL `transport` reads: ODRHTTP's for http(s) and s3).
+  public init(location: URL, transport: any BlobTransport = FileTransport()) {
+    self.location = location.pathExtension == "json" ? location : location.appending(path: "catalog.json")
+    self.transport = transport
   }
 
-  /// Checks the folder. `trusted`: when not empty, the signature must be by
-  /// one of these keys. `minValidity`: the catalog must stay valid at least
-  /// this long from `now`.
-  public func run(trusted: Set<VerifyingKey>, minValidity: Duration, now: Date = Date()) throws -> Report {
-    let catalogURL = folder.appending(path: "catalog.json")
-    let bytes = try FileTransport().dataSync(at: catalogURL, limit: ResourceCatalog.maxCatalogBytes)
-    let catalog = try Catalog.decode(bytes)
-    var report = Report(bundle: catalog.bundle, version: catalog.version, signedBy: nil, expires: catalog.expires, blobs: 0, problems: [])
-    let signatureURL = folder.appending(path: "catalog.json.sig")
-    if FileIO.kind(of: signatureURL) == .file {
-      do {
-        let signature = try CatalogSignature(parsing: try FileTransport().dataSync(at: signatureURL, limit: CatalogSignature.maxBytes))
-        let valid = signature.validSigners(of: bytes)
-        report.signedBy = (trusted.isEmpty ? valid.first : valid.first(where: trusted.contains))?.description
-        if valid.isEmpty {
-          report.problems.append("catalog.json.sig does not verify: catalog.json or the signature changed after signing. Re-run odr pack --sign.")
-        } else if report.signedBy == nil {
-          report.problems.append("catalog.json is signed by \(valid.map(\.description).joined(separator: ", ")), none of the keys given with --trust.")
-        }
-      } catch let error as TrustError {
+  /// Checks the catalog. `trusted`: when not empty, the signature must be
+  /// by one of these keys or by a key their hand-over chain leads to.
+  /// `minValidity`: the catalog must stay valid at least this long from `now`.
+  public func run(trusted: Set<VerifyingKey>, minValidity: Duration, now: Date = Date()) async throws -> Report {
+    let bytes = try await transport.data(at: location, limit: ResourceCatalog.maxCatalogBytes)
+    let signatureURL = location.deletingLastPathComponent().appending(path: "catalog.json.sig")
+    let signatureBytes = try await transport.dataIfPresent(at: signatureURL, limit: CatalogSignature.maxBytes)
+    var problems: [String] = []
+    let catalog: Catalog
+    let signature: CatalogSignature?
+    do {
+      (catalog, signature) = try ResourceCatalog.verifiedCatalog(bytes, signatureBytes, at: location)
+    } catch let error as ResourceError where error.code == .integrity && signatureBytes != nil {
+      // Say what the catalog claims, as far as it can be read at all.
+      guard let claimed = try? Catalog.decode(bytes) else { throw error }
+      (catalog, signature) = (claimed, nil)
+      problems.append(error.message)
+    }
+    var report = Report(bundle: catalog.bundle, version: catalog.version, signedBy: nil, expires: catalog.expires,
+                        signers: (catalog.signers ?? []).map(\.description),
+                        chain: (catalog.handovers ?? []).map { .init(version: $0.version, signedBy: $0.signedBy.description, signers: $0.signers.map(\.description)) },
+                        blobs: 0, problems: problems)
+    if let signature {
+      let valid = signature.validSigners(of: bytes, prefixed: catalog.signaturesArePrefixed)
+      var reachable = trusted
+      do { reachable = try Handover.follow(catalog.handovers ?? [], from: trusted, bundle: catalog.bundle, upTo: catalog.version) } catch let error as TrustError {
         report.problems.append(error.message)
       }
-    } else {
+      report.signedBy = (trusted.isEmpty ? valid.first : valid.first(where: reachable.contains))?.description
+      if report.signedBy == nil {
+        report.problems.append("catalog.json is signed by \(valid.map(\.description).joined(separator: ", ")), neither a key given with --trust nor one their hand-over chain leads to; clients that pin those keys refuse it.")
+      }
+    } else if signatureBytes == nil {
       report.problems.append("catalog.json is not signed (no catalog.json.sig); clients that pin a key refuse it. Pack with --sign.")
     }
     if let expires = catalog.expires {
@@ -58,19 +86,38 @@ public struct PublishedCatalogCheck: Sendable {
       report.problems.append("the signed catalog has no expiry, so a stale copy could be replayed for ever; re-pack with --sign (it sets one).")
     }
     var seen = Set<String>()
+    let blobs = location.deletingLastPathComponent().appending(path: "blobs")
     for (name, tag) in catalog.tags.sorted(by: { $0.key < $1.key }) {
       if tag.secrets && tag.encryption == nil {
         report.problems.append("the secrets tag '\(name)' is published in plaintext; give it recipients and re-pack.")
       }
       for file in tag.files where seen.insert(file.sha256).inserted {
         report.blobs += 1
-        let blob = folder.appending(path: "blobs").appending(path: file.sha256)
-        guard FileIO.size(of: blob) == file.size, (try? FileIO.sha256(of: blob).sha256) == file.sha256 else {
-          report.problems.append("blobs/\(file.sha256) ('\(file.path)' of \(name)) is \(FileIO.kind(of: blob) == .missing ? "missing" : "damaged (size or SHA-256 differs)").")
-          continue
+        if let problem = await check(file, at: blobs.appending(path: file.sha256)) {
+          report.problems.append("blobs/\(file.sha256) ('\(file.path)' of \(name)) is \(problem).")
         }
       }
     }
     return report
+  }
+
+  /// Why the blob at `url` is not `file`'s bytes, or nil when it is.
+  private func check(_ file: Catalog.File, at url: URL) async -> String? {
+    var hasher = SHA256()
+    var size: Int64 = 0
+    do {
+      try await transport.stream(url) { chunk in
+        size += Int64(chunk.count)
+        guard size <= file.size else { throw ResourceError(.integrity, "larger than the catalog says") }
+        hasher.update(bufferPointer: chunk)
+      }
+    } catch let error as ResourceError where error.code == .notFound {
+      return "missing"
+    } catch let error as ResourceError where error.code == .integrity {
+      return "damaged (\(error.message))"
+    } catch {
+      return "unreadable (\(error))"
+    }
+    return size == file.size && FileIO.hex(hasher.finalize()) == file.sha256 ? nil : "damaged (size or SHA-256 differs)"
   }
 }

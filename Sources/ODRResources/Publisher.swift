@@ -29,14 +29,15 @@ public struct Publisher: Sendable {
     let manifest = try readManifest()
     var catalog = try makeCatalog(manifest, version: version)
     let sealed = try seal(&catalog, manifest: manifest, options: options)
+    let previous = try previousCatalog(in: output)
     if let key = options.signingKey {
       catalog.expires = options.expires ?? Date().addingTimeInterval(Double(PackOptions.defaultValidity.components.seconds))
       catalog.signers = options.nextSigners.isEmpty ? [key.verifyingKey] : options.nextSigners
+      catalog.handovers = try handovers(for: catalog, signedWith: key, previous: previous, options: options)
     } else {
       catalog.expires = options.expires
     }
     try catalog.validate()
-    let previous = try? Catalog.decode(Data(contentsOf: output.appending(path: "catalog.json")))
     let blobs = output.appending(path: "blobs")
     try FileIO.makeDirectory(blobs)
     var written = Set<String>()
@@ -60,8 +61,46 @@ public struct Publisher: Sendable {
       options.notify("removed the old catalog.json.sig: this catalog is unsigned, and clients that saw a signed one will refuse it.")
     }
     try FileIO.atomicWrite(bytes, to: output.appending(path: "catalog.json"))
-    adviseOnRecipients(catalog, previous: previous, options: options)
+    adviseOnRecipients(catalog, previous: previous?.catalog, options: options)
     return catalog
+  }
+
+  /// The catalog already in `output` (the one this pack replaces), and
+  /// whether it was signed; nil when there is none.
+  private func previousCatalog(in output: URL) throws -> (catalog: Catalog, signed: Bool)? {
+    let file = output.appending(path: "catalog.json")
+    guard FileIO.kind(of: file) != .missing else { return nil }
+    do {
+      return (try Catalog.decode(try Data(contentsOf: file)), FileIO.kind(of: output.appending(path: "catalog.json.sig")) == .file)
+    } catch {
+      throw ResourceError(.invalidSource, "\(file.path) (the catalog this pack replaces) cannot be read, so its signer hand-over chain cannot be carried forward: \(error). Nothing was written. Restore it, or pack into an empty folder with --new-trust-root.")
+    }
+  }
+
+  /// The hand-over chain of a catalog signed with `key`: the previous
+  /// catalog's, carried forward, plus a statement by `key` when the signers
+  /// of the next versions differ from the set in effect. Refuses a key the
+  /// previous signed catalog's signers do not include, unless
+  /// `newTrustRoot` (which starts an empty chain: clients must re-pin).
+  private func handovers(for catalog: Catalog, signedWith key: SigningKey, previous: (catalog: Catalog, signed: Bool)?,
+                         options: PackOptions) throws -> [Handover]? {
+    var chain: [Handover] = []
+    if let previous, previous.signed, previous.catalog.bundle == catalog.bundle, !options.newTrustRoot {
+      let allowed = previous.catalog.signers ?? []
+      guard allowed.contains(key.verifyingKey) else {
+        throw ResourceError(.integrity, "\(key.verifyingKey) is not among the keys the previous catalog (version \(previous.catalog.version)) allows to sign the next versions (\(allowed.map(\.description).joined(separator: ", "))), so clients would refuse this catalog. Nothing was written. Sign with one of those keys (hand over to a new one with --next-signer), or start a new trust root with --new-trust-root (every client must then pin the new key).")
+      }
+      chain = previous.catalog.handovers ?? []
+    }
+    if options.newTrustRoot {
+      options.notify("new trust root: this catalog carries no hand-over chain; clients that pin an earlier key refuse it until they pin \(key.verifyingKey) (--trust, ODR_TRUST, odr.json \"trust\") or reset their trust (odr trust reset \(catalog.bundle)).")
+    }
+    let next = (catalog.signers ?? [key.verifyingKey]).map(\.description).sorted()
+    let current = (chain.last?.signers ?? [key.verifyingKey]).map(\.description).sorted()
+    if next != current {
+      chain.append(try Handover(bundle: catalog.bundle, version: catalog.version, signers: catalog.signers ?? [], signedWith: key))
+    }
+    return chain.isEmpty ? nil : chain
   }
 
   /// The catalog for the folder, without writing or encrypting anything

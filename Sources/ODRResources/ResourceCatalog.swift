@@ -91,21 +91,24 @@ public struct ResourceCatalog: Sendable {
     return resources
   }
 
-  /// `catalog.json`'s bytes and its signature file's, parsed: the signature
-  /// is parsed first, and a catalog that does not decode is reported as
-  /// changed after signing when no signature line verifies it.
+  /// `catalog.json`'s bytes and its signature file's, parsed — verify, then
+  /// parse: when there is a signature file, a line must verify the raw
+  /// bytes before anything decodes them (a changed byte is refused without
+  /// the decoder ever seeing it), and after decoding it must be a line of
+  /// the catalog's own format (prefixed for format 2).
   static func verifiedCatalog(_ bytes: Data, _ signatureBytes: Data?, at catalogURL: URL) throws -> (Catalog, CatalogSignature?) {
     let signature: CatalogSignature?
     do { signature = try signatureBytes.map(CatalogSignature.init(parsing:)) } catch let error as TrustError {
       throw ResourceError(.integrity, "catalog.json.sig at \(catalogURL.absoluteString): \(error.message) Nothing was changed here.")
     }
-    do { return (try Catalog.decode(bytes), signature) } catch let error as ResourceError {
-      // Unreadable and not what was signed: the bytes were changed on the way.
-      if let signature, signature.validSigners(of: bytes).isEmpty {
-        throw ResourceError(.integrity, "catalog.json at \(catalogURL.absoluteString) does not match its signature: it was changed after signing. Nothing was changed here.")
-      }
-      throw error
+    if let signature, !signature.verifiesInSomeForm(bytes) {
+      throw ResourceError(.integrity, "catalog.json at \(catalogURL.absoluteString) does not match its signature: it was changed after signing. Nothing was changed here.")
     }
+    let catalog = try Catalog.decode(bytes)
+    if let signature, signature.validSigners(of: bytes, prefixed: catalog.signaturesArePrefixed).isEmpty {
+      throw ResourceError(.integrity, "catalog.json at \(catalogURL.absoluteString) is signed in the form of another catalog format than its own (\(catalog.formatVersion)); refusing it. Nothing was changed here.")
+    }
+    return (catalog, signature)
   }
 
   /// The catalog last accepted from `location`, from the local store,

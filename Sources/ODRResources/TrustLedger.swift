@@ -13,10 +13,11 @@ import Glibc
 /// or a repository says:
 /// - **Roots.** What a catalog's signers hand over is remembered per trust
 ///   root: a pinned key, or the key trusted on first use. When keys are
-///   pinned, only their roots count (pins narrow); remembered first-use
-///   roots count only when nothing is pinned. A version floor belongs to
-///   its root, so a catalog signed by a key some other project trusts
-///   cannot raise the floor of this project's root.
+///   pinned, only their roots count (pins narrow), each pin trusted itself;
+///   remembered roots count only when nothing is pinned, through the
+///   signers they handed over to. A version floor belongs to its root, so a
+///   catalog signed by a key some other project trusts cannot raise the
+///   floor of this project's root.
 /// - **First use** accepts only a signature by a key the catalog itself
 ///   lists in `signers` (a host cannot add its own signature line).
 /// - **Locations.** A location (the catalog URL the user gave) is bound to
@@ -44,7 +45,7 @@ public struct TrustLedger: Sendable {
     /// What one root (a pinned key, or the key trusted on first use) has
     /// accepted.
     public struct Root: Codable, Equatable, Sendable {
-      /// True for the key trusted on first use (used only when nothing is pinned).
+      /// True for a key trusted on first use (false: a pin).
       public var firstUse: Bool
       /// The highest version accepted through this root (its rollback floor).
       public var version: Int
@@ -190,15 +191,18 @@ public struct TrustLedger: Sendable {
       next.unsignedVersions = versions
       return (next, [])
     }
-    let valid = signature.validSigners(of: bytes)
+    let prefixed = catalog.signaturesArePrefixed
+    let valid = signature.validSigners(of: bytes, prefixed: prefixed)
     guard !valid.isEmpty else {
       throw ResourceError(.integrity, "\(name): catalog.json.sig does not verify; catalog.json or its signature was changed after signing. Nothing was changed here.")
     }
     let listed = Set(catalog.signers ?? [])
-    // The roots that count: the pins, else the first-use roots remembered.
-    let roots: [(key: VerifyingKey, record: State.Root?)] = policy.pinned.isEmpty
-      ? try next.roots.filter(\.value.firstUse).sorted { $0.key < $1.key }.map { (try VerifyingKey($0.key), $0.value) }
-      : policy.pinned.sorted { $0.description < $1.description }.map { ($0, next.roots[$0.description]) }
+    // The roots that count: exactly the pins (a pinned key is trusted
+    // itself), else every root remembered (through what it handed over).
+    let pinned = !policy.pinned.isEmpty
+    let roots: [(key: VerifyingKey, record: State.Root?)] = pinned
+      ? policy.pinned.sorted { $0.description < $1.description }.map { ($0, next.roots[$0.description]) }
+      : try next.roots.sorted { $0.key < $1.key }.map { (try VerifyingKey($0.key), $0.value) }
     var notices: [String] = []
     if roots.isEmpty {
       guard !keeping else {
@@ -218,12 +222,18 @@ public struct TrustLedger: Sendable {
     }
     var accepted = false
     for (root, record) in roots {
-      var trusted: Set<VerifyingKey> = [root]
+      var start: Set<VerifyingKey> = pinned ? [root] : []
       if let record {
-        trusted.formUnion(record.signers)
-        if catalog.version == record.version { trusted.insert(record.signer) }
+        start.formUnion(record.signers)
+        if catalog.version == record.version { start.insert(record.signer) }
       }
-      guard let signer = signature.validSigner(of: bytes, among: trusted) else { continue }
+      // The chain the catalog carries leads from what this root trusts to
+      // its signer: how a client that keeps no state follows a rotation.
+      let trusted: Set<VerifyingKey>
+      do { trusted = try Handover.follow(catalog.handovers ?? [], from: start, bundle: bundle, upTo: catalog.version) } catch let error as TrustError {
+        throw ResourceError(.integrity, "\(name): \(error.message) Nothing was changed here.")
+      }
+      guard let signer = signature.validSigner(of: bytes, among: trusted, prefixed: prefixed) else { continue }
       if let record, catalog.version < record.version { throw rollback(name, below: record.version) }
       let signers = listed.isEmpty ? [signer] : catalog.signers!
       next.roots[root.description] = .init(firstUse: record?.firstUse ?? false, version: catalog.version, signers: signers, signer: signer)
@@ -231,7 +241,8 @@ public struct TrustLedger: Sendable {
     }
     guard accepted else {
       let trusted = roots.map(\.key.description).sorted().joined(separator: ", ")
-      throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which is not trusted for \(bundle) (trust roots: \(trusted)). A rotated key must be listed in the signers of a version signed by a trusted key; if you changed publishers on purpose, pin the new key with --trust\(policy.pinned.isEmpty ? ", or forget the old one with `odr trust reset \(bundle)`" : "").")
+      let chain = (catalog.handovers ?? []).isEmpty ? "it carries no hand-over chain" : "its hand-over chain does not lead there from them"
+      throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which is not trusted for \(bundle): the trust roots are \(trusted), and \(chain). A key rotation reaches clients through the chain `odr pack` carries; if the publisher started a new trust root (--new-trust-root), pin the new key with --trust\(policy.pinned.isEmpty ? ", or forget the old one with `odr trust reset \(bundle)`" : " (ODR_TRUST in CI)").")
     }
     next.signed = true
     return (next, notices)

@@ -3,16 +3,34 @@ public import FoundationEssentials
 /// `catalog.json.sig`: detached Ed25519 signatures over the exact bytes of
 /// `catalog.json`, one per line, each `ed25519:<public key> <signature>`
 /// (both base64). Naming the key lets a client say which key signed.
+///
+/// Catalogs of format 2 are signed over ``domain`` followed by the bytes
+/// (domain separation from hand-over statements, ``Handover``); those of
+/// format 1 over the bytes alone. A line verifies in one form only, and the
+/// client checks that it is the form of the catalog's format.
 public struct CatalogSignature: Sendable {
   /// The largest signature file read.
   public static let maxBytes = 1024
+  /// The prefix of what a format-2 catalog signature covers.
+  public static let domain = "odr-catalog-v2\n"
 
   /// Each signature and the key that made it.
   public var entries: [(key: VerifyingKey, signature: [UInt8])]
 
-  /// Signs `catalog` with `key`.
+  /// Signs `catalog` with `key`, over ``domain`` + the bytes (format 2).
   public init(signing catalog: Data, with key: SigningKey) throws {
+    entries = [(key.verifyingKey, try key.signature(for: Self.signed(catalog, prefixed: true)))]
+  }
+
+  /// Signs `catalog` with `key` over the bytes alone (format 1, for tests
+  /// of older catalogs).
+  public init(signingUnprefixed catalog: Data, with key: SigningKey) throws {
     entries = [(key.verifyingKey, try key.signature(for: catalog))]
+  }
+
+  /// What a signature of `catalog` covers.
+  static func signed(_ catalog: Data, prefixed: Bool) -> Data {
+    prefixed ? Data(domain.utf8) + catalog : catalog
   }
 
   /// Parses a signature file.
@@ -38,14 +56,30 @@ public struct CatalogSignature: Sendable {
     Data(entries.map { "\($0.key) \(Data($0.signature).base64EncodedString())\n" }.joined().utf8)
   }
 
-  /// The first key among `trusted` whose signature of `catalog` verifies,
-  /// or nil when none does.
-  public func validSigner(of catalog: Data, among trusted: Set<VerifyingKey>) -> VerifyingKey? {
-    entries.first { trusted.contains($0.key) && $0.key.isValidSignature($0.signature, for: catalog) }?.key
+  /// The first key among `trusted` whose signature of `catalog` (in the
+  /// form of format 2, `prefixed`, or 1) verifies, or nil when none does.
+  public func validSigner(of catalog: Data, among trusted: Set<VerifyingKey>, prefixed: Bool = true) -> VerifyingKey? {
+    let message = Self.signed(catalog, prefixed: prefixed)
+    return entries.first { trusted.contains($0.key) && $0.key.isValidSignature($0.signature, for: message) }?.key
   }
 
-  /// The keys whose signatures of `catalog` verify, trusted or not.
-  public func validSigners(of catalog: Data) -> [VerifyingKey] {
-    entries.filter { $0.key.isValidSignature($0.signature, for: catalog) }.map(\.key)
+  /// The keys whose signatures of `catalog` (in the form of format 2,
+  /// `prefixed`, or 1) verify, trusted or not.
+  public func validSigners(of catalog: Data, prefixed: Bool = true) -> [VerifyingKey] {
+    let message = Self.signed(catalog, prefixed: prefixed)
+    return entries.filter { $0.key.isValidSignature($0.signature, for: message) }.map(\.key)
+  }
+
+  /// The lines that verify `catalog`, in either form (what a publish keeps
+  /// of the published signature file as its bridge).
+  public func lines(verifying catalog: Data) -> [(key: VerifyingKey, signature: [UInt8])] {
+    let forms = [Self.signed(catalog, prefixed: true), catalog]
+    return entries.filter { entry in forms.contains { entry.key.isValidSignature(entry.signature, for: $0) } }
+  }
+
+  /// True when some line verifies `catalog` in either form: checked on the
+  /// raw bytes before anything decodes them.
+  public func verifiesInSomeForm(_ catalog: Data) -> Bool {
+    !validSigners(of: catalog, prefixed: true).isEmpty || !validSigners(of: catalog, prefixed: false).isEmpty
   }
 }

@@ -21,6 +21,7 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     let script = "set -euo pipefail\n" + blocks.joined(separator: "\n").replacingOccurrences(of: "/tmp/demo-catalog", with: root.appending(path: "demo-catalog").path)
+      .replacingOccurrences(of: "/tmp/demo-resources", with: root.appending(path: "demo-resources").path)
     try script.write(to: root.appending(path: "tour.sh"), atomically: true, encoding: .utf8)
     var env = ProcessInfo.processInfo.environment
     env["PATH"] = Paths.odr.deletingLastPathComponent().path + ":" + (env["PATH"] ?? "/usr/bin:/bin")

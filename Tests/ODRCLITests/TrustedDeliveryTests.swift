@@ -231,11 +231,16 @@ import Testing
     let handedOver = try await odr(["fetch", "APIKeys"])
     #expect(handedOver.status == 0, "\(handedOver.stderr)")
     #expect(try await lookup() == value + "-2")
-    try await publish(value + "-3", version: 3, signedBy: k3.secret, recipients: [recipient])
+    // A key no catalog handed over to: odr pack refuses it (nothing written)…
+    let unlisted = try await odr(["pack", source.path, "--output", published.path, "--catalog-version", "3", "--quiet", "--recipient", recipient],
+                                 ["ODR_SIGNING_KEY": k3.secret])
+    #expect(unlisted.status == 4, "\(unlisted.stderr)")
+    // …and clients refuse it when the publisher insists (a new trust root).
+    try await publish(value + "-3", version: 3, signedBy: k3.secret, recipients: [recipient], ["--new-trust-root"])
     let refused = try await odr(["fetch", "APIKeys"])
     #expect(refused.status == 4)
     #expect(refused.stderr.contains("not trusted"))
-    try await publish(value + "-3", version: 3, signedBy: k1.secret, recipients: [recipient])
+    try await publish(value + "-3", version: 3, signedBy: k1.secret, recipients: [recipient], ["--new-trust-root"])
     #expect(try await odr(["fetch", "APIKeys"]).status == 4)  // K1 handed over to K2
     #expect(try await lookup() == value + "-2")
   }

@@ -1,0 +1,67 @@
+public import FoundationEssentials
+
+/// A signer hand-over statement (docs/trust.md, "Rotating the signing
+/// key"): from `version` on, `signers` may sign the bundle's catalogs.
+/// It is signed by `signedBy`, a key of the set before it, over
+/// ``domain`` + bundle + version + the new set, so that no catalog
+/// signature can be replayed as a statement, nor a statement as a catalog
+/// signature (catalog signatures have a domain of their own,
+/// ``CatalogSignature/domain``), nor a statement of one bundle as one of
+/// another.
+///
+/// A catalog carries the chain of statements from earlier signer sets to
+/// its own: a client that trusts K and keeps no state (a CI runner) accepts
+/// a catalog signed by K′ when the chain leads from K to K′.
+public struct Handover: Codable, Sendable, Equatable {
+  /// The catalog version from which the new set signs.
+  public var version: Int
+  /// The new signer set.
+  public var signers: [VerifyingKey]
+  /// The key of the previous set that made the statement.
+  public var signedBy: VerifyingKey
+  /// Its Ed25519 signature, base64.
+  public var signature: String
+
+  /// The domain-separation prefix of every statement.
+  public static let domain = "odr-handover-v1\n"
+
+  /// The exact bytes signed for a statement.
+  public static func message(bundle: String, version: Int, signers: [VerifyingKey]) -> Data {
+    Data((domain + "\(bundle)\n\(version)\n" + signers.map(\.description).sorted().joined(separator: ",") + "\n").utf8)
+  }
+
+  /// A statement of `bundle` handing over to `signers` at `version`, signed by `key`.
+  public init(bundle: String, version: Int, signers: [VerifyingKey], signedWith key: SigningKey) throws {
+    self.version = version
+    self.signers = signers
+    signedBy = key.verifyingKey
+    signature = Data(try key.signature(for: Self.message(bundle: bundle, version: version, signers: signers))).base64EncodedString()
+  }
+
+  /// True when the statement is `signedBy`'s, for `bundle`.
+  public func verifies(bundle: String) -> Bool {
+    guard let raw = Base64.decodePadded(signature[...]), raw.count == 64 else { return false }
+    return signedBy.isValidSignature(raw, for: Self.message(bundle: bundle, version: version, signers: signers))
+  }
+
+  /// The keys trusted after following `chain` from `trusted`: each
+  /// statement made by a key trusted so far adds its signers. Every
+  /// statement must verify for `bundle` and the versions must not go down
+  /// nor pass `upTo` (the catalog's version); otherwise the chain is
+  /// tampered with and this throws.
+  public static func follow(_ chain: [Handover], from trusted: Set<VerifyingKey>, bundle: String, upTo version: Int) throws -> Set<VerifyingKey> {
+    var keys = trusted
+    var last = 0
+    for (index, link) in chain.enumerated() {
+      guard link.version >= last, link.version <= version, !link.signers.isEmpty else {
+        throw TrustError(.badSignature, "Hand-over \(index + 1) of the catalog's chain is out of order (version \(link.version)).")
+      }
+      guard link.verifies(bundle: bundle) else {
+        throw TrustError(.badSignature, "Hand-over \(index + 1) of the catalog's chain (to \(link.signers.map(\.description).joined(separator: ", ")) at version \(link.version)) does not verify as \(link.signedBy)'s statement for \(bundle): it was forged or changed.")
+      }
+      last = link.version
+      if keys.contains(link.signedBy) { keys.formUnion(link.signers) }
+    }
+    return keys
+  }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import ODRResources
+import ODRTrust
+import Synchronization
+import Testing
+
+/// Verify, then parse (DESIGN §3.2): a signed catalog whose bytes changed is
+/// refused before anything decodes it.
+@Suite struct VerifyBeforeParseTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-vbp-\(UUID().uuidString)")
+
+  func signedFolder() throws -> URL {
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source.appending(path: "levels"), withIntermediateDirectories: true)
+    try Data("one".utf8).write(to: source.appending(path: "levels/1.txt"))
+    try Data(#"{"bundle": "com.example.vbp", "tags": {"L": {"category": "onDemand", "files": ["levels/"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    var options = PackOptions()
+    options.signingKey = SigningKey()
+    let output = root.appending(path: "out")
+    try Publisher(source: source).pack(to: output, options: options)
+    return output
+  }
+
+  /// Loads `folder` counting the catalogs decoded meanwhile.
+  func load(_ folder: URL) async -> (decodes: Int, error: (any Error)?) {
+    let decodes = Mutex(0)
+    let client = root.appending(path: "client-\(UUID().uuidString)")
+    do {
+      try await Catalog.$onDecode.withValue({ decodes.withLock { $0 += 1 } }) {
+        _ = try await ResourceCatalog.load(from: folder, cacheHome: client.appending(path: "cache"),
+                                           trust: TrustPolicy(stateHome: client.appending(path: "state")))
+      }
+      return (decodes.withLock { $0 }, nil)
+    } catch {
+      return (decodes.withLock { $0 }, error)
+    }
+  }
+
+  @Test func aChangedByteIsRefusedBeforeTheDecoderSeesIt() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let folder = try signedFolder()
+    let good = await load(folder)
+    #expect(good.error == nil && good.decodes >= 1)  // the spy sees decodes
+    let file = folder.appending(path: "catalog.json")
+    var bytes = try Data(contentsOf: file)
+    let at = try #require(bytes.firstRange(of: Data("\"version\" : 1".utf8))).upperBound - 1
+    bytes[at] = UInt8(ascii: "7")
+    try bytes.write(to: file)
+    let tampered = await load(folder)
+    #expect((tampered.error as? ResourceError)?.code == .integrity, "\(String(describing: tampered.error))")
+    #expect(tampered.decodes == 0)
+  }
+}

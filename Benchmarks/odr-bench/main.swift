@@ -388,53 +388,58 @@ if wants("i") {
     _ = try await SecretServiceStore(service: "odr.identity").deleteValue(for: identityName)
     report("(i) fetch 500, signed + encrypted vs plain + unsigned:  \(ms(median(trusted)))   vs \(ms(median(plain)))   ratio \(ratio(median(trusted), median(plain)))   (target ≤ 1.05×)   [median of \(trustRuns)]")
 
-    // Verifying a signed 10,000-file catalog in-process: parse the signature,
-    // check it, decode and validate the catalog.
-    var files: [Catalog.File] = []
-    for index in 0..<10_000 {
-      files.append(Catalog.File(path: "assets/\(index / 100)/file-\(index).bin", size: Int64(index), sha256: String(repeating: String(index % 10), count: 64)))
-    }
-    // A 10-link hand-over chain from `root` (what a stateless client pins)
-    // to `signing`, which signs the catalog.
-    let root = SigningKey()
-    var chainKeys = [root] + (0..<9).map { _ in SigningKey() } + [signing]
-    var chain: [Handover] = []
-    for index in 0..<10 {
-      chain.append(try Handover(bundle: "com.odr.bench.big", version: index + 1, signers: [chainKeys[index + 1].verifyingKey], signedWith: chainKeys[index]))
-    }
-    chainKeys.removeAll()
-    let big = Catalog(bundle: "com.odr.bench.big", version: 10, expires: Date().addingTimeInterval(86_400), signers: [signing.verifyingKey], handovers: chain,
-                      tags: Dictionary(uniqueKeysWithValues: (0..<100).map { ("Tag\($0)", Catalog.Tag(category: .onDemand, files: Array(files[($0 * 100)..<($0 * 100 + 100)]))) }))
-    let bytes = big.encoded()
-    let signatureFile = try CatalogSignature(signing: bytes, with: signing).encoded
-    var decodes: [Duration] = []
-    for _ in 0..<21 {
-      let start = clock.now
-      let decoder = JSONDecoder()
-      decoder.dateDecodingStrategy = .iso8601
-      _ = try decoder.decode(Catalog.self, from: bytes)
-      decodes.append(clock.now - start)
-    }
-    report("(j') JSONDecoder alone on it: \(ms(median(decodes)))")
-    // As a client does it: the signature over the raw bytes first, then
-    // decode, then follow the chain from the pinned root to the signer.
-    var verifies: [Duration] = [], signatures: [Duration] = [], chains: [Duration] = []
-    for _ in 0..<21 {
-      let start = clock.now
-      let signature = try CatalogSignature(parsing: signatureFile)
-      guard signature.verifiesInSomeForm(bytes) else { fatalError("signature") }
-      let signed = clock.now
-      let catalog = try Catalog.decode(bytes)
-      let decoded = clock.now
-      let trusted = try Handover.follow(catalog.handovers ?? [], from: [root.verifyingKey], bundle: catalog.bundle, upTo: catalog.version)
-      guard signature.validSigner(of: bytes, among: trusted) != nil else { fatalError("chain") }
-      let end = clock.now
-      verifies.append(end - start)
-      signatures.append(signed - start)
-      chains.append(end - decoded)
-    }
-    report("(j) verify a signed 10,000-file catalog (\(bytes.count / 1024) KiB) with a 10-link hand-over chain in-process: \(ms(median(verifies))) \(spread(verifies)), of which the signature \(ms(median(signatures))), the chain \(ms(median(chains)))   (targets ≤ 20 ms; chain ≤ 1 ms)   [median of 21]")
   }
+}
+
+// (j) Verifying a signed 10,000-file catalog in-process (issue 23): the
+// signature over the raw bytes, decoding, and a 10-link hand-over chain.
+if wants("j") {
+  let signing = SigningKey()
+  var files: [Catalog.File] = []
+  for index in 0..<10_000 {
+    files.append(Catalog.File(path: "assets/\(index / 100)/file-\(index).bin", size: Int64(index), sha256: String(repeating: String(index % 10), count: 64)))
+  }
+  // A 10-link hand-over chain from `root` (what a stateless client pins)
+  // to `signing`, which signs the catalog.
+  let root = SigningKey()
+  var chainKeys = [root] + (0..<9).map { _ in SigningKey() } + [signing]
+  var chain: [Handover] = []
+  for index in 0..<10 {
+    chain.append(try Handover(bundle: "com.odr.bench.big", version: index + 1, signers: [chainKeys[index + 1].verifyingKey], signedWith: chainKeys[index]))
+  }
+  chainKeys.removeAll()
+  let big = Catalog(bundle: "com.odr.bench.big", version: 10, expires: Date().addingTimeInterval(86_400), signers: [signing.verifyingKey], handovers: chain,
+                    tags: Dictionary(uniqueKeysWithValues: (0..<100).map { ("Tag\($0)", Catalog.Tag(category: .onDemand, files: Array(files[($0 * 100)..<($0 * 100 + 100)]))) }))
+  let bytes = big.encoded()
+  let signatureFile = try CatalogSignature(signing: bytes, with: signing).encoded
+  var decodes: [Duration] = []
+  for _ in 0..<21 {
+    let start = clock.now
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    _ = try decoder.decode(Catalog.self, from: bytes)
+    decodes.append(clock.now - start)
+  }
+  report("(j') JSONDecoder alone on it: \(ms(median(decodes)))")
+  // As a client does it: the signature over the raw bytes first, then
+  // decode, then follow the chain from the pinned root to the signer.
+  var verifies: [Duration] = [], signatures: [Duration] = [], chains: [Duration] = []
+  for _ in 0..<21 {
+    let start = clock.now
+    let signature = try CatalogSignature(parsing: signatureFile)
+    let valid = signature.validSigners(of: bytes)  // each line checked once, as the client does
+    guard !valid.isEmpty else { fatalError("signature") }
+    let signed = clock.now
+    let catalog = try Catalog.decode(bytes)
+    let decoded = clock.now
+    let trusted = try Handover.follow(catalog.handovers ?? [], from: [root.verifyingKey], bundle: catalog.bundle, upTo: catalog.version)
+    guard valid.contains(where: trusted.contains) else { fatalError("chain") }
+    let end = clock.now
+    verifies.append(end - start)
+    signatures.append(signed - start)
+    chains.append(end - decoded)
+  }
+  report("(j) verify a signed 10,000-file catalog (\(bytes.count / 1024) KiB) with a 10-link hand-over chain in-process: \(ms(median(verifies))) \(spread(verifies)), of which the signature \(ms(median(signatures))), the chain \(ms(median(chains)))   (targets ≤ 20 ms; chain ≤ 1 ms)   [median of 21]")
 }
 
 // (k) Masking (issue 12): `odr exec --mask -- cat LOG` over 100 MiB of log

@@ -30,7 +30,7 @@ enum ExitStatus {
   static func exitCode(for error: ResourceError) -> Int32 {
     switch error.code {
     case .notFound: 3
-    case .integrity: 4
+    case .integrity, .unreadableState: 4
     case .network: 7
     case .accessDenied: 10
     case .outOfSpace: 8

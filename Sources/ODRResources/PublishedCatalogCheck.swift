@@ -50,21 +50,21 @@ public struct PublishedCatalogCheck: Sendable {
     let signatureBytes = try await transport.dataIfPresent(at: signatureURL, limit: CatalogSignature.maxBytes)
     var problems: [String] = []
     let catalog: Catalog
-    let signature: CatalogSignature?
+    let signedBy: [VerifyingKey]?
     do {
-      (catalog, signature) = try ResourceCatalog.verifiedCatalog(bytes, signatureBytes, at: location)
+      (catalog, signedBy) = try ResourceCatalog.verifiedCatalog(bytes, signatureBytes, at: location)
     } catch let error as ResourceError where error.code == .integrity && signatureBytes != nil {
-      // Say what the catalog claims, as far as it can be read at all.
+      // Say what the catalog claims, as far as it can be read at all (a
+      // catalog that does not even decode: the signature's error is the news).
       guard let claimed = try? Catalog.decode(bytes) else { throw error }
-      (catalog, signature) = (claimed, nil)
+      (catalog, signedBy) = (claimed, [])
       problems.append(error.message)
     }
     var report = Report(bundle: catalog.bundle, version: catalog.version, signedBy: nil, expires: catalog.expires,
                         signers: (catalog.signers ?? []).map(\.description),
                         chain: (catalog.handovers ?? []).map { .init(version: $0.version, signedBy: $0.signedBy.description, signers: $0.signers.map(\.description)) },
                         blobs: 0, problems: problems)
-    if let signature {
-      let valid = signature.validSigners(of: bytes, prefixed: catalog.signaturesArePrefixed)
+    if let valid = signedBy, !valid.isEmpty {
       var reachable = trusted
       do { reachable = try Handover.follow(catalog.handovers ?? [], from: trusted, bundle: catalog.bundle, upTo: catalog.version) } catch let error as TrustError {
         report.problems.append(error.message)

@@ -43,11 +43,15 @@ public struct ResourceCatalog: Sendable {
     let catalogURL = try catalogLocation(location)
     let index = CatalogIndex(cacheHome: cacheHome)
     // Damaged state is the machine's problem, not the source's: said before
-    // any request, so no mirror is blamed (and skipped) for it.
-    try TrustLedger(bundle: "-", stateHome: trust.stateHome).checkReadable()
+    // any request where it can be (and never taken for a bad mirror: its
+    // code is not .integrity).
+    try TrustLedger.checkReadable(for: catalogURL, stateHome: trust.stateHome)
     // A kept catalog that fails its check is not used (the fetch is then
     // unconditional); the reason is said only if the source is down too.
-    let kept: KeptCatalog? = try? keptCatalog(at: catalogURL, index: index, cacheHome: cacheHome, trust: trust)
+    let kept: KeptCatalog?
+    do { kept = try keptCatalog(at: catalogURL, index: index, cacheHome: cacheHome, trust: trust) } catch let error as ResourceError where error.code != .unreadableState {
+      kept = nil
+    }
     while true {
       do {
         return try await loadOnce(catalogURL, kept: kept, index: index, cacheHome: cacheHome, transport: transport, trust: trust)
@@ -79,9 +83,9 @@ public struct ResourceCatalog: Sendable {
     }
     let signatureURL = catalogURL.deletingLastPathComponent().appending(path: catalogURL.lastPathComponent + ".sig")
     let signatureBytes = try await transport.dataIfPresent(at: signatureURL, limit: CatalogSignature.maxBytes)
-    let (catalog, signature) = try verifiedCatalog(bytes, signatureBytes, at: catalogURL)
+    let (catalog, signedBy) = try verifiedCatalog(bytes, signatureBytes, at: catalogURL)
     let notices = try await TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome)
-      .admit(catalog, bytes: bytes, signature: signature, location: catalogURL, policy: trust)
+      .admit(catalog, signedBy: signedBy, location: catalogURL, policy: trust)
     let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
     try await store.accept(catalog, bytes: bytes, signature: signatureBytes)
     store.removeStalePartials(keeping: catalog)
@@ -91,24 +95,31 @@ public struct ResourceCatalog: Sendable {
     return resources
   }
 
-  /// `catalog.json`'s bytes and its signature file's, parsed — verify, then
-  /// parse: when there is a signature file, a line must verify the raw
-  /// bytes before anything decodes them (a changed byte is refused without
-  /// the decoder ever seeing it), and after decoding it must be a line of
-  /// the catalog's own format (prefixed for format 2).
-  static func verifiedCatalog(_ bytes: Data, _ signatureBytes: Data?, at catalogURL: URL) throws -> (Catalog, CatalogSignature?) {
-    let signature: CatalogSignature?
-    do { signature = try signatureBytes.map(CatalogSignature.init(parsing:)) } catch let error as TrustError {
+  /// `catalog.json`'s bytes and its signature file's, parsed, with the keys
+  /// whose signature lines verify them (nil: unsigned) — verify, then parse:
+  /// when there is a signature file, a line must verify the raw bytes before
+  /// anything decodes them (a changed byte is refused without the decoder
+  /// ever seeing it), and it must be a line of the catalog's own format
+  /// (prefixed for format 2).
+  static func verifiedCatalog(_ bytes: Data, _ signatureBytes: Data?, at catalogURL: URL) throws -> (catalog: Catalog, signedBy: [VerifyingKey]?) {
+    guard let signatureBytes else { return (try Catalog.decode(bytes), nil) }
+    let signature: CatalogSignature
+    do { signature = try CatalogSignature(parsing: signatureBytes) } catch let error as TrustError {
       throw ResourceError(.integrity, "catalog.json.sig at \(catalogURL.absoluteString): \(error.message) Nothing was changed here.")
     }
-    if let signature, !signature.verifiesInSomeForm(bytes) {
+    // Each line is checked once, over the raw bytes (Ed25519 hashes the
+    // whole catalog: this is the signature's whole cost).
+    let prefixed = signature.validSigners(of: bytes, prefixed: true)
+    let plain = prefixed.isEmpty ? signature.validSigners(of: bytes, prefixed: false) : []
+    guard !prefixed.isEmpty || !plain.isEmpty else {
       throw ResourceError(.integrity, "catalog.json at \(catalogURL.absoluteString) does not match its signature: it was changed after signing. Nothing was changed here.")
     }
     let catalog = try Catalog.decode(bytes)
-    if let signature, signature.validSigners(of: bytes, prefixed: catalog.signaturesArePrefixed).isEmpty {
+    let signedBy = catalog.signaturesArePrefixed ? prefixed : plain
+    guard !signedBy.isEmpty else {
       throw ResourceError(.integrity, "catalog.json at \(catalogURL.absoluteString) is signed in the form of another catalog format than its own (\(catalog.formatVersion)); refusing it. Nothing was changed here.")
     }
-    return (catalog, signature)
+    return (catalog, signedBy)
   }
 
   /// The catalog last accepted from `location`, from the local store,
@@ -165,11 +176,11 @@ public struct ResourceCatalog: Sendable {
     guard let (bytes, signatureBytes) = try store.keptCatalogBytes() else {
       throw ResourceError(.notFound, "no catalog of \(entry.bundle) is stored in \(store.root.path). Run once without --offline.")
     }
-    let (catalog, signature) = try verifiedCatalog(bytes, signatureBytes, at: store.root.appending(path: "catalog.json"))
+    let (catalog, signedBy) = try verifiedCatalog(bytes, signatureBytes, at: store.root.appending(path: "catalog.json"))
     guard catalog.bundle == entry.bundle else {
       throw ResourceError(.integrity, "The catalog kept in \(store.root.path) claims \(catalog.bundle), not \(entry.bundle); refusing it. Load the catalog online again.")
     }
-    try TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome).recheck(catalog, bytes: bytes, signature: signature, location: catalogURL, policy: trust)
+    try TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome).recheck(catalog, signedBy: signedBy, location: catalogURL, policy: trust)
     return KeptCatalog(catalog: catalog, store: store, validators: entry.version == catalog.version ? entry.validators : nil)
   }
 

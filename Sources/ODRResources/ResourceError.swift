@@ -19,6 +19,10 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
     public static let notFound = Code("not-found")
     /// Bytes whose SHA-256 or size do not match the catalog.
     public static let integrity = Code("integrity")
+    /// A state file of odr's (trust state, location bindings, the catalog
+    /// index) that is there but cannot be read: odr refuses rather than
+    /// start over (exit 4, like integrity).
+    public static let unreadableState = Code("unreadable-state")
     /// Reading or writing the file system failed.
     public static let io = Code("io")
     /// A download failed: connection refused or dropped, HTTP error status.

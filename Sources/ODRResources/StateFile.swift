@@ -52,6 +52,6 @@ struct StateFile<Value: Codable>: Sendable {
 
   /// The error for a file that is there but cannot be used.
   func unreadable(_ why: String) -> ResourceError {
-    ResourceError(.integrity, "\(url.path), \(what), \(why). odr does not guess: it refuses rather than start over as if nothing had been seen. Look at the file (a later odr's format? a damaged disk? tampering?); to start over, run `\(reset)`.")
+    ResourceError(.unreadableState, "\(url.path), \(what), \(why). odr does not guess: it refuses rather than start over as if nothing had been seen. Look at the file (a later odr's format? a damaged disk? tampering?); to start over, run `\(reset)`.")
   }
 }

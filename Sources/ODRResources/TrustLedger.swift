@@ -93,7 +93,7 @@ public struct TrustLedger: Sendable {
   }
 
   /// Which bundle each location was first seen serving
-  /// (`<state>/odr/locations.json`).
+  /// (`<state>/odr/_locations.json`: no bundle id starts with `_`, so it never meets a bundle's folder).
   struct Locations: Codable, Equatable {
     var format = 1
     var bundles: [String: String] = [:]
@@ -109,37 +109,35 @@ public struct TrustLedger: Sendable {
     let odr = (stateHome ?? XDGFolders.stateHome).appending(path: "odr")
     folder = odr.appending(path: bundle)
     trustFile = StateFile(url: folder.appending(path: "trust.json"), what: "the trust state of \(bundle)", reset: "odr trust reset \(bundle)")
-    locationsFile = StateFile(url: odr.appending(path: "locations.json"), what: "the bundles bound to catalog locations",
-                              reset: "odr trust reset --locations")
+    locationsFile = Self.locationsFile(stateHome: stateHome)
   }
 
   /// The bundle's trust state, nil when none is kept; throws when the file
   /// cannot be read.
   public func state() throws -> State? { try trustFile.read() }
 
-  /// The bundle `location` is bound to, if any.
-  public static func boundBundle(of location: URL, stateHome: URL?) throws -> String? {
-    try TrustLedger(bundle: "-", stateHome: stateHome).locationsFile.read()?.bundles[location.absoluteString]
+  /// Throws when the state a load from `location` would read is
+  /// unreadable (the location bindings, and the trust state of the bundle
+  /// the location is bound to): said before anything is fetched.
+  static func checkReadable(for location: URL, stateHome: URL?) throws {
+    guard let bound = try Self.locationsFile(stateHome: stateHome).read()?.bundles[location.absoluteString] else { return }
+    _ = try TrustLedger(bundle: bound, stateHome: stateHome).state()
   }
 
-  /// Throws when any state this ledger would read is unreadable: checked
-  /// before anything is fetched, so a damaged state is never blamed on a
-  /// source (a mirror would be skipped for it).
-  func checkReadable() throws {
-    _ = try trustFile.read()
-    _ = try locationsFile.read()
+  private static func locationsFile(stateHome: URL?) -> StateFile<Locations> {
+    let url = (stateHome ?? XDGFolders.stateHome).appending(path: "odr").appending(path: "_locations.json")
+    return StateFile(url: url, what: "the bundles bound to catalog locations", reset: "odr trust reset --locations")
   }
 
-  /// Admits `catalog` (whose exact bytes are `bytes`), fetched from
-  /// `location`, or throws an integrity error saying why not; returns
+  /// Admits `catalog`, whose signature lines by `signedBy` verify (nil:
+  /// unsigned), fetched from `location`, or throws an integrity error saying why not; returns
   /// notices for the user (trust on first use). Nothing is recorded when it
   /// is refused.
-  func admit(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, location: URL,
-             policy: TrustPolicy) async throws -> [String] {
+  func admit(_ catalog: Catalog, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy) async throws -> [String] {
     try await locationsFile.update { locations in
       try refuseOtherBundle(at: location, locations?.bundles)
       let notices = try await trustFile.update { state in
-        let (next, notices) = try decide(catalog, bytes: bytes, signature: signature, origin: location.absoluteString, state: state, policy: policy)
+        let (next, notices) = try decide(catalog, signedBy: signedBy, origin: location.absoluteString, state: state, policy: policy)
         state = next
         return notices
       }
@@ -155,14 +153,14 @@ public struct TrustLedger: Sendable {
   /// and trust state, without recording anything: a cache can be written by
   /// others (a restored CI cache, a shared runner), so what it holds is
   /// never trusted as it is. Expiry is the caller's business.
-  func recheck(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, location: URL, policy: TrustPolicy) throws {
+  func recheck(_ catalog: Catalog, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy) throws {
     try refuseOtherBundle(at: location, try locationsFile.read()?.bundles)
     guard let state = try trustFile.read() else {
       throw ResourceError(.integrity, "The catalog of \(bundle) kept on disk has no trust state beside it (\(trustFile.url.path)); odr does not use a kept catalog it cannot check. Load it online once more.")
     }
     var lenient = policy
     lenient.now = { .distantPast }
-    _ = try decide(catalog, bytes: bytes, signature: signature, origin: location.absoluteString, state: state, policy: lenient, keeping: true)
+    _ = try decide(catalog, signedBy: signedBy, origin: location.absoluteString, state: state, policy: lenient, keeping: true)
   }
 
   private func refuseOtherBundle(at location: URL, _ bundles: [String: String]?) throws {
@@ -173,12 +171,12 @@ public struct TrustLedger: Sendable {
   /// The decision alone: the next state, or the reason for refusing.
   /// `keeping`: the catalog is one kept on disk, checked again (its own
   /// version may be re-served; no first use).
-  func decide(_ catalog: Catalog, bytes: Data, signature: CatalogSignature?, origin: String, state: State?,
+  func decide(_ catalog: Catalog, signedBy valid: [VerifyingKey]?, origin: String, state: State?,
               policy: TrustPolicy, keeping: Bool = false) throws -> (State, [String]) {
     let name = "the catalog of \(bundle) (version \(catalog.version))"
     try policy.refuseIfExpired(catalog)
     var next = state ?? State()
-    guard let signature else {
+    guard let valid else {
       if next.signed {
         throw ResourceError(.integrity, "\(name) is not signed (no catalog.json.sig), but this bundle's catalogs were signed before; refusing a downgrade to unsigned. The publisher must sign it (odr pack --sign).")
       }
@@ -191,8 +189,6 @@ public struct TrustLedger: Sendable {
       next.unsignedVersions = versions
       return (next, [])
     }
-    let prefixed = catalog.signaturesArePrefixed
-    let valid = signature.validSigners(of: bytes, prefixed: prefixed)
     guard !valid.isEmpty else {
       throw ResourceError(.integrity, "\(name): catalog.json.sig does not verify; catalog.json or its signature was changed after signing. Nothing was changed here.")
     }
@@ -233,7 +229,7 @@ public struct TrustLedger: Sendable {
       do { trusted = try Handover.follow(catalog.handovers ?? [], from: start, bundle: bundle, upTo: catalog.version) } catch let error as TrustError {
         throw ResourceError(.integrity, "\(name): \(error.message) Nothing was changed here.")
       }
-      guard let signer = signature.validSigner(of: bytes, among: trusted, prefixed: prefixed) else { continue }
+      guard let signer = valid.first(where: trusted.contains) else { continue }
       if let record, catalog.version < record.version { throw rollback(name, below: record.version) }
       let signers = listed.isEmpty ? [signer] : catalog.signers!
       next.roots[root.description] = .init(firstUse: record?.firstUse ?? false, version: catalog.version, signers: signers, signer: signer)
@@ -271,7 +267,7 @@ public struct TrustLedger: Sendable {
   /// Forgets every location binding (`odr trust reset --locations`),
   /// including an unreadable file of them.
   public static func resetLocations(stateHome: URL?) throws -> Bool {
-    let file = TrustLedger(bundle: "-", stateHome: stateHome).locationsFile.url
+    let file = locationsFile(stateHome: stateHome).url
     guard FileIO.kind(of: file) != .missing else { return false }
     guard unlink(file.path) == 0 else { throw FileIO.error("Cannot remove '\(file.path)'") }
     return true

@@ -29,7 +29,7 @@ public struct Publisher: Sendable {
     let manifest = try readManifest()
     var catalog = try makeCatalog(manifest, version: version)
     let sealed = try seal(&catalog, manifest: manifest, options: options)
-    let previous = try previousCatalog(in: output)
+    let previous = try previousCatalog(in: output, needed: options.signingKey != nil)
     if let key = options.signingKey {
       catalog.expires = options.expires ?? Date().addingTimeInterval(Double(PackOptions.defaultValidity.components.seconds))
       catalog.signers = options.nextSigners.isEmpty ? [key.verifyingKey] : options.nextSigners
@@ -66,13 +66,16 @@ public struct Publisher: Sendable {
   }
 
   /// The catalog already in `output` (the one this pack replaces), and
-  /// whether it was signed; nil when there is none.
-  private func previousCatalog(in output: URL) throws -> (catalog: Catalog, signed: Bool)? {
+  /// whether it was signed; nil when there is none. When signing it is
+  /// `needed` (its chain is carried forward), so an unreadable one stops the
+  /// pack; otherwise it only serves advice and is skipped.
+  private func previousCatalog(in output: URL, needed: Bool) throws -> (catalog: Catalog, signed: Bool)? {
     let file = output.appending(path: "catalog.json")
     guard FileIO.kind(of: file) != .missing else { return nil }
     do {
       return (try Catalog.decode(try Data(contentsOf: file)), FileIO.kind(of: output.appending(path: "catalog.json.sig")) == .file)
     } catch {
+      guard needed else { return nil }
       throw ResourceError(.invalidSource, "\(file.path) (the catalog this pack replaces) cannot be read, so its signer hand-over chain cannot be carried forward: \(error). Nothing was written. Restore it, or pack into an empty folder with --new-trust-root.")
     }
   }

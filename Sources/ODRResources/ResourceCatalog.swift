@@ -49,7 +49,7 @@ public struct ResourceCatalog: Sendable {
     // A kept catalog that fails its check is not used (the fetch is then
     // unconditional); the reason is said only if the source is down too.
     let kept: KeptCatalog?
-    do { kept = try keptCatalog(at: catalogURL, index: index, cacheHome: cacheHome, trust: trust) } catch let error as ResourceError where error.code != .unreadableState {
+    do { kept = try keptCatalog(at: catalogURL, index: index, cacheHome: cacheHome, trust: trust) } catch let refusal as ResourceError where refusal.code != .unreadableState {
       kept = nil
     }
     while true {
@@ -75,11 +75,11 @@ public struct ResourceCatalog: Sendable {
       return resources
     }
     guard case .fetched(let bytes, let validators) = fetched else {
-      guard let current = kept else {
+      guard let kept else {
         throw ResourceError(.network, "\(catalogURL.absoluteString) answered \"not modified\" to a request that had nothing to revalidate. The server is misbehaving.")
       }
-      try trust.refuseIfExpired(current.catalog)
-      return ResourceCatalog(location: catalogURL, catalog: current.catalog, store: current.store, transport: transport)
+      try trust.refuseIfExpired(kept.catalog)
+      return ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: transport)
     }
     let signatureURL = catalogURL.deletingLastPathComponent().appending(path: catalogURL.lastPathComponent + ".sig")
     let signatureBytes = try await transport.dataIfPresent(at: signatureURL, limit: CatalogSignature.maxBytes)

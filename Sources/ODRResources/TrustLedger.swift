@@ -81,6 +81,9 @@ public struct TrustLedger: Sendable {
         throw ResourceError(.integrity, "has format \(format), written by a later odr")
       }
       roots = try container.decode([String: Root].self, forKey: .roots)
+      for key in roots.keys where (try? VerifyingKey(key)) == nil {
+        throw ResourceError(.integrity, "names a trust root that is not a key")
+      }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -255,11 +258,14 @@ public struct TrustLedger: Sendable {
   public func reset() async throws -> Bool {
     let hadState = FileIO.kind(of: trustFile.url) != .missing
     if hadState, unlink(trustFile.url.path) != 0 { throw FileIO.error("Cannot remove '\(trustFile.url.path)'") }
-    let hadLocations: Bool
-    if FileIO.kind(of: locationsFile.url) == .missing {
-      hadLocations = false
-    } else {
-      hadLocations = try await Self.forgetLocations(in: locationsFile) { $0 == bundle }
+    guard FileIO.kind(of: locationsFile.url) != .missing else { return hadState }
+    let bundle = bundle
+    let hadLocations = try await locationsFile.update { locations in
+      guard var current = locations else { return false }
+      let before = current.bundles.count
+      current.bundles = current.bundles.filter { $0.value != bundle }
+      locations = current
+      return current.bundles.count != before
     }
     return hadState || hadLocations
   }
@@ -271,16 +277,6 @@ public struct TrustLedger: Sendable {
     guard FileIO.kind(of: file) != .missing else { return false }
     guard unlink(file.path) == 0 else { throw FileIO.error("Cannot remove '\(file.path)'") }
     return true
-  }
-
-  private static func forgetLocations(in file: StateFile<Locations>, where matches: @escaping (String) -> Bool) async throws -> Bool {
-    try await file.update { locations in
-      guard var current = locations else { return false }
-      let before = current.bundles.count
-      current.bundles = current.bundles.filter { !matches($0.value) }
-      locations = current
-      return current.bundles.count != before
-    }
   }
 
   /// The locations bound to this bundle.

@@ -33,7 +33,7 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.loadFromDisk(context)
-      let tags = resources.tagStatuses()
+      let tags = try resources.tagStatuses()
       let verification = verify ? resources.store.verify() : nil
       let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path, tags: tags,
                           verification: verification.map { Report.Verification(checked: $0.checked, damaged: $0.damaged) })

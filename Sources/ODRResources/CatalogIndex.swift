@@ -43,7 +43,7 @@ struct CatalogIndex {
 
   init(cacheHome: URL?) {
     let url = (cacheHome ?? LocalStore.defaultCacheHome()).appending(path: "odr/catalogs.json")
-    file = StateFile(url: url, what: "the index of catalog locations", reset: "rm \(url.path)")
+    file = StateFile(url: url, what: "the index of catalog locations", reset: "remove it (odr finds every catalog again at its next online load)")
   }
 
   func entry(for location: URL) throws -> Entry? {

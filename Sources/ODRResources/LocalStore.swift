@@ -251,7 +251,7 @@ public struct LocalStore: Sendable {
   public func purge(catalog: Catalog, budget: Int64?, all: Bool, dryRun: Bool, reserve: Int64 = 0,
                     protecting: Set<String> = []) async throws -> PurgePlan {
     try await FileIO.withLock(root.appending(path: "locks/purge")) {
-      var plan = PurgePlan.make(store: self, catalog: catalog, budget: budget, reserve: reserve, all: all, protecting: protecting)
+      var plan = try PurgePlan.make(store: self, catalog: catalog, budget: budget, reserve: reserve, all: all, protecting: protecting)
       plan.dryRun = dryRun
       guard !dryRun else { return plan }
       for removal in plan.removals {
@@ -260,7 +260,7 @@ public struct LocalStore: Sendable {
           // its files, and a pin taken after this sees them gone and
           // downloads them again — never a pinned tag with missing files.
           try await FileIO.withLock(pins.lock) {
-            let pinned = Set(pins.leases().map(\.tag))
+            let pinned = Set(try pins.leases().map(\.tag))
             guard !catalog.tags.contains(where: { pinned.contains($0.key) && $0.value.files.contains { $0.sha256 == blob } }) else { return }
             try await FileIO.withLock(root.appending(path: "locks/\(blob)")) { _ = unlink(blobURL(blob).path) }
           }

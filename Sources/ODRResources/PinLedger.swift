@@ -28,14 +28,21 @@ public struct PinLedger: Sendable {
     }
   }
 
-  private struct File: Codable { var leases: [Lease] }
+  struct File: Codable { var leases: [Lease] }
 
-  let file: URL
-  let lock: URL
+  let state: StateFile<File>
+  var lock: URL { state.lock }
 
-  /// The live leases, oldest first.
-  public func leases() -> [Lease] {
-    read().filter(\.isLive)
+  init(file: URL, lock: URL) {
+    state = StateFile(url: file, what: "the pins of this store",
+                      reset: "remove it (the pins in it are dropped: begin the tags again)", lock: lock)
+  }
+
+  /// The live leases, oldest first. Throws when `pins.json` is there but
+  /// cannot be read: never taken for "no pins" (a purge would remove
+  /// pinned files).
+  public func leases() throws -> [Lease] {
+    try read().filter(\.isLive)
   }
 
   /// Adds one lease per tag held by `owner`. Throws when `owner` is not a
@@ -94,16 +101,13 @@ public struct PinLedger: Sendable {
 
   /// The body of a critical section: the caller holds the lock.
   private func rewrite(_ body: (inout [Lease]) -> Void) throws {
-    var leases = read().filter(\.isLive)
+    var leases = try read().filter(\.isLive)
     body(&leases)
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-    try FileIO.atomicWrite(try encoder.encode(File(leases: leases)), to: file, mode: 0o600)
+    try state.write(File(leases: leases))
   }
 
-  private func read() -> [Lease] {
-    guard let data = try? Data(contentsOf: file), let decoded = try? JSONDecoder().decode(File.self, from: data) else { return [] }
-    return decoded.leases
+  private func read() throws -> [Lease] {
+    try state.read()?.leases ?? []
   }
 
   /// The start time of process `pid`, or nil when there is no such process.

@@ -35,12 +35,12 @@ public struct PurgePlan: Sendable, Encodable {
   /// for beyond the budget (a download about to start); `protecting`: tags
   /// that must stay (the ones being requested).
   static func make(store: LocalStore, catalog: Catalog, budget: Int64?, reserve: Int64 = 0, all: Bool,
-                   protecting: Set<String> = []) -> PurgePlan {
+                   protecting: Set<String> = []) throws -> PurgePlan {
     let onDisk = store.blobSizes()
     let sizeBefore = onDisk.values.reduce(0, +)
-    let usage = store.usage
-    let lastUse = usage.lastUses()
-    let pins = store.pins.leases()
+    let usage = try store.usage.state.read() ?? TagUsage.File()
+    let lastUse = usage.lastUse
+    let pins = try store.pins.leases()
     var removals: [Removal] = []
     var kept: [Kept] = []
 
@@ -52,7 +52,7 @@ public struct PurgePlan: Sendable, Encodable {
                               reason: "not part of catalog version \(catalog.version)", blobs: orphans))
     }
 
-    func priority(_ name: String) -> Double { usage.priority(of: name) ?? catalog.tags[name]!.preservationPriority }
+    func priority(_ name: String) -> Double { usage.priority[name] ?? catalog.tags[name]!.preservationPriority }
     let present = catalog.tags.filter { $0.value.files.contains { onDisk[$0.sha256] != nil } }
     var candidates: [String] = []
     for name in present.keys.sorted() {

@@ -234,7 +234,7 @@ public struct ResourceCatalog: Sendable {
     let total = missing.reduce(Int64(0)) { $0 + $1.size }
     if let budget, total > 0, store.size + total > budget {
       let requested = Set(catalog.tags.filter { tags.contains($0.value) }.keys)
-      let plan = PurgePlan.make(store: store, catalog: catalog, budget: budget, reserve: total, all: false, protecting: requested)
+      let plan = try PurgePlan.make(store: store, catalog: catalog, budget: budget, reserve: total, all: false, protecting: requested)
       guard plan.sizeAfter + total <= budget else {
         let pinned = plan.kept.filter { $0.reason.hasPrefix("pinned") }.map(\.tag)
         throw ResourceError(.outOfSpace, "\(requested.sorted().joined(separator: ", ")) need\(requested.count == 1 ? "s" : "") \(ByteSize.format(total)) more, and the store's budget is \(ByteSize.format(budget)): even after purging every unpinned tag it would hold \(ByteSize.format(plan.sizeAfter + total)). Nothing was changed. Raise --max-size\(pinned.isEmpty ? "" : ", or end access to \(pinned.joined(separator: ", "))").")

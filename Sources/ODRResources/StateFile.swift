@@ -14,8 +14,18 @@ struct StateFile<Value: Codable>: Sendable {
   let url: URL
   /// What the file is, for messages ("the trust state of com.example.demo").
   let what: String
-  /// What the user runs to start over (`odr trust reset com.example.demo`).
+  /// How the user starts over, after "to start over, " (run `odr trust
+  /// reset com.example.demo`).
   let reset: String
+  /// The `flock` file its changes are made under (default: beside it, `.lock` added).
+  let lock: URL
+
+  init(url: URL, what: String, reset: String, lock: URL? = nil) {
+    self.url = url
+    self.what = what
+    self.reset = reset
+    self.lock = lock ?? url.deletingLastPathComponent().appending(path: url.lastPathComponent + ".lock")
+  }
 
   /// The value, or nil when there is no file.
   func read() throws -> Value? {
@@ -36,7 +46,7 @@ struct StateFile<Value: Codable>: Sendable {
   /// the value as it was.
   func update<T>(_ body: (inout Value?) async throws -> T) async throws -> T {
     try FileIO.makePrivateDirectory(url.deletingLastPathComponent())
-    return try await FileIO.withLock(url.deletingLastPathComponent().appending(path: url.lastPathComponent + ".lock")) {
+    return try await FileIO.withLock(lock) {
       var value = try read()
       let result = try await body(&value)
       if let value { try write(value) }
@@ -44,7 +54,8 @@ struct StateFile<Value: Codable>: Sendable {
     }
   }
 
-  private func write(_ value: Value) throws {
+  /// Replaces the file atomically; the caller holds ``lock``.
+  func write(_ value: Value) throws {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     try FileIO.atomicWrite(try encoder.encode(value), to: url, mode: 0o600)
@@ -52,6 +63,6 @@ struct StateFile<Value: Codable>: Sendable {
 
   /// The error for a file that is there but cannot be used.
   func unreadable(_ why: String) -> ResourceError {
-    ResourceError(.unreadableState, "\(url.path), \(what), \(why). odr does not guess: it refuses rather than start over as if nothing had been seen. Look at the file (a later odr's format? a damaged disk? tampering?); to start over, run `\(reset)`.")
+    ResourceError(.unreadableState, "\(url.path), \(what), \(why). odr does not guess: it refuses rather than start over as if nothing had been seen. Look at the file (a later odr's format? a damaged disk? tampering?); to start over, \(reset).")
   }
 }

@@ -30,17 +30,17 @@ public struct TagStatus: Sendable, Encodable {
 
 extension ResourceCatalog {
   /// Every tag's status, in category, then order, then name order.
-  public func tagStatuses() -> [TagStatus] {
-    let leases = store.pins.leases()
-    let usage = store.usage
+  public func tagStatuses() throws -> [TagStatus] {
+    let leases = try store.pins.leases()
+    let usage = try store.usage.state.read() ?? TagUsage.File()
     return catalog.tags.sorted { ($0.value.category, $0.value.order, $0.key) < ($1.value.category, $1.value.order, $1.key) }.map { name, tag in
       let pins = leases.filter { $0.tag == name }
       return TagStatus(name: name, category: tag.category.rawValue, order: tag.order,
-                       preservationPriority: usage.priority(of: name) ?? tag.preservationPriority,
+                       preservationPriority: usage.priority[name] ?? tag.preservationPriority,
                        secrets: tag.secrets, recipients: tag.encryption?.recipients, files: tag.files.count, bytes: tag.size,
                        onDisk: tag.files.allSatisfy(store.contains), pins: pins.count,
                        pinnedBy: pins.map { TagStatus.Pin(pid: $0.pid, command: $0.holder, since: Date(timeIntervalSince1970: $0.since)) },
-                       lastUse: usage.lastUse(of: name).map(Date.init(timeIntervalSince1970:)))
+                       lastUse: usage.lastUse[name].map(Date.init(timeIntervalSince1970:)))
     }
   }
 }

@@ -3,23 +3,28 @@ import FoundationEssentials
 /// When each tag was last used and the preservation priorities set at run
 /// time (`setPreservationPriority(_:forTags:)`, `odr priority`), kept in
 /// `usage.json` and changed only under `locks/usage`: what purging orders by.
+/// A file that is there but cannot be read is an error, never "no usage".
 public struct TagUsage: Sendable {
-  private struct File: Codable {
+  struct File: Codable {
     var lastUse: [String: Double] = [:]
     var priority: [String: Double] = [:]
   }
 
-  let file: URL
-  let lock: URL
+  let state: StateFile<File>
+
+  init(file: URL, lock: URL) {
+    state = StateFile(url: file, what: "the last uses and priorities of this store's tags",
+                      reset: "remove it (last-use times and priorities set with `odr priority` are lost)", lock: lock)
+  }
 
   /// When `tag` was last begun (seconds since 1970), if ever.
-  public func lastUse(of tag: String) -> Double? { read().lastUse[tag] }
+  public func lastUse(of tag: String) throws -> Double? { try read().lastUse[tag] }
 
   /// Every tag's last use.
-  public func lastUses() -> [String: Double] { read().lastUse }
+  public func lastUses() throws -> [String: Double] { try read().lastUse }
 
   /// The priority set for `tag` at run time, if any (it overrides the catalog's).
-  public func priority(of tag: String) -> Double? { read().priority[tag] }
+  public func priority(of tag: String) throws -> Double? { try read().priority[tag] }
 
   /// Records that `tags` were used now.
   public func touch(_ tags: [String]) async throws {
@@ -35,18 +40,15 @@ public struct TagUsage: Sendable {
     try await change { for tag in tags { $0.priority[tag] = priority } }
   }
 
-  private func change(_ body: (inout File) -> Void) async throws {
-    try await FileIO.withLock(lock) {
-      var contents = read()
-      body(&contents)
-      let encoder = JSONEncoder()
-      encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-      try FileIO.atomicWrite(try encoder.encode(contents), to: file, mode: 0o600)
+  private func change(_ body: @escaping (inout File) -> Void) async throws {
+    try await state.update { contents in
+      var changed = contents ?? File()
+      body(&changed)
+      contents = changed
     }
   }
 
-  private func read() -> File {
-    guard let data = try? Data(contentsOf: file) else { return File() }
-    return (try? JSONDecoder().decode(File.self, from: data)) ?? File()
+  private func read() throws -> File {
+    try state.read() ?? File()
   }
 }

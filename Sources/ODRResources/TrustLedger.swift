@@ -111,7 +111,7 @@ public struct TrustLedger: Sendable {
     self.bundle = bundle
     let odr = (stateHome ?? XDGFolders.stateHome).appending(path: "odr")
     folder = odr.appending(path: bundle)
-    trustFile = StateFile(url: folder.appending(path: "trust.json"), what: "the trust state of \(bundle)", reset: "odr trust reset \(bundle)")
+    trustFile = StateFile(url: folder.appending(path: "trust.json"), what: "the trust state of \(bundle)", reset: "run `odr trust reset \(bundle)`")
     locationsFile = Self.locationsFile(stateHome: stateHome)
   }
 
@@ -129,7 +129,7 @@ public struct TrustLedger: Sendable {
 
   private static func locationsFile(stateHome: URL?) -> StateFile<Locations> {
     let url = (stateHome ?? XDGFolders.stateHome).appending(path: "odr").appending(path: "_locations.json")
-    return StateFile(url: url, what: "the bundles bound to catalog locations", reset: "odr trust reset --locations")
+    return StateFile(url: url, what: "the bundles bound to catalog locations", reset: "run `odr trust reset --locations`")
   }
 
   /// Admits `catalog`, whose signature lines by `signedBy` verify (nil:

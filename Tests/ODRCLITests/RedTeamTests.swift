@@ -265,6 +265,31 @@ import Testing
     #expect(try await lookup() == "unsigned")
   }
 
+  /// 8 (the same rule for the store's files): damaged pins, usage or the
+  /// catalog index are errors naming the file, never read as empty (a purge
+  /// would remove pinned files; a lost index would hide the kept catalog).
+  @Test(arguments: ["pins.json", "usage.json", "catalogs.json"])
+  func damagedStoreStateFailsClosed(_ name: String) async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try FileManager.default.createDirectory(at: source.appending(path: "levels"), withIntermediateDirectories: true)
+    try Data("level".utf8).write(to: source.appending(path: "levels/1.txt"))
+    try Data(#"{"bundle": "\#(bundle)", "tags": {"L": {"category": "onDemand", "files": ["levels/"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    #expect(try await odr(["pack", source.path, "--output", published.path, "--quiet"]).status == 0)
+    #expect(try await odr(["begin", "L", "--quiet"]).status == 0)
+    #expect(try await odr(["priority", "L", "0.3"]).status == 0)
+    let file = name == "catalogs.json" ? cache.appending(path: "odr/catalogs.json") : cache.appending(path: "odr/\(bundle)/\(name)")
+    try #require(FileManager.default.fileExists(atPath: file.path))
+    try Data("{ damaged".utf8).write(to: file)
+    let blobs = try FileManager.default.contentsOfDirectory(atPath: cache.appending(path: "odr/\(bundle)/blobs").path)
+    let command = name == "catalogs.json" ? ["status", "--offline"] : name == "pins.json" ? ["purge", "--all"] : ["status"]
+    let result = try await odr(command)
+    #expect(result.status == 4, "\(command): \(result.stderr)")
+    #expect(result.stderr.contains(file.path), "\(result.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: cache.appending(path: "odr/\(bundle)/blobs").path) == blobs)
+    #expect(try Data(contentsOf: file) == Data("{ damaged".utf8))
+  }
+
   /// 9: a stale or tampered mirror is skipped like a failing one.
   @Test(arguments: ["stale", "tampered"])
   func aBadMirrorIsSkipped(_ how: String) async throws {

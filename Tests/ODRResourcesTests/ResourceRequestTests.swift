@@ -90,11 +90,11 @@ import Testing
     var request: ResourceRequest? = try ResourceRequest(tags: ["B"], catalog: catalog)
     try await request?.beginAccessing()
     try await request?.beginAccessing()  // a second begin of the same request pins once
-    #expect(catalog.store.pins.leases().map(\.tag) == ["B"])
-    #expect(catalog.store.pins.leases().first?.pid == getpid())
+    #expect(try catalog.store.pins.leases().map(\.tag) == ["B"])
+    #expect(try catalog.store.pins.leases().first?.pid == getpid())
     let other = try ResourceRequest(tags: ["A"], catalog: catalog)
     #expect(other.conditionallyBeginAccessing() == false)  // not on disk: no pin left behind
-    #expect(catalog.store.pins.leases().map(\.tag) == ["B"])
+    #expect(try catalog.store.pins.leases().map(\.tag) == ["B"])
     // Purging everything unpinned keeps B's files; A's go.
     try await ResourceRequest(tags: ["A"], catalog: catalog).beginAccessing()
     let plan = try await catalog.store.purge(catalog: catalog.catalog, budget: nil, all: true, dryRun: false)
@@ -102,7 +102,7 @@ import Testing
     #expect(try Data(contentsOf: request!.url(forResource: "big.bin")).count == 3_000_000)
     // Ending access (or letting the request go) gives the lease back.
     request = nil
-    #expect(catalog.store.pins.leases().isEmpty)
+    #expect(try catalog.store.pins.leases().isEmpty)
   }
 
   @Test func beginInstallsVerifiedPrivateFiles() async throws {
@@ -152,14 +152,14 @@ import Testing
     defer { fixture.remove() }
     let catalog = try await fixture.load()
     try await ResourceRequest(tags: ["A"], catalog: catalog).beginAccessing()  // on disk, then let go
-    #expect(catalog.store.pins.leases().isEmpty)
+    #expect(try catalog.store.pins.leases().isEmpty)
     let request = try ResourceRequest(tags: ["A"], catalog: catalog)
     DispatchQueue.concurrentPerform(iterations: 8) { _ in
       #expect(request.conditionallyBeginAccessing())
     }
-    #expect(catalog.store.pins.leases().count == 1)
+    #expect(try catalog.store.pins.leases().count == 1)
     request.endAccessing()
-    #expect(catalog.store.pins.leases().isEmpty)
+    #expect(try catalog.store.pins.leases().isEmpty)
   }
 
   @Test func conditionalBeginNeverDownloads() async throws {

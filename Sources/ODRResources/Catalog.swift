@@ -113,12 +113,8 @@ public struct Catalog: Codable, Sendable, Equatable {
   public static func decode(_ data: Data) throws -> Catalog {
     onDecode?()
     let catalog: Catalog
-    do {
-      let decoder = JSONDecoder()
-      decoder.dateDecodingStrategy = .iso8601
-      catalog = try decoder.decode(Catalog.self, from: data)
-    } catch {
-      throw ResourceError(.invalidSource, "The catalog is not a valid catalog.json: \(DecodingErrorDescription(error)).")
+    do { catalog = try CatalogReader.read(data) } catch {
+      throw ResourceError(.invalidSource, "The catalog is not a valid catalog.json: \(error.description).")
     }
     try catalog.validate()
     return catalog

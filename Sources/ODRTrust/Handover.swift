@@ -30,6 +30,14 @@ public struct Handover: Codable, Sendable, Equatable {
     Data((domain + "\(bundle)\n\(version)\n" + signers.map(\.description).sorted().joined(separator: ",") + "\n").utf8)
   }
 
+  /// A statement as read from a catalog (it is checked by ``verifies(bundle:)``).
+  public init(version: Int, signers: [VerifyingKey], signedBy: VerifyingKey, signature: String) {
+    self.version = version
+    self.signers = signers
+    self.signedBy = signedBy
+    self.signature = signature
+  }
+
   /// A statement of `bundle` handing over to `signers` at `version`, signed by `key`.
   public init(bundle: String, version: Int, signers: [VerifyingKey], signedWith key: SigningKey) throws {
     self.version = version

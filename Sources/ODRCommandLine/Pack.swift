@@ -20,7 +20,7 @@ extension ODR {
 
         Secrets tags are encrypted in the age v1 format to their recipients ("recipients" in tags.json, plus --recipient and --recipients-file), with a fresh file key on every pack; a secrets tag with no recipient is refused unless --plaintext-secrets. Every APIKeys document of a secrets tag is validated before anything is written.
 
-        With --sign NAME (a key made by `odr signing-key new`), --sign-key-file F or $ODR_SIGNING_KEY, catalog.json.sig holds an Ed25519 signature of catalog.json, the catalog expires after --expires (default 90d) and lists the keys allowed to sign the next versions (--next-signer, default the signing key). The catalog carries the hand-over chain of the one it replaces in --output, plus a statement by the signing key when --next-signer names other keys: a client that pins an earlier key and keeps no state (CI) follows the chain to the new one. A signing key that the previous catalog does not list as a next signer is refused unless --new-trust-root.
+        With --sign NAME (a key made by `odr signing-key new`), --sign-key-file F or $ODR_SIGNING_KEY, catalog.json.sig holds an Ed25519 signature of catalog.json, the catalog expires after --expires (default 90d) and lists the keys allowed to sign the next versions (--next-signer, default the signing key). The catalog carries the hand-over chain of the one it replaces (in --output, or --previous for a build that packs into an empty folder), plus a statement by the signing key when --next-signer names other keys: a client that pins an earlier key and keeps no state (CI) follows the chain to the new one. A signing key that the previous catalog does not list as a next signer is refused unless --new-trust-root.
 
         Example:
           odr pack resources/Demo --output /srv/www/odr --sign release --recipient age1… --catalog-version 4
@@ -48,7 +48,10 @@ extension ODR {
     @Option(help: ArgumentHelp("A key allowed to sign the next versions (ed25519:…); repeatable (default: the signing key). List a new key here, signed by the old one, to rotate.", valueName: "key"))
     var nextSigner: [String] = []
 
-    @Flag(help: "Sign with a key the previous catalog in --output does not list as a next signer, starting a new trust root: no hand-over chain leads to it, so every client must pin the new key.")
+    @Option(help: ArgumentHelp("The folder of the catalog this one replaces, when --output starts empty (a build folder): its hand-over chain is carried and its signers decide which keys may sign (default: --output).", valueName: "folder"))
+    var previous: String?
+
+    @Flag(help: "Sign with a key the previous catalog does not list as a next signer, starting a new trust root: no hand-over chain leads to it, so every client must pin the new key.")
     var newTrustRoot = false
 
     @Option(help: ArgumentHelp("Encrypt every secrets tag to this age recipient too; repeatable.", valueName: "age1…"))
@@ -86,6 +89,7 @@ extension ODR {
       options.recipients = try recipients()
       options.plaintextSecrets = plaintextSecrets
       options.newTrustRoot = newTrustRoot
+      options.previous = previous.map { URL(filePath: $0) }
       options.signingKey = try await signingKey()
       if let expires { options.expires = Date.now.addingTimeInterval(Double(try DurationText.seconds(expires, option: "--expires"))) }
       options.nextSigners = try nextSigner.map { text in

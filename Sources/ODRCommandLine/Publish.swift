@@ -9,7 +9,7 @@ extension ODR {
       commandName: "publish",
       abstract: "Upload a catalog folder to a folder or an S3 bucket: blobs first, catalog.json last.",
       discussion: """
-        Blobs already at the destination (same name and size; names are SHA-256) are skipped. The signature is uploaded covering both the new catalog and the one still published, then catalog.json, so a publish interrupted at any point leaves readers a valid catalog: the previous one or the new one. On S3, blobs get `Cache-Control: public, max-age=31536000, immutable` and the catalog `no-cache`. S3 credentials come from the standard AWS variables or ~/.aws/credentials; AWS_ENDPOINT_URL (or "endpoint" in odr.json) names an S3-compatible store.
+        Blobs already at the destination (same name and size; names are SHA-256) are skipped. The signature is uploaded covering both the new catalog and the one still published, then catalog.json, so a publish interrupted at any point leaves readers a valid catalog: the previous one or the new one. A signed catalog that clients of the published one could not follow (signed by a key the published signers do not hand over to, or dropping the published hand-over chain) is refused unless --new-trust-root. On S3, blobs get `Cache-Control: public, max-age=31536000, immutable` and the catalog `no-cache`. S3 credentials come from the standard AWS variables or ~/.aws/credentials; AWS_ENDPOINT_URL (or "endpoint" in odr.json) names an S3-compatible store.
 
         Example:
           odr publish build/odr s3://example-odr/app --dry-run
@@ -26,13 +26,16 @@ extension ODR {
     @Flag(help: "List what would be uploaded; change nothing.")
     var dryRun = false
 
+    @Flag(help: "Publish a signed catalog that clients of the published one cannot follow (another key, no hand-over chain): a new trust root, which every client must pin.")
+    var newTrustRoot = false
+
     @OptionGroup var reporting: OutputOptions
 
     @Option(name: .customLong("network-timeout"), help: ArgumentHelp("Seconds an upload may stall (default 15).", valueName: "seconds"))
     var networkTimeout: Double = 15
 
     func run(_ context: CommandContext) async throws {
-      let publication = try await Publication(folder: URL(filePath: folder), destination: try target(context))
+      let publication = try await Publication(folder: URL(filePath: folder), destination: try target(context), newTrustRoot: newTrustRoot)
       try reporting.print(Plan(destination: publication.destination.name, dryRun: dryRun, steps: publication.steps)) {
         if dryRun { Output.write(publication.steps.map { "\($0.action.rawValue)\t\($0.path)\t\($0.bytes)\n" }.joined()) }
       }

@@ -41,19 +41,22 @@ public struct Publication: Sendable {
   private let blobs: [(sha256: String, size: Int64)]
 
   /// Reads `folder` (refusing one whose blobs are missing or of the wrong
-  /// size) and asks `destination` what it already has.
-  public init(folder: URL, destination: any PublishDestination) async throws {
+  /// size) and asks `destination` what it already has. A signed catalog
+  /// that clients of the one published could not follow — signed by a key
+  /// the published catalog's signers do not lead to, or dropping its
+  /// hand-over chain — is refused unless `newTrustRoot`.
+  public init(folder: URL, destination: any PublishDestination, newTrustRoot: Bool = false) async throws {
     self.folder = folder
     self.destination = destination
     catalogBytes = try FileTransport().dataSync(at: folder.appending(path: "catalog.json"), limit: ResourceCatalog.maxCatalogBytes)
     let catalog = try Catalog.decode(catalogBytes)
     let signatureFile = folder.appending(path: "catalog.json.sig")
+    let publishedCatalog = try await destination.read("catalog.json", limit: ResourceCatalog.maxCatalogBytes)
     do {
       signature = FileIO.kind(of: signatureFile) == .file
         ? try CatalogSignature(parsing: try FileTransport().dataSync(at: signatureFile, limit: CatalogSignature.maxBytes)) : nil
       // A published signature file that does not parse is replaced, not bridged.
       let published = try? await destination.read("catalog.json.sig", limit: CatalogSignature.maxBytes).map(CatalogSignature.init(parsing:))
-      let publishedCatalog = try await destination.read("catalog.json", limit: ResourceCatalog.maxCatalogBytes)
       publishedSignature = published.flatMap { signature in
         var bridged = signature
         bridged.entries = publishedCatalog.map(signature.lines(verifying:)) ?? []
@@ -64,6 +67,12 @@ public struct Publication: Sendable {
     }
     if let signature, !signature.verifiesInSomeForm(catalogBytes) {
       throw ResourceError(.integrity, "\(signatureFile.path) does not verify for catalog.json beside it; run `odr pack` again. Nothing was uploaded.")
+    }
+    // A signed catalog is published over it: clients must be able to follow.
+    // (A published catalog that does not decode is being repaired: no check.)
+    if let signature, !newTrustRoot, let publishedCatalog, publishedSignature?.entries.isEmpty == false,
+       let published = try? Catalog.decode(publishedCatalog), published.bundle == catalog.bundle {
+      try Self.refuseBrokenChain(catalog, signedBy: signature.validSigners(of: catalogBytes), replacing: published)
     }
     var seen = Set<String>()
     var blobs: [(sha256: String, size: Int64)] = []
@@ -83,6 +92,21 @@ public struct Publication: Sendable {
     steps.append(Step(path: "catalog.json", action: .upload, bytes: Int64(catalogBytes.count)))
     if signature == nil && publishedSignature != nil { steps.append(Step(path: "catalog.json.sig", action: .delete, bytes: 0)) }
     self.steps = steps
+  }
+
+  /// Throws unless a client that trusts `published` (its signers, its chain)
+  /// can follow to `catalog`: its signer must be reachable from the
+  /// published signers through its chain, and its chain must extend the
+  /// published one (a build that packed into an empty folder drops it).
+  static func refuseBrokenChain(_ catalog: Catalog, signedBy: [VerifyingKey], replacing published: Catalog) throws {
+    let old = published.handovers ?? [], new = catalog.handovers ?? []
+    guard new.count >= old.count, Array(new.prefix(old.count)) == old else {
+      throw ResourceError(.integrity, "This catalog does not carry the hand-over chain of the one published (version \(published.version)), so clients that pin an earlier key would refuse it. Nothing was uploaded. Pack with --previous <the published folder> so the chain is carried, or publish with --new-trust-root if you started over on purpose.")
+    }
+    let reachable = (try? Handover.follow(new, from: Set(published.signers ?? []), bundle: catalog.bundle, upTo: catalog.version)) ?? []
+    guard signedBy.contains(where: reachable.contains) else {
+      throw ResourceError(.integrity, "This catalog is signed by \(signedBy.map(\.description).joined(separator: ", ")), which the published catalog (version \(published.version)) does not hand over to (its signers: \((published.signers ?? []).map(\.description).joined(separator: ", "))), so clients would refuse it. Nothing was uploaded. Sign with one of those keys, or publish with --new-trust-root if you started over on purpose (clients must then pin the new key).")
+    }
   }
 
   /// True when the catalog being published is unsigned and replaces a

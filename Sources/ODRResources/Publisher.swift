@@ -29,7 +29,7 @@ public struct Publisher: Sendable {
     let manifest = try readManifest()
     var catalog = try makeCatalog(manifest, version: version)
     let sealed = try seal(&catalog, manifest: manifest, options: options)
-    let previous = try previousCatalog(in: output, needed: options.signingKey != nil)
+    let previous = try previousCatalog(in: options.previous ?? output, needed: options.signingKey != nil)
     if let key = options.signingKey {
       catalog.expires = options.expires ?? Date().addingTimeInterval(Double(PackOptions.defaultValidity.components.seconds))
       catalog.signers = options.nextSigners.isEmpty ? [key.verifyingKey] : options.nextSigners
@@ -94,6 +94,9 @@ public struct Publisher: Sendable {
         throw ResourceError(.integrity, "\(key.verifyingKey) is not among the keys the previous catalog (version \(previous.catalog.version)) allows to sign the next versions (\(allowed.map(\.description).joined(separator: ", "))), so clients would refuse this catalog. Nothing was written. Sign with one of those keys (hand over to a new one with --next-signer), or start a new trust root with --new-trust-root (every client must then pin the new key).")
       }
       chain = previous.catalog.handovers ?? []
+    }
+    if previous == nil && !options.newTrustRoot {
+      options.notify("no previous catalog in \(options.previous?.path ?? "the output folder"): the hand-over chain starts here. If a signed catalog is already published, pack with --previous <its folder> so its chain is carried (odr publish refuses to drop it).")
     }
     if options.newTrustRoot {
       options.notify("new trust root: this catalog carries no hand-over chain; clients that pin an earlier key refuse it until they pin \(key.verifyingKey) (--trust, ODR_TRUST, odr.json \"trust\") or reset their trust (odr trust reset \(catalog.bundle)).")

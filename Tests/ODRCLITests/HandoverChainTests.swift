@@ -94,6 +94,35 @@ import Testing
     #expect(try snapshot() == before)
   }
 
+  /// A build that packs into an empty folder carries the chain with
+  /// --previous; without it, odr publish refuses to drop the published chain.
+  @Test func aFreshBuildFolderCarriesTheChainOrPublishRefuses() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let (old, new) = (SigningKey(), SigningKey())
+    let www = root.appending(path: "www")
+    try #require(try await pack(7, signedBy: old, ["--next-signer", new.verifyingKey.description]).status == 0)
+    #expect(try await odr(["publish", published.path, www.path, "--quiet"]).status == 0)
+    // Version 8 built from scratch, signed by the new key.
+    try FileManager.default.removeItem(at: published)
+    try #require(try await pack(8, signedBy: new).status == 0)
+    let dropped = try await odr(["publish", published.path, www.path])
+    #expect(dropped.status == 4, "\(dropped.stderr)")
+    #expect(dropped.stderr.contains("--previous"), "\(dropped.stderr)")
+    try FileManager.default.removeItem(at: published)
+    let carried = try await pack(8, signedBy: new, ["--previous", www.path])
+    #expect(carried.status == 0, "\(carried.stderr)")
+    #expect(try await odr(["publish", published.path, www.path, "--quiet"]).status == 0)
+    #expect(try await read(pinning: old, catalog: www.path).status == 0)
+    // A key the published catalog does not hand over to: refused, unless a new trust root.
+    let stranger = SigningKey()
+    try FileManager.default.removeItem(at: published)
+    try #require(try await pack(9, signedBy: stranger, ["--new-trust-root"]).status == 0)
+    let foreign = try await odr(["publish", published.path, www.path])
+    #expect(foreign.status == 4, "\(foreign.stderr)")
+    #expect(try await odr(["publish", published.path, www.path, "--new-trust-root", "--quiet"]).status == 0)
+    #expect(try await read(pinning: old, catalog: www.path).status == 4)
+  }
+
   /// The catalog in the published folder, re-signed by `signer` after `edit`.
   func forge(signer: SigningKey, _ edit: (inout Catalog) throws -> Void) throws {
     var catalog = try Catalog.decode(Data(contentsOf: published.appending(path: "catalog.json")))

@@ -50,7 +50,7 @@ import Testing
       """.utf8).write(to: source.appending(path: "tags.json"))
     try Data(#"{"Weather": "\#(weather)"}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
     let pack = try await odr(["pack", source.path, "--output", (output ?? published).path, "--catalog-version", "\(version)",
-                              "--plaintext-secrets", "--quiet", "--new-trust-root"], key.map { ["ODR_SIGNING_KEY": $0] } ?? [:])
+                              "--plaintext-secrets", "--quiet"], key.map { ["ODR_SIGNING_KEY": $0] } ?? [:])
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
@@ -148,6 +148,8 @@ import Testing
     let pinned = try await odr(["fetch", "APIKeys", "--trust", real.public])
     #expect(pinned.status == 4, "\(pinned.stderr)")
     #expect(try await lookup() == "other")
+    // The real publisher's catalog (its own folder history: no chain from `other`).
+    try FileManager.default.removeItem(at: published)
     try await publish(value, version: 2, signedBy: real.secret)
     let good = try await odr(["fetch", "APIKeys", "--trust", real.public])
     #expect(good.status == 0, "\(good.stderr)")
@@ -170,7 +172,7 @@ import Testing
     let evil = root.appending(path: "evil")
     try await publish("stolen", version: 1, into: evil)
     let store = cache.appending(path: "odr/\(bundle)")
-    try FileManager.default.removeItem(at: store.appending(path: "catalog.json.sig"))
+    try? FileManager.default.removeItem(at: store.appending(path: "catalog.json.sig"))  // (an older odr kept none)
     try FileManager.default.removeItem(at: store.appending(path: "catalog.json"))
     try FileManager.default.copyItem(at: evil.appending(path: "catalog.json"), to: store.appending(path: "catalog.json"))
     // Its blobs in the store, and (unreferenced by the real catalog) on the host.
@@ -182,7 +184,7 @@ import Testing
     #expect(try await lookup() == value)
     // Offline, the same rewrite is refused (with the real key pinned, and
     // with a pin added after an unsigned catalog was kept).
-    try FileManager.default.removeItem(at: store.appending(path: "catalog.json.sig"))
+    try? FileManager.default.removeItem(at: store.appending(path: "catalog.json.sig"))
     try FileManager.default.removeItem(at: store.appending(path: "catalog.json"))
     try FileManager.default.copyItem(at: evil.appending(path: "catalog.json"), to: store.appending(path: "catalog.json"))
     let offline = try await odr(["fetch", "APIKeys", "--offline"], online)
@@ -210,7 +212,12 @@ import Testing
     let catalogBytes = try Data(contentsOf: published.appending(path: "catalog.json"))
     let sigFile = published.appending(path: "catalog.json.sig")
     let genuine = try Data(contentsOf: sigFile)
-    try (CatalogSignature(signing: catalogBytes, with: host).encoded + genuine).write(to: sigFile)
+    // The host signs the genuine bytes in the form of the catalog's format.
+    let format = (try JSONSerialization.jsonObject(with: catalogBytes) as? [String: Any])?["formatVersion"] as? Int
+    func hostSignature() throws -> CatalogSignature {
+      format == 1 ? try CatalogSignature(signingUnprefixed: catalogBytes, with: host) : try CatalogSignature(signing: catalogBytes, with: host)
+    }
+    try (hostSignature().encoded + genuine).write(to: sigFile)
     let fetch = try await odr(["fetch", "APIKeys"])
     #expect(fetch.status == 0, "\(fetch.stderr)")
     #expect(fetch.stderr.contains("trusting \(key.public)"), "\(fetch.stderr)")
@@ -218,7 +225,7 @@ import Testing
     #expect(show.stdout.contains(key.public) && !show.stdout.contains(host.verifyingKey.description), "\(show.stdout)")
     // A catalog signed only by the host's key is refused on first use.
     try FileManager.default.removeItem(at: state)
-    try CatalogSignature(signing: catalogBytes, with: host).encoded.write(to: sigFile)
+    try hostSignature().encoded.write(to: sigFile)
     let hostOnly = try await odr(["fetch", "APIKeys"])
     #expect(hostOnly.status == 4, "\(hostOnly.stderr)")
     #expect(hostOnly.stderr.contains("does not list in its signers"), "\(hostOnly.stderr)")

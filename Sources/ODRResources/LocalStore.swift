@@ -80,6 +80,7 @@ public struct LocalStore: Sendable {
     }
     let catalogFile = root.appending(path: "catalog.json"), signatureFile = root.appending(path: "catalog.json.sig")
     try await FileIO.withLock(root.appending(path: "locks/catalog")) {
+      // (An unreadable kept copy is simply replaced.)
       if let kept = try? keptCatalogBytes(), kept.catalog == bytes, kept.signature == signature { return }
       // The signature goes first: a reader between the two writes sees a
       // pair that does not verify and refuses it, never a wrong one.

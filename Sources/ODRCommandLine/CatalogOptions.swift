@@ -147,7 +147,7 @@ struct CatalogOptions: ParsableArguments {
         transports.append(FileTransport())
         continue
       }
-      transports.append(try context.networked().transport(for: try await networkSource(url)))
+      transports.append(try context.networked().transport(for: try await Self.networkSource(url, stall: networkTimeout ?? 15)))
     }
     guard urls.count > 1 else { return transports[0] }
     let mirrors = zip(urls, transports).map { url, transport in
@@ -158,9 +158,9 @@ struct CatalogOptions: ParsableArguments {
   }
 
   /// What the network context needs to reach `url`.
-  private func networkSource(_ url: URL) async throws -> NetworkSource {
-    let config = try Self.projectConfig()
-    var source = NetworkSource(url: url, stall: networkTimeout ?? 15, endpoint: config?.endpoint)
+  static func networkSource(_ url: URL, stall: Double) async throws -> NetworkSource {
+    let config = try projectConfig()
+    var source = NetworkSource(url: url, stall: stall, endpoint: config?.endpoint)
     if let auth = config?.auth, url.scheme == "http" || url.scheme == "https" {
       source.credential = try await CatalogAuth.credential(auth, for: url, deadline: .seconds(5))
     }

@@ -10,7 +10,7 @@ extension ODR {
       commandName: "verify",
       abstract: "Check a published catalog: signature, hand-over chain, expiry margin, every blob's SHA-256.",
       discussion: """
-        For the publisher's CI, before and after uploading, and on a schedule against the live host: CATALOG is a folder made by `odr pack`, or an http(s):// or s3:// URL (read as clients read it; s3 with the AWS variables). Prints the signer, the keys allowed to sign the next versions and the hand-over chain. Exits 4 when the catalog is unsigned, its signature does not verify (or is by neither a --trust key nor a key their hand-over chain leads to), it expires within --min-validity, a blob is missing or damaged, or a secrets tag is in plaintext.
+        For the publisher's CI, before and after uploading, and on a schedule against the live host: CATALOG is a folder made by `odr pack`, or an http(s):// or s3:// URL (read as clients read it: s3 with the AWS variables, odr.json's "endpoint" and "auth" apply). Prints the signer, the keys allowed to sign the next versions and the hand-over chain. Exits 4 when the catalog is unsigned, its signature does not verify (or is by neither a --trust key nor a key their hand-over chain leads to), it expires within --min-validity, a blob is missing or damaged, or a secrets tag is in plaintext.
 
         Example:
           odr verify /srv/www/odr --min-validity 7d --trust ed25519:…
@@ -46,7 +46,8 @@ extension ODR {
         guard let url = URL(string: catalog), url.host?.isEmpty == false, url.user == nil, url.password == nil else {
           throw ValidationError("'\(catalog.prefix(200))' is not a catalog URL (http(s)://host/path/ or s3://bucket/prefix, without credentials).")
         }
-        let source = NetworkSource(url: url, stall: networkTimeout ?? 15, endpoint: try CatalogOptions.projectConfig()?.endpoint)
+        // As clients read it: odr.json's S3 endpoint and catalog token apply.
+        let source = try await CatalogOptions.networkSource(url, stall: networkTimeout ?? 15)
         check = PublishedCatalogCheck(location: url, transport: try context.networked().transport(for: source))
       } else {
         guard !catalog.contains("://") || catalog.hasPrefix("file://") else {

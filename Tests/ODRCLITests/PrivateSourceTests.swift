@@ -146,6 +146,11 @@ import Testing
     #expect(try await Command.odr(["set", "CatalogToken", "--service", service, "--catalog-token-for", origin], input: token, environment: base).status == 0)
     let begin = try await odr(["begin", "Level2", "--quiet"], in: project, environment: base)
     #expect(begin.status == 0, "\(begin.stderr)")
+    // odr verify of the live host reads it as clients do: with the token.
+    // (It still exits 4: this test catalog is unsigned, with a plaintext secrets tag.)
+    let verify = try await odr(["verify", guarded.url.absoluteString], in: project, environment: base)
+    #expect(verify.stdout.contains("com.example.demo version"), "\(verify.stderr)")
+    #expect(verify.stdout.contains("not signed"), "\(verify.stdout)")
     #expect(guarded.requests.filter { $0.status == 302 }.allSatisfy { $0.authenticated })
     #expect(!elsewhere.requests.isEmpty && elsewhere.requests.allSatisfy { !$0.authenticated }, "\(elsewhere.requests)")
     // Not in odr's files either.

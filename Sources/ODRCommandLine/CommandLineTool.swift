@@ -11,7 +11,7 @@ public enum CommandLineTool {
   /// `network` does what needs the HTTP stacks (nil: hand such commands to
   /// `odr-net`).
   package static func main(network: (any NetworkCommands)?) async {
-    if network != nil { CoreDumps.disable() }  // the lean odr did in runHotPath
+    CoreDumps.disable()  // again in the lean odr (runHotPath did first): a no-op
     await ODR.main(network: network)
   }
 

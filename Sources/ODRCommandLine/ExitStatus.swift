@@ -58,7 +58,7 @@ enum ExitStatus {
 
   static func exitCode(for error: APIError) -> Int32 {
     switch error.code {
-    case .invalidURL, .keyUnusable: 2
+    case .invalidURL, .keyUnusable, .invalidHeader: 2
     case .timeout: 9
     default: 7
     }

@@ -68,7 +68,7 @@ public actor APIClient {
   /// 2xx response or throws ``APIError`` (or `CancellationError`).
   nonisolated public func send<Response>(_ request: APIRequest<Response>) async throws -> APIResponse<Response> {
     for (name, value) in request.headers where Self.breaksHeader(name) || Self.breaksHeader(value) {
-      throw APIError(.invalidURL, "The header '\(Self.breaksHeader(name) ? "(name not shown)" : name)' holds a line break or NUL; a header value is one line. Nothing was sent.")
+      throw APIError(.invalidHeader, "The header '\(Self.breaksHeader(name) ? "(name not shown)" : name)' holds a line break or NUL; a header value is one line. Nothing was sent.")
     }
     var key: APIKey?
     if let name = request.key { key = try await lookUp(name) }

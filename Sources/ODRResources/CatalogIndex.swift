@@ -1,7 +1,9 @@
 import FoundationEssentials
 
 /// What this machine remembers about each catalog location
-/// (`${XDG_CACHE_HOME}/odr/catalogs.json`): the bundle it belongs to, and
+/// (`${XDG_CACHE_HOME}/odr/_catalogs.json`: no bundle id starts with `_`,
+/// so a catalog claiming the bundle "catalogs.json" cannot take its place):
+/// the bundle it belongs to, and
 /// the validators and version of the catalog last accepted from it. It lets
 /// `--offline` and the commands that need no network find the kept catalog,
 /// and lets the others revalidate it with a conditional request. It decides
@@ -42,7 +44,7 @@ struct CatalogIndex {
   let file: StateFile<Entries>
 
   init(cacheHome: URL?) {
-    let url = (cacheHome ?? LocalStore.defaultCacheHome()).appending(path: "odr/catalogs.json")
+    let url = (cacheHome ?? LocalStore.defaultCacheHome()).appending(path: "odr/_catalogs.json")
     file = StateFile(url: url, what: "the index of catalog locations", reset: "remove it (odr finds every catalog again at its next online load)")
   }
 

@@ -195,6 +195,11 @@ public struct TrustLedger: Sendable {
     guard !valid.isEmpty else {
       throw ResourceError(.integrity, "\(name): catalog.json.sig does not verify; catalog.json or its signature was changed after signing. Nothing was changed here.")
     }
+    // The chain is checked once, whatever root (or first use) follows it.
+    let chain = catalog.handovers ?? []
+    do { try Handover.verify(chain, bundle: bundle, upTo: catalog.version) } catch let error as TrustError {
+      throw ResourceError(.integrity, "\(name): \(error.message) Nothing was changed here.")
+    }
     let listed = Set(catalog.signers ?? [])
     // The roots that count: exactly the pins (a pinned key is trusted
     // itself), else every root remembered (through what it handed over).
@@ -228,10 +233,7 @@ public struct TrustLedger: Sendable {
       }
       // The chain the catalog carries leads from what this root trusts to
       // its signer: how a client that keeps no state follows a rotation.
-      let trusted: Set<VerifyingKey>
-      do { trusted = try Handover.follow(catalog.handovers ?? [], from: start, bundle: bundle, upTo: catalog.version) } catch let error as TrustError {
-        throw ResourceError(.integrity, "\(name): \(error.message) Nothing was changed here.")
-      }
+      let trusted = Handover.reach(chain, from: start)
       guard let signer = valid.first(where: trusted.contains) else { continue }
       if let record, catalog.version < record.version { throw rollback(name, below: record.version) }
       let signers = listed.isEmpty ? [signer] : catalog.signers!
@@ -240,8 +242,8 @@ public struct TrustLedger: Sendable {
     }
     guard accepted else {
       let trusted = roots.map(\.key.description).sorted().joined(separator: ", ")
-      let chain = (catalog.handovers ?? []).isEmpty ? "it carries no hand-over chain" : "its hand-over chain does not lead there from them"
-      throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which is not trusted for \(bundle): the trust roots are \(trusted), and \(chain). A key rotation reaches clients through the chain `odr pack` carries; if the publisher started a new trust root (--new-trust-root), pin the new key with --trust\(policy.pinned.isEmpty ? ", or forget the old one with `odr trust reset \(bundle)`" : " (ODR_TRUST in CI)").")
+      let why = chain.isEmpty ? "it carries no hand-over chain" : "its hand-over chain does not lead there from them"
+      throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which is not trusted for \(bundle): the trust roots are \(trusted), and \(why). A key rotation reaches clients through the chain `odr pack` carries; if the publisher started a new trust root (--new-trust-root), pin the new key with --trust\(policy.pinned.isEmpty ? ", or forget the old one with `odr trust reset \(bundle)`" : " (ODR_TRUST in CI)").")
     }
     next.signed = true
     return (next, notices)

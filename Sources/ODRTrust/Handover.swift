@@ -52,13 +52,17 @@ public struct Handover: Codable, Sendable, Equatable {
     return signedBy.isValidSignature(raw, for: Self.message(bundle: bundle, version: version, signers: signers))
   }
 
-  /// The keys trusted after following `chain` from `trusted`: each
-  /// statement made by a key trusted so far adds its signers. Every
-  /// statement must verify for `bundle` and the versions must not go down
-  /// nor pass `upTo` (the catalog's version); otherwise the chain is
-  /// tampered with and this throws.
+  /// The keys trusted after following `chain` from `trusted`: ``verify(_:bundle:upTo:)``,
+  /// then ``reach(_:from:)``.
   public static func follow(_ chain: [Handover], from trusted: Set<VerifyingKey>, bundle: String, upTo version: Int) throws -> Set<VerifyingKey> {
-    var keys = trusted
+    try verify(chain, bundle: bundle, upTo: version)
+    return reach(chain, from: trusted)
+  }
+
+  /// Throws unless every statement verifies for `bundle` and the versions
+  /// neither go down nor pass `upTo` (the catalog's version): a chain that
+  /// fails is tampered with, whoever it would lead to.
+  public static func verify(_ chain: [Handover], bundle: String, upTo version: Int) throws {
     var last = 0
     for (index, link) in chain.enumerated() {
       guard link.version >= last, link.version <= version, !link.signers.isEmpty else {
@@ -68,8 +72,14 @@ public struct Handover: Codable, Sendable, Equatable {
         throw TrustError(.badSignature, "Hand-over \(index + 1) of the catalog's chain (to \(link.signers.map(\.description).joined(separator: ", ")) at version \(link.version)) does not verify as \(link.signedBy)'s statement for \(bundle): it was forged or changed.")
       }
       last = link.version
+    }
+  }
+
+  /// The keys trusted after a verified `chain`, from `trusted`: each
+  /// statement made by a key trusted so far adds its signers.
+  public static func reach(_ chain: [Handover], from trusted: Set<VerifyingKey>) -> Set<VerifyingKey> {
+    chain.reduce(into: trusted) { keys, link in
       if keys.contains(link.signedBy) { keys.formUnion(link.signers) }
     }
-    return keys
   }
 }

@@ -16,6 +16,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
     public static let invalidURL = Code("invalid-url")
     /// The key asked for cannot be attached (no header or query in its metadata).
     public static let keyUnusable = Code("key-unusable")
+    /// A header name or value that cannot be one line of a request (CR, LF, NUL).
+    public static let invalidHeader = Code("invalid-header")
     /// The connection failed or dropped.
     public static let transport = Code("transport")
     /// No answer within the timeout.

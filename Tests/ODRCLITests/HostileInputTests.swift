@@ -78,7 +78,7 @@ import Testing
     let result = try await odr(["status", "--catalog", "https://alice:hunter2-secret@cdn.example/odr/"])
     #expect(result.status == 2)
     #expect(!result.output.contains("hunter2-secret"))
-    #expect(!FileManager.default.fileExists(atPath: root.appending(path: "cache/odr/catalogs.json").path))
+    #expect(!FileManager.default.fileExists(atPath: root.appending(path: "cache/odr/_catalogs.json").path))
   }
 
   @Test func aSymlinkedStoreFolderIsRefusedAndItsTargetUntouched() async throws {

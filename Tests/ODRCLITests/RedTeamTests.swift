@@ -156,6 +156,20 @@ import Testing
     #expect(try await lookup() == value)
   }
 
+  /// A catalog's bundle id names folders: one claiming "catalogs.json" on a
+  /// fresh machine must not take the place of the catalog index (every
+  /// other bundle would then fail on an unreadable index).
+  @Test func aBundleIdCannotTakeTheIndexsPlace() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let hostile = root.appending(path: "hostile")
+    try await publish("x", version: 1, bundle: "catalogs.json", into: hostile)
+    #expect(try await odr(["fetch", "APIKeys", "--catalog", hostile.path, "--service", bundle]).status == 0)
+    try await publish(value, version: 1)
+    let fetch = try await odr(["fetch", "APIKeys"])
+    #expect(fetch.status == 0, "\(fetch.stderr)")
+    #expect(try await lookup() == value)
+  }
+
   // MARK: Medium
 
   /// 5: the kept catalog is re-verified on a 304 and offline: a cache
@@ -275,7 +289,7 @@ import Testing
   /// 8 (the same rule for the store's files): damaged pins, usage or the
   /// catalog index are errors naming the file, never read as empty (a purge
   /// would remove pinned files; a lost index would hide the kept catalog).
-  @Test(arguments: ["pins.json", "usage.json", "catalogs.json"])
+  @Test(arguments: ["pins.json", "usage.json", "_catalogs.json"])
   func damagedStoreStateFailsClosed(_ name: String) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try FileManager.default.createDirectory(at: source.appending(path: "levels"), withIntermediateDirectories: true)
@@ -285,11 +299,11 @@ import Testing
     #expect(try await odr(["pack", source.path, "--output", published.path, "--quiet"]).status == 0)
     #expect(try await odr(["begin", "L", "--quiet"]).status == 0)
     #expect(try await odr(["priority", "L", "0.3"]).status == 0)
-    let file = name == "catalogs.json" ? cache.appending(path: "odr/catalogs.json") : cache.appending(path: "odr/\(bundle)/\(name)")
+    let file = name == "_catalogs.json" ? cache.appending(path: "odr/_catalogs.json") : cache.appending(path: "odr/\(bundle)/\(name)")
     try #require(FileManager.default.fileExists(atPath: file.path))
     try Data("{ damaged".utf8).write(to: file)
     let blobs = try FileManager.default.contentsOfDirectory(atPath: cache.appending(path: "odr/\(bundle)/blobs").path)
-    let command = name == "catalogs.json" ? ["status", "--offline"] : name == "pins.json" ? ["purge", "--all"] : ["status"]
+    let command = name == "_catalogs.json" ? ["status", "--offline"] : name == "pins.json" ? ["purge", "--all"] : ["status"]
     let result = try await odr(command)
     #expect(result.status == 4, "\(command): \(result.stderr)")
     #expect(result.stderr.contains(file.path), "\(result.stderr)")

@@ -12,7 +12,7 @@ let package = Package(
   // Linux only: libsecret, /proc and Glibc are part of the design.
   products: [
     .executable(name: "odr", targets: ["odr"]),
-    .executable(name: "odr-net", targets: ["odr-net"]),
+    .executable(name: "odr-http", targets: ["odr-http"]),
     .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
     .library(name: "ODRTrust", targets: ["ODRTrust"]),
     .library(name: "ODRResources", targets: ["ODRResources"]),
@@ -105,6 +105,7 @@ let package = Package(
         "ODRKeyring",
         "ODRKeys",
         "ODRResources",
+        "ODRHTTP",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "SystemPackage", package: "swift-system"),
       ],
@@ -116,9 +117,8 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .executableTarget(
-      name: "odr-net",
-      dependencies: ["ODRCommandLine", "ODRHTTP", "ODRNetworking", "ODRKeys", "ODRKeyring", "ODRResources",
-                     .product(name: "Logging", package: "swift-log")],
+      name: "odr-http",
+      dependencies: ["ODRCommandLine", "ODRNetworking", "ODRKeys", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -187,7 +187,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["odr", "odr-net", "WeatherClient", "ODRTesting", "ODRTrust", "ODRResources", "ODRCommandLine",
+      dependencies: ["odr", "odr-http", "WeatherClient", "ODRTesting", "ODRTrust", "ODRResources", "ODRCommandLine",
                      .product(name: "ArgumentParser", package: "swift-argument-parser")],
       swiftSettings: strictSettings
     ),

@@ -17,32 +17,45 @@ public enum EnvFormat: String, Sendable, CaseIterable {
   /// random delimiter per value, and `::add-mask::` for every line of every
   /// value on stdout.
   case github
+  /// GitHub Actions step outputs: the same blocks for `$GITHUB_OUTPUT`
+  /// (each key an output of the step, named by its variable), the same masks.
+  case githubOutput = "github-output"
   /// A GitLab dotenv report (`NAME=value`, no quoting, one line each).
   /// Refuses values GitLab cannot mask unless unmasked values are allowed.
   case gitlab
 
-  /// What to print on stdout and, for `github`, what to append to the
-  /// `$GITHUB_ENV` file.
+  /// What to print on stdout and, for `github` and `github-output`, what
+  /// to append to the `$GITHUB_ENV` or `$GITHUB_OUTPUT` file.
   public struct Rendered: Sendable {
     public let stdout: String
     public let githubEnv: String?
   }
 
-  /// Appends a ``Rendered/githubEnv`` block to the `$GITHUB_ENV` file at
-  /// `path` (O_APPEND, so concurrent steps never interleave), creating it
-  /// 0600.
-  public static func appendToGitHubEnv(_ block: String, path: String) throws(CIError) {
+  /// The variable naming the file the GitHub formats append to.
+  public var githubFileVariable: String? {
+    switch self {
+    case .github: "GITHUB_ENV"
+    case .githubOutput: "GITHUB_OUTPUT"
+    default: nil
+    }
+  }
+
+  /// Appends a ``Rendered/githubEnv`` block to the file at `path` that
+  /// ``githubFileVariable`` named (O_APPEND, so concurrent steps never
+  /// interleave), creating it 0600.
+  public func appendToGitHubFile(_ block: String, path: String) throws(CIError) {
+    let variable = githubFileVariable ?? "GITHUB_ENV"
     let fd: FileDescriptor
     do { fd = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.append, .create, .closeOnExec], permissions: [.ownerReadWrite]) } catch {
-      throw CIError(.io, "Cannot open $GITHUB_ENV (\(path)): \(error).", underlying: error as? Errno)
+      throw CIError(.io, "Cannot open $\(variable) (\(path)): \(error).", underlying: error as? Errno)
     }
     do { _ = try fd.closeAfter { try fd.writeAll(block.utf8) } } catch {
-      throw CIError(.io, "Cannot append to $GITHUB_ENV (\(path)): \(error). Nothing usable was exported.", underlying: error as? Errno)
+      throw CIError(.io, "Cannot append to $\(variable) (\(path)): \(error). Nothing usable was exported.", underlying: error as? Errno)
     }
   }
 
   /// Renders `variables`. `allowUnmasked` lets `gitlab` print values GitLab
-  /// would not mask in job logs.
+  /// would not mask in job logs, and the GitHub formats leave out the masks.
   public func render(_ variables: SecretVariables, allowUnmasked: Bool = false) throws -> Rendered {
     let list = variables.variables
     switch self {
@@ -56,11 +69,11 @@ public enum EnvFormat: String, Sendable, CaseIterable {
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
       let data = (try? encoder.encode(object)) ?? Data("{}".utf8)
       return Rendered(stdout: String(decoding: data, as: UTF8.self) + "\n", githubEnv: nil)
-    case .github:
+    case .github, .githubOutput:
       var masks = ""
       var file = ""
       for variable in list {
-        for line in variable.value.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
+        for line in allowUnmasked ? [] : variable.value.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
           masks += "::add-mask::\(Self.githubCommandEscaped(String(line)))\n"
         }
         let delimiter = Self.delimiter(notIn: variable.value)

@@ -109,8 +109,7 @@ struct CatalogOptions: ParsableArguments {
 
   /// Loads the catalog for a command that may download: revalidates the
   /// kept catalog (or falls back to it when the source is unreachable), and
-  /// opens its store. A network catalog needs the network context; the
-  /// lean `odr` hands the command to `odr-net` here.
+  /// opens its store.
   func load(_ context: CommandContext) async throws -> ResourceCatalog {
     let urls = try locations()
     var resources: ResourceCatalog
@@ -138,8 +137,8 @@ struct CatalogOptions: ParsableArguments {
     return resources
   }
 
-  /// How each location is read: files here; http(s) and s3 through the
-  /// network context; several locations as mirrors.
+  /// How each location is read: files here; http(s) and s3 over
+  /// AsyncHTTPClient; several locations as mirrors.
   private func transport(for urls: [URL], _ context: CommandContext) async throws -> any BlobTransport {
     var transports: [any BlobTransport] = []
     for url in urls {
@@ -147,7 +146,7 @@ struct CatalogOptions: ParsableArguments {
         transports.append(FileTransport())
         continue
       }
-      transports.append(try context.networked().transport(for: try await Self.networkSource(url, stall: networkTimeout ?? 15)))
+      transports.append(try await Self.networkSource(url, stall: networkTimeout ?? 15).transport())
     }
     guard urls.count > 1 else { return transports[0] }
     let mirrors = zip(urls, transports).map { url, transport in
@@ -157,7 +156,7 @@ struct CatalogOptions: ParsableArguments {
     return MirrorTransport(mirrors) { Output.error($0) }
   }
 
-  /// What the network context needs to reach `url`.
+  /// How to reach `url`: odr.json's S3 endpoint and catalog token.
   static func networkSource(_ url: URL, stall: Double) async throws -> NetworkSource {
     let config = try projectConfig()
     var source = NetworkSource(url: url, stall: stall, endpoint: config?.endpoint)

@@ -12,7 +12,7 @@ extension ODR {
       commandName: "env",
       abstract: "Print the keys as environment variables for a shell, a dotenv file or a CI system.",
       discussion: """
-        Formats: shell (export NAME='value', for eval), dotenv (NAME='value', for `set -a; . file`), json, github (appends NAME<<DELIMITER blocks to $GITHUB_ENV with a random delimiter and prints ::add-mask:: for every line of every value), gitlab (a dotenv report; values GitLab cannot mask are refused unless --allow-unmasked). Values are printed: use it in CI steps whose output is masked, or prefer `odr exec`.
+        Formats: shell (export NAME='value', for eval), dotenv (NAME='value', for `set -a; . file`), json, github (appends NAME<<DELIMITER blocks to $GITHUB_ENV with a random delimiter and prints ::add-mask:: for every line of every value; --allow-unmasked leaves the masks out), github-output (the same, as the step's outputs in $GITHUB_OUTPUT), gitlab (a dotenv report; values GitLab cannot mask are refused unless --allow-unmasked). Values are printed: use it in CI steps whose output is masked, or prefer `odr exec`.
 
         Example:
           eval "$(odr env --service com.example.demo)"
@@ -26,20 +26,20 @@ extension ODR {
     @Option(help: ArgumentHelp("How to print the variables.", valueName: "format"))
     var format: EnvFormat = .shell
 
-    @Flag(help: "With --format gitlab: print values GitLab cannot mask in job logs.")
+    @Flag(help: "With --format gitlab: print values GitLab cannot mask in job logs. With github or github-output: print no ::add-mask:: (values that are not secret).")
     var allowUnmasked = false
 
     func run(_ context: CommandContext) async throws {
       var githubFile: String?
-      if format == .github {
-        guard let path = getenv("GITHUB_ENV").map({ String(cString: $0) }), !path.isEmpty else {
-          throw ValidationError("--format github appends to the file named by $GITHUB_ENV, which is not set. Run it in a GitHub Actions step, or set GITHUB_ENV to a file.")
+      if let variable = format.githubFileVariable {
+        guard let path = getenv(variable).map({ String(cString: $0) }), !path.isEmpty else {
+          throw ValidationError("--format \(format.rawValue) appends to the file named by $\(variable), which is not set. Run it in a GitHub Actions step, or set \(variable) to a file.")
         }
         githubFile = path
       }
       let rendered = try format.render(try await source.variables(context), allowUnmasked: allowUnmasked)
       Output.write(rendered.stdout)  // github: the masks, before any value can reach a log
-      if let githubFile, let block = rendered.githubEnv { try EnvFormat.appendToGitHubEnv(block, path: githubFile) }
+      if let githubFile, let block = rendered.githubEnv { try format.appendToGitHubFile(block, path: githubFile) }
     }
   }
 }

@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 /// The one table from errors to messages and exit statuses, for `odr` and
-/// `odr-net` alike: 0 ok · 1 failure · 2 usage · 3 not found · 4 integrity ·
+/// `odr-http` alike: 0 ok · 1 failure · 2 usage · 3 not found · 4 integrity ·
 /// 5 keyring unavailable · 6 keyring locked · 7 network · 8 out of space ·
 /// 9 timeout · 10 access denied · 126/127 command not executable/found ·
 /// 130 cancelled.

@@ -96,7 +96,7 @@ extension ODR {
     }
 
     func run(_ context: CommandContext) async throws {
-      let network = context.networked()
+      let runner = context.httpRunner()
       let (method, url) = try methodAndURL
       var options = HTTPOptions(method: method, url: url, policy: policy, attempts: attempts, maxTime: maxTime, include: include)
       options.output = output
@@ -110,7 +110,7 @@ extension ODR {
       }
       if let data { options.body = try Self.readBody(data) }
       if let key { options.key = try await keyring.makeStore().key(named: key) }
-      try await network.http(options)
+      try await runner.http(options)
     }
 
     /// The body from `@FILE`, or stdin for `-`.

@@ -18,16 +18,16 @@ struct ODR: AsyncParsableCommand {
         secret-tool lookup service com.example.demo key Weather
       """,
     version: "0.1.0",
-    subcommands: [Fetch.self, Exec.self, Env.self, HTTP.self, URLCommand.self, Pack.self, Verify.self, Publish.self, KeyringKeyCommand<SigningKey>.self, KeyringKeyCommand<AgeIdentity>.self, Trust.self, Prefetch.self, Begin.self, End.self, ResourcePath.self, Status.self, Priority.self, Purge.self, SetKey.self, GetKey.self, ReadReference.self, Inject.self, ListKeys.self, DeleteKey.self, Doctor.self]
+    subcommands: [Fetch.self, Exec.self, Env.self, HTTP.self, URLCommand.self, Pack.self, Verify.self, Publish.self, Sign.self, KeyringKeyCommand<SigningKey>.self, KeyringKeyCommand<AgeIdentity>.self, Trust.self, Prefetch.self, Begin.self, End.self, ResourcePath.self, Status.self, Priority.self, Purge.self, SetKey.self, GetKey.self, ReadReference.self, Inject.self, ListKeys.self, DeleteKey.self, Doctor.self]
   )
 
   /// Runs the command with this executable's ``CommandContext`` and turns
   /// every failure into a message on stderr and its exit code
-  /// (``ExitStatus``). `network`: what this executable can do on the
-  /// network, if anything.
-  static func main(network: (any NetworkCommands)?) async {
+  /// (``ExitStatus``). `http`: what runs `odr http` in this executable,
+  /// if anything.
+  static func main(http: (any HTTPRunner)?) async {
     CommandRunner.recordInheritedSignals()
-    let context = CommandContext(network: network)
+    let context = CommandContext(http: http)
     do {
       // `odr exec` starts every CI step: parse it alone, not the whole
       // command tree (about 2 ms less). Help and usage errors go through

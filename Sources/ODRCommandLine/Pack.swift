@@ -36,11 +36,7 @@ extension ODR {
     @Option(help: "The catalog version (overrides tags.json; default 1). Clients refuse older versions than they have seen.")
     var catalogVersion: Int?
 
-    @Option(help: ArgumentHelp("Sign with this signing key from the keyring (see `odr signing-key`).", valueName: "name"))
-    var sign: String?
-
-    @Option(help: ArgumentHelp("Sign with the exported key in this file (ed25519-secret:…).", valueName: "file"))
-    var signKeyFile: String?
+    @OptionGroup var signing: SigningKeyOptions
 
     @Option(help: ArgumentHelp("How long the signed catalog is valid: 90s, 12h, 30d, 2w (default 90d when signing).", valueName: "duration"))
     var expires: String?
@@ -67,7 +63,6 @@ extension ODR {
 
     func validate() throws {
       if let catalogVersion, catalogVersion < 1 { throw ValidationError("--catalog-version must be 1 or more.") }
-      if sign != nil && signKeyFile != nil { throw ValidationError("Pass --sign or --sign-key-file, not both.") }
       if let expires { _ = try DurationText.seconds(expires, option: "--expires") }
     }
 
@@ -90,7 +85,7 @@ extension ODR {
       options.plaintextSecrets = plaintextSecrets
       options.newTrustRoot = newTrustRoot
       options.previous = previous.map { URL(filePath: $0) }
-      options.signingKey = try await signingKey()
+      options.signingKey = try await signing.key()
       if let expires { options.expires = Date.now.addingTimeInterval(Double(try DurationText.seconds(expires, option: "--expires"))) }
       options.nextSigners = try nextSigner.map { text in
         do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError("--next-signer: \(error.message)") }
@@ -132,24 +127,6 @@ extension ODR {
       return try texts.map { text in
         do { return try AgeRecipient(text) } catch let error as TrustError { throw ValidationError(error.message) }
       }
-    }
-
-    /// --sign NAME (keyring), --sign-key-file F, else $ODR_SIGNING_KEY.
-    private func signingKey() async throws -> SigningKey? {
-      if let sign {
-        let secret = try await PrivateKeyring(store: try SecretServiceStore(service: PrivateKeyring.signingKeyService)).secret(named: sign)
-        return try SigningKey(secret)
-      }
-      if let signKeyFile {
-        guard let data = FileManager.default.contents(atPath: signKeyFile) else { throw ValidationError("Cannot read the signing key file '\(signKeyFile)'.") }
-        do { return try SigningKey(String(decoding: data, as: UTF8.self)) } catch let error as TrustError {
-          throw ValidationError("\(signKeyFile): \(error.message)")
-        }
-      }
-      if let env = getenv("ODR_SIGNING_KEY"), env.pointee != 0 {
-        do { return try SigningKey(String(cString: env)) } catch let error as TrustError { throw ValidationError("ODR_SIGNING_KEY: \(error.message)") }
-      }
-      return nil
     }
   }
 }

@@ -56,9 +56,7 @@ extension ODR {
         guard let url = URL(string: destination), let host = url.host, !host.isEmpty else {
           throw ValidationError("'\(destination.prefix(200))' is not an s3://bucket/prefix URL.")
         }
-        let network = context.networked()
-        let source = NetworkSource(url: url, stall: networkTimeout, endpoint: try CatalogOptions.projectConfig()?.endpoint)
-        return try network.publishDestination(for: source)
+        return try NetworkSource(url: url, stall: networkTimeout, endpoint: try CatalogOptions.projectConfig()?.endpoint).publishDestination()
       }
       guard !destination.contains("://") || destination.hasPrefix("file://") else {
         throw ValidationError("odr publish writes to a folder or s3://bucket/prefix; for a web server, publish to its document root.")

@@ -48,7 +48,7 @@ extension ODR {
         }
         // As clients read it: odr.json's S3 endpoint and catalog token apply.
         let source = try await CatalogOptions.networkSource(url, stall: networkTimeout ?? 15)
-        check = PublishedCatalogCheck(location: url, transport: try context.networked().transport(for: source))
+        check = PublishedCatalogCheck(location: url, transport: try source.transport())
       } else {
         guard !catalog.contains("://") || catalog.hasPrefix("file://") else {
           throw ValidationError("Unsupported catalog '\(catalog.prefix(200))'; use a folder, file://, http(s):// or s3://.")

@@ -6,7 +6,7 @@ public enum Paths {
   public static let packageRoot: URL = URL(filePath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-  /// The folder of the products built with the tests (`odr`, `odr-net`,
+  /// The folder of the products built with the tests (`odr`, `odr-http`,
   /// the example clients).
   public static let products: URL = {
     let runner = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
@@ -18,6 +18,14 @@ public enum Paths {
   public static let odr: URL = {
     if let bin = ProcessInfo.processInfo.environment["ODR_BIN"] { return URL(filePath: bin) }
     return products.appending(path: "odr")
+  }()
+
+  /// The helper `odr http` is handed to: `libexec/odr/odr-http` in the
+  /// shipped layout, else beside `odr` (a build folder), as `odr` looks.
+  public static let helper: URL = {
+    let folder = odr.deletingLastPathComponent()
+    let installed = folder.deletingLastPathComponent().appending(path: "libexec/odr/odr-http")
+    return FileManager.default.isExecutableFile(atPath: installed.path) ? installed : folder.appending(path: "odr-http")
   }()
 }
 

@@ -1,7 +1,7 @@
-// The lean `odr`: keys, publishing and file:// resources. It does not link
-// FoundationNetworking (libcurl costs ~8 ms at every start); commands given
-// an http(s) catalog are handed to the sibling `odr-net` executable.
+// `odr`: every command in this one process, downloads and uploads over
+// AsyncHTTPClient included. Only `odr http` (URLSession, so Foundation
+// networking and libcurl) is handed to the helper, libexec/odr/odr-http.
 import ODRCommandLine
 
 CommandLineTool.runHotPath()
-await CommandLineTool.main(network: nil)
+await CommandLineTool.main(http: nil)

@@ -61,6 +61,20 @@ import Testing
     #expect(try EnvFormat.github.render(variables).githubEnv != file)
   }
 
+  /// github-output: the same blocks for `$GITHUB_OUTPUT`, the same masks;
+  /// --allow-unmasked drops the masks only.
+  @Test func githubOutputIsTheSameBlocksForTheOutputFile() throws {
+    #expect(EnvFormat.github.githubFileVariable == "GITHUB_ENV")
+    #expect(EnvFormat.githubOutput.githubFileVariable == "GITHUB_OUTPUT")
+    #expect(EnvFormat.json.githubFileVariable == nil)
+    let rendered = try EnvFormat.githubOutput.render(variables)
+    #expect(try GitHubEnvFile.parse(try #require(rendered.githubEnv)) == expected)
+    #expect(rendered.stdout == (try EnvFormat.github.render(variables)).stdout)
+    let unmasked = try EnvFormat.githubOutput.render(variables, allowUnmasked: true)
+    #expect(unmasked.stdout.isEmpty)
+    #expect(try GitHubEnvFile.parse(try #require(unmasked.githubEnv)) == expected)
+  }
+
   @Test func gitlabRefusesWhatItCannotMaskUnlessAllowed() throws {
     let short = try SecretVariables(keys: [APIKey(name: "Short", value: "abc123")])
     let error = #expect(throws: CIError.self) { try EnvFormat.gitlab.render(short) }

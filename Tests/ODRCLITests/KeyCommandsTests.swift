@@ -125,12 +125,11 @@ import Testing
     #expect(quick.stderr == full.stderr)
   }
 
-  /// `odr --version` is answered before ArgumentParser; `odr-net` always
-  /// goes through it. Both must print the same.
+  /// `odr --version` is answered before ArgumentParser; the helper
+  /// `odr-http` always goes through it. Both must print the same.
   @Test func versionIsTheSameOnBothPaths() async throws {
-    let odrNet = Paths.odr.deletingLastPathComponent().appending(path: "odr-net").path
     let quick = try await Command.odr(["--version"])
-    let full = try await Command.run(odrNet, ["--version"])
+    let full = try await Command.run(Paths.helper.path, ["--version"])
     #expect(quick.status == 0)
     #expect(quick.stdout == full.stdout)
     #expect(quick.stdout.hasSuffix("\n") && quick.stdout.count > 1)

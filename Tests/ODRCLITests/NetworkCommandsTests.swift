@@ -2,8 +2,8 @@ import Foundation
 import ODRTesting
 import Testing
 
-/// `odr url check` and `odr http`, run as the built binary (the lean `odr`
-/// hands both to `odr-net`).
+/// `odr url check` and `odr http`, run as the built binary (`odr` hands
+/// `odr http` to its helper, `odr-http`, before parsing).
 @Suite(.timeLimit(.minutes(2))) struct NetworkCommandsTests {
   @Test func urlCheckExitsByThePolicyAndExplains() async throws {
     let ok = try await Command.odr(["url", "check", "https://example.com/a%20b"])

@@ -1,29 +1,13 @@
 import Foundation
 import ODRCommandLine
-import ODRHTTP
-import ODRKeyring
 import ODRKeys
 import ODRNetworking
-import ODRResources
 import ODRURL
 import Logging
 
-/// The commands only `odr-net` can run.
-struct NetCommands: NetworkCommands {
-  func transport(for source: NetworkSource) throws -> any BlobTransport {
-    let timeouts = HTTPTransport.Timeouts(stall: .milliseconds(Int(source.stall * 1000)))
-    let credential = source.credential.map {
-      HTTPCredential(header: $0.header, value: $0.value, origin: source.url, name: $0.name)
-    }
-    let s3 = source.url.scheme == "s3" ? try S3Access.fromEnvironment(ProcessInfo.processInfo.environment, endpoint: source.endpoint) : nil
-    return HTTPTransport(timeouts: timeouts, credential: credential, s3: s3)
-  }
-
-  func publishDestination(for source: NetworkSource) throws -> any PublishDestination {
-    S3Destination(source.url, access: try S3Access.fromEnvironment(ProcessInfo.processInfo.environment, endpoint: source.endpoint),
-                  timeouts: HTTPTransport.Timeouts(stall: .milliseconds(Int(source.stall * 1000))))
-  }
-
+/// `odr http` as APIClient runs it: URLSession, the key attached by its
+/// metadata, curl's options.
+struct URLSessionHTTPRunner: HTTPRunner {
   func http(_ options: HTTPOptions) async throws {
     let key = options.key
     let policy = options.policy

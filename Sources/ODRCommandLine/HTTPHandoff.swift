@@ -1,0 +1,32 @@
+#if canImport(Glibc)
+import ODRCI
+import Glibc
+#endif
+
+/// Replaces `odr` with its helper, `odr-http` (same arguments, same
+/// environment), for `odr http`: the one command that needs URLSession, and
+/// so Foundation networking and libcurl, which `odr` does not load. Called
+/// before any parsing; nothing has been written or printed yet, so the
+/// hand-off is invisible.
+enum HTTPHandoff {
+  /// Where the helper is: `libexec/odr/` beside `bin/` (installed, the
+  /// release archive, the Debian package), else next to `odr` (a build folder).
+  static func helperCandidates(executable: String) -> [String] {
+    let folder = executable.lastIndex(of: "/").map { String(executable[..<$0]) } ?? "."
+    let prefix = folder.lastIndex(of: "/").map { String(folder[..<$0]) } ?? ".."
+    return ["\(prefix)/libexec/odr/odr-http", "\(folder)/odr-http"]
+  }
+
+  static func exec() -> Never {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    let own = length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+    let candidates = helperCandidates(executable: own)
+    let helper = candidates.first { access($0, X_OK) == 0 } ?? candidates[0]
+    var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(helper)] + CommandLine.arguments.dropFirst().map { strdup($0) } + [nil]
+    CoreDumps.restoreForChild()  // the helper disables them again, from the user's limit
+    execv(helper, &arguments)
+    Output.error("odr http needs its helper, \(candidates.joined(separator: " or ")): \(String(cString: strerror(errno))). Reinstall odr (the release archive or the Debian package carry it), or use curl.")
+    exit(1)
+  }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import FoundationEssentials
+import ODRCI
+import ODRTrust
+
+extension ODR {
+  /// `odr sign FILE`: a detached OpenPGP signature made with an odr
+  /// signing key, for files people check with the tools their system has
+  /// (`gpgv`, `sqv`), such as a release's SHA256SUMS.
+  struct Sign: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Sign a file with a signing key as OpenPGP, so gpgv or sqv can check it.",
+      discussion: """
+        Writes FILE.sig, a detached OpenPGP signature (Ed25519, SHA-256), and with --certificate the signing key's public half as an OpenPGP certificate. Its fingerprint depends on the key alone, so it stays the same from one release to the next. Anyone checks the file with a tool every Debian machine has (apt verifies its archives with one of them):
+
+          gpgv --keyring ./odr-release.pgp SHA256SUMS.sig SHA256SUMS
+          sqv --keyring odr-release.pgp SHA256SUMS.sig SHA256SUMS
+
+        Example:
+          odr sign dist/SHA256SUMS --sign release --certificate dist/odr-release.pgp
+        """)
+
+    @Argument(help: ArgumentHelp("The file to sign.", valueName: "file"))
+    var file: String
+
+    @OptionGroup var signing: SigningKeyOptions
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where the signature goes (default FILE.sig).", valueName: "file"))
+    var output: String?
+
+    @Option(help: ArgumentHelp("Also write the public key as an OpenPGP certificate (binary) to this file.", valueName: "file"))
+    var certificate: String?
+
+    @Option(help: ArgumentHelp("The name the certificate carries.", valueName: "text"))
+    var userID = "odr signing key"
+
+    func run() async throws {
+      guard let key = try await signing.key() else {
+        throw ValidationError("Name the signing key: --sign NAME, --sign-key-file FILE or $ODR_SIGNING_KEY.")
+      }
+      guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure("Cannot read '\(file)'.", code: 1) }
+      let signer = OpenPGPSignature(key: key, userID: userID)
+      let now = Date()
+      try write(try signer.detachedSignature(of: data, at: now), to: output ?? file + ".sig")
+      if let certificate { try write(try signer.certificate(at: now), to: certificate) }
+      Output.error("signed \(file) with \(key.verifyingKey) (OpenPGP fingerprint \(signer.fingerprint))")
+    }
+
+    private func write(_ data: Data, to path: String) throws {
+      do { try data.write(to: URL(filePath: path), options: .atomic) } catch {
+        throw CIError(.io, "Cannot write '\(path)': \(error).")
+      }
+    }
+  }
+}

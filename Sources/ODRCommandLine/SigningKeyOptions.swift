@@ -1,0 +1,40 @@
+import ArgumentParser
+import FoundationEssentials
+import ODRKeyring
+import ODRKeys
+import ODRTrust
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which signing key `odr pack` and `odr sign` use: --sign NAME (the
+/// keyring), --sign-key-file F, else $ODR_SIGNING_KEY.
+struct SigningKeyOptions: ParsableArguments {
+  @Option(help: ArgumentHelp("Sign with this signing key from the keyring (see `odr signing-key`).", valueName: "name"))
+  var sign: String?
+
+  @Option(help: ArgumentHelp("Sign with the exported key in this file (ed25519-secret:…).", valueName: "file"))
+  var signKeyFile: String?
+
+  func validate() throws {
+    if sign != nil && signKeyFile != nil { throw ValidationError("Pass --sign or --sign-key-file, not both.") }
+  }
+
+  /// The key, or nil when none is given.
+  func key() async throws -> SigningKey? {
+    if let sign {
+      let secret = try await PrivateKeyring(store: try SecretServiceStore(service: PrivateKeyring.signingKeyService)).secret(named: sign)
+      return try SigningKey(secret)
+    }
+    if let signKeyFile {
+      guard let data = FileManager.default.contents(atPath: signKeyFile) else { throw ValidationError("Cannot read the signing key file '\(signKeyFile)'.") }
+      do { return try SigningKey(String(decoding: data, as: UTF8.self)) } catch let error as TrustError {
+        throw ValidationError("\(signKeyFile): \(error.message)")
+      }
+    }
+    if let env = getenv("ODR_SIGNING_KEY"), env.pointee != 0 {
+      do { return try SigningKey(String(cString: env)) } catch let error as TrustError { throw ValidationError("ODR_SIGNING_KEY: \(error.message)") }
+    }
+    return nil
+  }
+}

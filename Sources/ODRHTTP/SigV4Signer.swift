@@ -66,11 +66,11 @@ public struct SigV4Signer: Sendable {
 
   /// `20130524T000000Z`.
   static func timestamp(_ date: Date) -> String {
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(identifier: "UTC")!
-    let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-    func two(_ n: Int?) -> String { let n = n ?? 0; return n < 10 ? "0\(n)" : "\(n)" }
-    return "\(c.year ?? 0)\(two(c.month))\(two(c.day))T\(two(c.hour))\(two(c.minute))\(two(c.second))Z"
+    // ISO 8601 in UTC (`2013-05-24T00:00:00Z`) without its separators.
+    // Not Calendar and TimeZone: their time zones come from
+    // FoundationInternationalization, which odr does not link (without it
+    // `TimeZone(identifier: "UTC")` is nil).
+    String(date.formatted(.iso8601).filter { !"-:".contains($0) })
   }
 
   /// The URL's path, each byte outside RFC 3986's unreserved set encoded

@@ -1,6 +1,7 @@
 public import FoundationEssentials
 public import ODRTrust
 import ODRNames
+import Synchronization
 
 /// A published catalog (`catalog.json`, docs/design.md, "The published catalog"): which tags exist and
 /// which content-addressed blobs make up each tag's files.
@@ -13,9 +14,20 @@ public struct Catalog: Codable, Sendable, Equatable {
   public static let currentFormatVersion = 2
   /// The formats this code reads.
   public static let readableFormatVersions = 1...2
-  /// Called on every decode within its scope: a spy for the tests that show
-  /// a tampered catalog is refused before anything decodes it.
-  @TaskLocal package static var onDecode: (@Sendable () -> Void)?
+  /// Counts every decode within its scope: a spy for the tests that show a
+  /// tampered catalog is refused before anything decodes it. (A class, not
+  /// an optional closure: with the closure, the release build with
+  /// -enable-testing crashed in swift_task_localValuePush.)
+  @TaskLocal package static var decodeSpy: DecodeSpy?
+
+  /// What ``decodeSpy`` counts.
+  package final class DecodeSpy: Sendable {
+    private let count = Mutex(0)
+    package init() {}
+    /// The decodes so far.
+    package var decodes: Int { count.withLock { $0 } }
+    fileprivate func record() { count.withLock { $0 += 1 } }
+  }
   /// The largest file a catalog may list (1 TiB): with the 4 MiB cap on
   /// catalog.json, no sum of sizes can overflow.
   public static let maxFileSize: Int64 = 1 << 40
@@ -111,7 +123,7 @@ public struct Catalog: Codable, Sendable, Equatable {
 
   /// Decodes and validates a catalog; nothing unsafe survives this.
   public static func decode(_ data: Data) throws -> Catalog {
-    onDecode?()
+    decodeSpy?.record()
     let catalog: Catalog
     do { catalog = try CatalogReader.read(data) } catch {
       throw ResourceError(.invalidSource, "The catalog is not a valid catalog.json: \(error.description).")

@@ -2,8 +2,8 @@
 /// client redacts them from every message, URL and body excerpt.
 ///
 /// It lives here, beside the URL policy, rather than in ODRNetworking (which
-/// re-exports it): the CLI's one table of exit codes handles it without the
-/// lean `odr` linking an HTTP stack.
+/// re-exports it): the CLI's one table of exit codes handles it without
+/// `odr` linking URLSession (Foundation networking and libcurl).
 public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
   /// What kind of failure this is. New codes may be added.
   public struct Code: Hashable, Sendable, CustomStringConvertible {

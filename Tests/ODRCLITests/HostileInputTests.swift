@@ -108,13 +108,18 @@ import Testing
     // bash writes the raw bytes; Swift strings cannot hold them.
     let holder = Process()
     holder.executableURL = URL(filePath: "/bin/bash")
-    holder.arguments = ["-c", #"ln -s /bin/sleep "$1"/sl$'\xff\xfe'ep && exec "$1"/sl$'\xff\xfe'ep 30"#, "bash", root.path]
+    holder.arguments = ["-c", #"ln -s /bin/sleep "$1"/sl$'\xff\xfe'ep && exec "$1"/sl$'\xff\xfe'ep 600"#, "bash", root.path]
+    // Its own output: it must not hold the test runner's pipes open.
+    holder.standardOutput = FileHandle.nullDevice
+    holder.standardError = FileHandle.nullDevice
     try holder.run()
     while (FileManager.default.contents(atPath: "/proc/\(holder.processIdentifier)/comm") ?? Data()) != Data([0x73, 0x6c, 0xff, 0xfe, 0x65, 0x70, 0x0a]) {
       try #require(holder.isRunning)
       try await Task.sleep(for: .milliseconds(1))  // until bash has exec'd the holder
     }
-    defer { holder.terminate() }
+    // The holder outlives any wait for a child slot under a loaded suite
+    // (it slept 30 s once, and a busy CI run took longer: its pin was gone).
+    defer { kill(holder.processIdentifier, SIGKILL) }
     let begin = try await odr(["begin", "T", "--catalog", folder.path, "--owner", "\(holder.processIdentifier)", "--quiet"])
     #expect(begin.status == 0, "\(begin.stderr)")
     let result = try await odr(["status", "--catalog", folder.path])

@@ -1,7 +1,6 @@
 import Foundation
 import ODRResources
 import ODRTrust
-import Synchronization
 import Testing
 
 /// Verify, then parse (DESIGN §3.2): a signed catalog whose bytes changed is
@@ -24,16 +23,16 @@ import Testing
 
   /// Loads `folder` counting the catalogs decoded meanwhile.
   func load(_ folder: URL) async -> (decodes: Int, error: (any Error)?) {
-    let decodes = Mutex(0)
+    let spy = Catalog.DecodeSpy()
     let client = root.appending(path: "client-\(UUID().uuidString)")
     do {
-      try await Catalog.$onDecode.withValue({ decodes.withLock { $0 += 1 } }) {
+      try await Catalog.$decodeSpy.withValue(spy) {
         _ = try await ResourceCatalog.load(from: folder, cacheHome: client.appending(path: "cache"),
                                            trust: TrustPolicy(stateHome: client.appending(path: "state")))
       }
-      return (decodes.withLock { $0 }, nil)
+      return (spy.decodes, nil)
     } catch {
-      return (decodes.withLock { $0 }, error)
+      return (spy.decodes, error)
     }
   }
 

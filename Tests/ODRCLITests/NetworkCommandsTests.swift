@@ -135,4 +135,27 @@ import Testing
       #expect(try await Command.odr(["http", "-X", "GET", "POST", server.url], environment: env).status == 2)
     }
   }
+
+  /// `odr` copied alone runs every command but `odr http`, which says what
+  /// is missing; next to its helper in `libexec/odr/` (the shipped layout)
+  /// or in the same folder (a build folder), it is handed over.
+  @Test func odrHTTPFindsItsHelperOrSaysWhereItLooked() async throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-handoff-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let alone = root.appending(path: "alone/bin/odr")
+    try FileManager.default.createDirectory(at: alone.deletingLastPathComponent(), withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: Paths.odr, to: alone)
+    #expect(try await Command.run(alone.path, ["--version"]).status == 0)
+    let missing = try await Command.run(alone.path, ["http", "GET", "http://127.0.0.1:9/"])
+    #expect(missing.status == 1)
+    #expect(missing.stderr.contains("needs its helper") && missing.stderr.contains("libexec/odr/odr-http"), "\(missing.stderr)")
+    for helper in ["alone/libexec/odr/odr-http", "alone/bin/odr-http"] {
+      let place = root.appending(path: helper)
+      try FileManager.default.createDirectory(at: place.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try FileManager.default.copyItem(at: Paths.helper, to: place)
+      let handed = try await Command.run(alone.path, ["http", "GET", "http://127.0.0.1:9/"])
+      #expect(handed.status == 7, "\(helper): \(handed.stderr)")  // the helper ran: connection refused
+      try FileManager.default.removeItem(at: place)
+    }
+  }
 }

@@ -61,9 +61,13 @@ import Testing
     let key = try keyFile("k")
     let first = try await Command.odr(["sign", file.path, "--sign-key-file", key.path])
     let second = try await Command.odr(["sign", file.path, "--sign-key-file", key.path])
-    let fingerprint = { (text: String) in text.split(separator: " ").last.map(String.init) }
+    let fingerprint = { (text: String) in text.split(separator: " ").last.map { String($0.dropLast(2)) } }  // "…ABCD)\n"
     #expect(first.status == 0 && second.status == 0)
-    #expect(fingerprint(first.stderr) == fingerprint(second.stderr))
+    let once = try #require(fingerprint(first.stderr))
+    #expect(once.count == 40 && once.allSatisfy(\.isHexDigit), "\(first.stderr)")
+    #expect(fingerprint(second.stderr) == once)
+    let other = try await Command.odr(["sign", file.path, "--sign-key-file", try keyFile("k2").path])
+    #expect(fingerprint(other.stderr) != once)
   }
 
   @Test func withoutAKeyOrAFileItSaysWhatIsMissing() async throws {

@@ -7,6 +7,13 @@ let strictSettings: [SwiftSetting] = [
   .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// odr's own tools — the CLI, its tests and benchmarks — need argument
+/// parsing, AsyncHTTPClient and test servers; the libraries an app links do
+/// not. Their dependencies hang on the default trait "Tools", so an app that
+/// turns it off (`traits: []`) resolves only swift-crypto, swift-asn1,
+/// swift-log and swift-system besides odr (README, "Use the library").
+let tools: TargetDependencyCondition? = .when(traits: ["Tools"])
+
 let package = Package(
   name: "odr",
   // Linux only: libsecret, /proc and Glibc are part of the design.
@@ -22,6 +29,10 @@ let package = Package(
     .library(name: "ODRNetworking", targets: ["ODRNetworking"]),
     .library(name: "ODRURL", targets: ["ODRURL"]),
   ],
+  traits: [
+    .trait(name: "Tools", description: "The odr and odr-http executables, tests and benchmarks (argument parsing, AsyncHTTPClient, test servers)."),
+    .default(enabledTraits: ["Tools"]),
+  ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
@@ -36,9 +47,7 @@ let package = Package(
     // No traits: neither swift-configuration nor full Foundation is needed.
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
-    // `swift package generate-documentation` (scripts/docs): the DocC catalogs of the libraries.
-    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-  ],
+  ] + docsPlugin,
   targets: [
     .systemLibrary(
       name: "CLibsecret",
@@ -46,12 +55,12 @@ let package = Package(
       providers: [.apt(["libsecret-1-dev"])]
     ),
     .target(
-      name: "ODRNames",
+      name: "ODRBase",
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRKeyring",
-      dependencies: ["CLibsecret", "ODRNames"],
+      dependencies: ["CLibsecret", "ODRBase"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -61,7 +70,7 @@ let package = Package(
     ),
     .target(
       name: "ODRResources",
-      dependencies: ["ODRTrust", "ODRNames", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRBase", "ODRTrust", "ODRKeyring", "ODRKeys", "ODRURL", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -69,16 +78,21 @@ let package = Package(
       dependencies: [
         "ODRResources",
         "ODRURL",
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: tools),
         .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOCore", package: "swift-nio", condition: tools),
+        .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
       ],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRKeys",
-      dependencies: ["ODRKeyring", "ODRResources", "ODRTrust", "ODRURL"],
+      dependencies: ["ODRBase", "ODRKeyring", "ODRTrust", "ODRURL"],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRConfiguration",
+      dependencies: ["ODRBase", "ODRKeyring", "ODRResources", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -87,7 +101,12 @@ let package = Package(
     ),
     .target(
       name: "ODRNetworking",
-      dependencies: ["ODRKeys", "ODRURL", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRKeys", "ODRResources", "ODRURL", .product(name: "Logging", package: "swift-log")],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRKit",
+      dependencies: ["ODRConfiguration", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     .target(name: "CHardening"),
@@ -100,13 +119,14 @@ let package = Package(
       name: "ODRCommandLine",
       dependencies: [
         "ODRCI",
+        "ODRConfiguration",
         "ODRURL",
         "ODRTrust",
         "ODRKeyring",
         "ODRKeys",
         "ODRResources",
         "ODRHTTP",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: strictSettings
@@ -124,17 +144,17 @@ let package = Package(
     .target(
       name: "ODRTesting",
       dependencies: [
-        .product(name: "Subprocess", package: "swift-subprocess"),
-        .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Subprocess", package: "swift-subprocess", condition: tools),
+        .product(name: "Hummingbird", package: "hummingbird", condition: tools),
+        .product(name: "HTTPTypes", package: "swift-http-types", condition: tools),
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOCore", package: "swift-nio", condition: tools),
       ],
       swiftSettings: strictSettings
     ),
     .executableTarget(
       name: "WeatherClient",
-      dependencies: ["ODRKeys", "ODRKeyring"],
+      dependencies: ["ODRKit"],
       path: "Examples/WeatherClient",
       swiftSettings: strictSettings
     ),
@@ -162,17 +182,17 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRResourcesTests",
-      dependencies: ["ODRResources", "ODRTrust", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRBase", "ODRResources", "ODRTrust", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .testTarget(
       name: "ODRHTTPTests",
-      dependencies: ["ODRHTTP", "ODRResources", "ODRTesting"],
+      dependencies: ["ODRBase", "ODRHTTP", "ODRResources", "ODRTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(
       name: "ODRKeysTests",
-      dependencies: ["ODRKeys", "ODRKeyring", "ODRResources", "ODRTesting"],
+      dependencies: ["ODRBase", "ODRKeys", "ODRKeyring", "ODRKit", "ODRResources", "ODRTesting"],
       swiftSettings: strictSettings
     ),
     .testTarget(
@@ -187,10 +207,16 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["odr", "odr-http", "WeatherClient", "ODRTesting", "ODRTrust", "ODRResources", "ODRCommandLine",
-                     .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      dependencies: ["odr", "odr-http", "WeatherClient", "ODRTesting", "ODRTrust", "ODRResources", "ODRCommandLine", "ODRURL",
+                     .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools)],
       swiftSettings: strictSettings
     ),
   ],
   swiftLanguageModes: [.v6]
 )
+
+/// `swift package generate-documentation` (scripts/docs sets ODR_DOCS): the
+/// DocC catalogs of the libraries. Only then, so nobody else resolves it.
+var docsPlugin: [Package.Dependency] {
+  Context.environment["ODR_DOCS"] == nil ? [] : [.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")]
+}

@@ -45,7 +45,7 @@ func time(_ executable: String, _ arguments: [String], input: String? = nil, env
 }
 
 /// A bare libsecret lookup on the calling thread: the floor odr is measured against.
-func bareLookup(_ name: String) -> Bool {
+func bareLookup(_ name: String, in service: String = service) -> Bool {
   let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)
   defer { g_hash_table_unref(table) }
   g_hash_table_insert(table, g_strdup("service"), g_strdup(service))
@@ -653,4 +653,34 @@ if wants("m") {
     }
     report("(m3) prefetch 20 × 8 MiB from nginx: odr prefetch \(ms(median(odrTimes)))   curl --parallel-max 6 + sha256sum \(ms(median(curlTimes)))   ratio \(ratio(median(odrTimes), median(curlTimes)))   (target ≤ 1.10×)   [median of \(hostingRuns)]")
   }
+}
+
+// (n) One key through the provider, on a service holding 500 keys, vs one
+// bare secret_password_lookup: a fresh provider per call (nothing cached),
+// so each call is its real first read.
+if wants("n") {
+  let bulk = try SecretServiceStore(service: service + ".provider")
+  try await bulk.deleteAll()
+  for index in 0..<500 { try await bulk.setValue("v-\(index)", for: String(format: "K%03d", index)) }
+  try await bulk.setValue("k-bench-value", for: "Weather")
+  let perRun = 50
+  var providerReads: [Duration] = [], bareLookups: [Duration] = []
+  _ = try await APIKeyProvider(store: bulk).key("Weather"); _ = bareLookup("Weather", in: bulk.service)
+  for _ in 0..<runs {
+    var ours = Duration.zero, bare = Duration.zero
+    for _ in 0..<perRun {
+      let provider = APIKeyProvider(store: bulk)
+      var start = clock.now
+      let value = try await provider.key("Weather")
+      ours += clock.now - start
+      precondition(value == "k-bench-value")
+      start = clock.now
+      precondition(bareLookup("Weather", in: bulk.service))
+      bare += clock.now - start
+    }
+    providerReads.append(ours / perRun)
+    bareLookups.append(bare / perRun)
+  }
+  report("(n) provider.key on a service of 501 keys \(ms(median(providerReads)))   bare secret_password_lookup of the same \(ms(median(bareLookups)))   ratio \(ratio(median(providerReads), median(bareLookups)))   (target ≤ 1.20×)")
+  try await bulk.deleteAll()
 }

@@ -22,7 +22,7 @@ public enum CommandLineTool {
   package static func runHotPath() {
     CoreDumps.disable()
     let arguments = Array(CommandLine.arguments.dropFirst())
-    if arguments.first == "http" { HTTPHandoff.exec() }
+    if HTTPHandoff.commands.contains(arguments.first ?? "") { HTTPHandoff.exec() }
     if arguments == ["--version"] {
       Output.write(ODR.configuration.version + "\n")
       exit(0)

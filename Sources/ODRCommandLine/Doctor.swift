@@ -1,5 +1,6 @@
 import ArgumentParser
 import ODRKeyring
+import ODRKeys
 import ODRResources
 #if canImport(Glibc)
 import Glibc
@@ -14,16 +15,32 @@ extension ODR {
       discussion: """
         Reads and writes no key. Exits 0 when the keyring is ready, otherwise with the code of the first problem (5 unavailable, 6 locked, 9 timeout) after saying how to fix it.
 
+        With --repair, also puts back the keys of an import into --service (default $ODR_SERVICE) that was cut short (a killed `odr fetch`, a keyring that died): until then every reader sees the keys as they were before it, and the next `odr fetch` would do the same first.
+
         Example:
           odr doctor
           scripts/with-keyring odr doctor --json
+          odr doctor --repair --service com.example.demo
         """
     )
 
     @Option(name: .long, help: ArgumentHelp("Seconds the probe may take.", valueName: "seconds"))
     var timeout: Double = 5
 
+    @Flag(help: "Put back the keys of an interrupted import into --service.")
+    var repair = false
+
+    @Option(help: ArgumentHelp("The service --repair works on (default: $ODR_SERVICE).", valueName: "bundle-id"))
+    var service: String?
+
     @OptionGroup var reporting: OutputOptions
+
+    func validate() throws {
+      if repair, (service ?? StoreOptions.environmentService) == nil {
+        throw ValidationError("--repair needs --service (or ODR_SERVICE): the service whose interrupted import to put back.")
+      }
+      if service != nil, !repair { throw ValidationError("--service goes with --repair.") }
+    }
 
     struct Report: Encodable {
       struct Problem: Encodable { let code: String; let message: String }
@@ -34,21 +51,31 @@ extension ODR {
       @NullWhenAbsent var locked: Bool?
       let ready: Bool
       @NullWhenAbsent var problem: Problem?
+      /// With --repair: how many keys an interrupted import's journal put back.
+      @NullWhenAbsent var repaired: Int?
     }
 
     func run() async throws {
       let probe = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: timeout))
       let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+      var repaired: Int?
+      if repair, probe.failure == nil, let service = service ?? StoreOptions.environmentService {
+        let store = try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout))
+        repaired = try await ImportTransaction(store: store).repair()
+      }
       try reporting.print(Report(
           sessionBusAddress: address, sessionBus: probe.sessionBus, provider: probe.provider,
           defaultCollection: probe.defaultCollection, locked: probe.locked, ready: probe.isReady,
-          problem: probe.failure.map { .init(code: $0.code.rawValue, message: $0.description) }), failed: probe.failure != nil) {
+          problem: probe.failure.map { .init(code: $0.code.rawValue, message: $0.description) }, repaired: repaired), failed: probe.failure != nil) {
         var lines: [String] = []
         lines.append(line(probe.sessionBus, "session bus", address ?? "DBUS_SESSION_BUS_ADDRESS is not set"))
         if probe.sessionBus { lines.append(line(probe.provider, "Secret Service", probe.provider ? "org.freedesktop.secrets answered" : "no answer")) }
         if probe.provider { lines.append(line(probe.defaultCollection != nil, "default collection", probe.defaultCollection.map { "'\($0)'" } ?? "none")) }
         if let locked = probe.locked { lines.append(line(!locked, "lock state", locked ? "locked" : "unlocked")) }
         lines.append(probe.failure.map { "\n\($0.description)" } ?? "\nThe keyring is ready.")
+        if let repaired, let service = service ?? StoreOptions.environmentService {
+          lines.append(repaired == 0 ? "No interrupted import of \(service) to repair." : "Put back \(repaired) key\(repaired == 1 ? "" : "s") of an interrupted import of \(service).")
+        }
         Output.write(lines.joined(separator: "\n") + "\n")
       }
       if let failure = probe.failure { throw ExitCode(ExitStatus.exitCode(for: failure)) }

@@ -1,5 +1,7 @@
 import ArgumentParser
+import ODRBase
 import ODRCI
+import ODRConfiguration
 import ODRKeyring
 import ODRKeys
 import ODRResources
@@ -73,6 +75,8 @@ enum ExitStatus {
     case let error as CIError: fail(error.description, code: exitCode(for: error))
     case let error as APIError: fail(error.message, code: exitCode(for: error))
     case let error as URLPolicyError: fail(error.description, code: 2)
+    case let error as ConfigurationError: fail(error.message, code: 2)
+    case let error as SystemError: fail(error.message, code: error.isOutOfSpace ? 8 : 1)
     case let error as CommandFailure: fail(error.message, code: error.code)
     case is CancellationError: fail("Cancelled.", code: 130)
     // Thrown by run() once parsing is over: the message alone says it.

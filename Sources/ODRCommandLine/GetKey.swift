@@ -1,5 +1,6 @@
 import ArgumentParser
 import ODRKeyring
+import ODRKeys
 
 extension ODR {
   /// `odr get NAME`: prints one key's value.
@@ -30,7 +31,7 @@ extension ODR {
 
     func run() async throws {
       try KeyringInput.validate(userKeyName: name)
-      let value = try await options.makeStore().value(for: name)
+      let value = try await options.makeStore().keyValue(named: name)
       if let outFile { return try SecretFile.write(value, to: outFile, force: force) }
       Self.print(value)
     }

@@ -4,11 +4,16 @@ import Glibc
 #endif
 
 /// Replaces `odr` with its helper, `odr-http` (same arguments, same
-/// environment), for `odr http`: the one command that needs URLSession, and
-/// so Foundation networking and libcurl, which `odr` does not load. Called
-/// before any parsing; nothing has been written or printed yet, so the
-/// hand-off is invisible.
+/// environment), for the commands that need full Foundation, which `odr`
+/// does not load: `odr http` (URLSession, so Foundation networking and
+/// libcurl) and `odr url` (it must answer what `URL(string:)` answers in an
+/// app that imports Foundation, whose host parsing — IDNA — FoundationEssentials
+/// alone lacks). Called before any parsing; nothing has been written or
+/// printed yet, so the hand-off is invisible.
 enum HTTPHandoff {
+  /// The commands the helper runs.
+  static let commands: Set<String> = ["http", "url"]
+
   /// Where the helper is: `libexec/odr/` beside `bin/` (installed, the
   /// release archive, the Debian package), else next to `odr` (a build folder).
   static func helperCandidates(executable: String) -> [String] {
@@ -26,7 +31,7 @@ enum HTTPHandoff {
     var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(helper)] + CommandLine.arguments.dropFirst().map { strdup($0) } + [nil]
     CoreDumps.restoreForChild()  // the helper disables them again, from the user's limit
     execv(helper, &arguments)
-    Output.error("odr http needs its helper, \(candidates.joined(separator: " or ")): \(String(cString: strerror(errno))). Reinstall odr (the release archive or the Debian package carry it), or use curl.")
+    Output.error("odr \(CommandLine.arguments.dropFirst().first ?? "http") needs its helper, \(candidates.joined(separator: " or ")): \(String(cString: strerror(errno))). Reinstall odr (the release archive or the Debian package carry it), or use curl.")
     exit(1)
   }
 }

@@ -90,10 +90,10 @@ extension ODR {
       options.nextSigners = try nextSigner.map { text in
         do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError("--next-signer: \(error.message)") }
       }
+      let documentRules = options.validateSecrets
       options.validateSecrets = { path, data in
-        do { _ = try SecretVariables(keys: try APIKeysDocument.parse(data).keys) } catch let error as KeysError {
-          throw ResourceError(.invalidSource, "\(path): \(error.message) Nothing was written.")
-        } catch let error as CIError {
+        try documentRules(path, data)
+        do { _ = try SecretVariables(keys: try APIKeysDocument.parse(data).keys) } catch let error as CIError {
           throw ResourceError(.invalidSource, "\(path): \(error.message) Nothing was written.")
         }
       }

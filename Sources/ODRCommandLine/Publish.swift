@@ -1,5 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
+import ODRConfiguration
+import ODRHTTP
 import ODRResources
 
 extension ODR {
@@ -56,7 +58,8 @@ extension ODR {
         guard let url = URL(string: destination), let host = url.host, !host.isEmpty else {
           throw ValidationError("'\(destination.prefix(200))' is not an s3://bucket/prefix URL.")
         }
-        return try NetworkSource(url: url, stall: networkTimeout, endpoint: try CatalogOptions.projectConfig()?.endpoint).publishDestination()
+        let access = try S3Access.fromEnvironment(ProcessInfo.processInfo.environment, endpoint: try CatalogOptions.discover().endpoint)
+        return S3Destination(url, access: access, timeouts: HTTPTransport.Timeouts(stall: .milliseconds(Int(networkTimeout * 1000))))
       }
       guard !destination.contains("://") || destination.hasPrefix("file://") else {
         throw ValidationError("odr publish writes to a folder or s3://bucket/prefix; for a web server, publish to its document root.")

@@ -1,4 +1,5 @@
 import ODRKeyring
+import ODRKeys
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,7 +55,7 @@ struct QuickGet {
   func run() -> Never {
     do {
       let store = try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout))
-      ODR.GetKey.print(try store.valueBlocking(for: name))
+      ODR.GetKey.print(try store.keyValueBlocking(named: name))
       exit(0)
     } catch {
       ExitStatus.exit(with: error)

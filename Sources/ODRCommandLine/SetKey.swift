@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import ODRConfiguration
 import ODRKeyring
 
 extension ODR {

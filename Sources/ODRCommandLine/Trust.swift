@@ -1,6 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
-import ODRNames
+import ODRBase
 import ODRResources
 import ODRTrust
 

@@ -47,8 +47,7 @@ extension ODR {
           throw ValidationError("'\(catalog.prefix(200))' is not a catalog URL (http(s)://host/path/ or s3://bucket/prefix, without credentials).")
         }
         // As clients read it: odr.json's S3 endpoint and catalog token apply.
-        let source = try await CatalogOptions.networkSource(url, stall: networkTimeout ?? 15)
-        check = PublishedCatalogCheck(location: url, transport: try source.transport())
+        check = PublishedCatalogCheck(location: url, transport: try await CatalogOptions.transport(for: url, stall: networkTimeout))
       } else {
         guard !catalog.contains("://") || catalog.hasPrefix("file://") else {
           throw ValidationError("Unsupported catalog '\(catalog.prefix(200))'; use a folder, file://, http(s):// or s3://.")

@@ -56,6 +56,11 @@ public struct HTTPTransport: BlobTransport {
     self.s3 = s3
   }
 
+  /// A transport for `location`: its credential, S3 access and stall time.
+  public init(_ location: NetworkLocation) {
+    self.init(timeouts: Timeouts(stall: location.stall), credential: location.credential, s3: location.s3)
+  }
+
   public func data(at url: URL, limit: Int) async throws -> Data {
     guard case .fetched(let data, _) = try await document(at: url, limit: limit, unless: nil) else {
       throw ResourceError(.network, "\(url.absoluteString) answered 304 Not Modified to an unconditional request; the server is misbehaving.")
@@ -169,17 +174,10 @@ public struct HTTPTransport: BlobTransport {
     return s3.httpURL(for: url)
   }
 
-  /// Every secret a request may carry (the "auth" header's value, AWS's
-  /// secret key and session token): never quoted back from a response.
-  var secrets: [String] {
-    [credential?.value, s3?.credentials?.secretAccessKey, s3?.credentials?.sessionToken, s3?.credentials?.accessKeyID].compactMap { $0 }.filter { !$0.isEmpty }
-  }
+  var secrets: [String] { HTTPStatusCheck.secrets(credential: credential, s3: s3) }
 
-  /// The credential a request to `url` carried, for messages.
   private func credentialName(for url: URL) -> String {
-    if url.scheme == "s3" { return s3?.credentialName ?? "no AWS credentials" }
-    if let credential, credential.applies(to: url) { return credential.name }
-    return "no credential (add \"auth\" to odr.json for a protected catalog)"
+    HTTPStatusCheck.credentialName(for: url, credential: credential, s3: s3)
   }
 
   /// One client per timeout setting, for the life of the process.
@@ -226,44 +224,14 @@ public struct HTTPTransport: BlobTransport {
     }
   }
 
-  /// Throws the error a non-2xx status means, in plain words.
-  /// The S3 `<Code>` of the error body is quoted only when it is a plain
-  /// identifier that none of `secrets` contains or is contained in: a
-  /// gateway that echoes the request's credential there gets it dropped.
+  /// Throws the error a non-2xx status means, in plain words (``HTTPStatusCheck``).
   static func check(_ response: HTTPClientResponse, url: URL, credential: String, secrets: [String] = []) async throws {
     let code = Int(response.status.code)
     guard !(200..<300).contains(code) else { return }
     var excerpt = ""
     if let body = try? await response.body.collect(upTo: 8192) { excerpt = String(buffer: body) }
-    // S3 says why in an XML body: <Error><Code>AccessDenied</Code>…
-    let parts = excerpt.split(separator: "<Code>", maxSplits: 1)
-    let s3Code = (parts.count == 2 ? parts[1].split(separator: "<", maxSplits: 1).first.map(String.init) : nil).flatMap { code in
-      code.count <= 60 && code.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
-        && !secrets.contains { $0.contains(code) || code.contains($0) } ? code : nil
-    }
-    let status = "HTTP \(code)\(s3Code.map { " (\($0))" } ?? "")"
-    switch code {
-    case 404 where url.deletingLastPathComponent().lastPathComponent != "blobs":
-      throw ResourceError(.notFound, "\(url.absoluteString) answered \(status): nothing is published there. Check the --catalog URL: it names the folder that holds catalog.json.")
-    case 404:
-      // A blob the catalog lists: the publisher is mid-upload or uploaded
-      // in the wrong order. Transient: a network failure (exit 7).
-      throw ResourceError(.network, "\(url.absoluteString) answered \(status): the catalog lists a blob the server does not have; nothing was installed. Try again later; the publisher must upload blobs before catalog.json (odr publish does).")
-    case 401, 403:
-      throw ResourceError(.accessDenied, "\(url.absoluteString) answered \(status) to a request made with \(credential). Check that credential and what it may read.")
-    case 400..<500 where s3Code.map(Self.s3CredentialCodes.contains) == true:
-      throw ResourceError(.accessDenied, "\(url.absoluteString) answered \(status) to a request made with \(credential). Check that credential (an expired or wrong session token?).")
-    case 400..<500:
-      throw ResourceError(.invalidSource, "\(url.absoluteString) answered \(status): the server refused the request. Check the URL and the source's settings.")
-    default:
-      throw ResourceError(.network, "\(url.absoluteString) answered \(status); nothing was installed. The server is failing: try again later.")
-    }
+    throw HTTPStatusCheck.failure(code, excerpt: excerpt, url: url, credential: credential, secrets: secrets)
   }
-
-  /// S3 error codes that mean the credentials were refused.
-  static let s3CredentialCodes: Set<String> = [
-    "AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken", "ExpiredToken", "TokenRefreshRequired", "InvalidSecurity",
-  ]
 
   /// A transport error in plain words.
   static func failure(_ error: any Error, url: URL, address: URL, timeouts: Timeouts?) -> ResourceError {

@@ -77,7 +77,7 @@ extension KeyringError {
     return error
   }
 
-  static func notFound(_ name: String, service: String) -> KeyringError {
+  package static func notFound(_ name: String, service: String) -> KeyringError {
     KeyringError(.notFound, "No key '\(name)' for service '\(service)' in the keyring. `odr list` shows the stored keys; `odr set \(name)` stores one.")
   }
 

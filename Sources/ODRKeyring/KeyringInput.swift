@@ -1,4 +1,4 @@
-import ODRNames
+import ODRBase
 
 /// The rules names, services and values must follow (docs/design.md, "APIKeys documents"), checked
 /// before anything touches the keyring.

@@ -1,23 +1,28 @@
-public import FoundationEssentials
+import FoundationEssentials
 public import ODRKeyring
-public import ODRResources
-public import ODRTrust
+public import ODRBase
 
 /// Serves API keys to an app: `try await provider.key("Weather")`.
 ///
-/// Reads the store; when a key is missing it runs the fetch of the
-/// configured tag once, however many callers are waiting (single flight),
-/// then answers them all. Values are cached in memory until
-/// ``invalidate()``. A failed fetch is not sticky: the next call tries again.
-/// The fetch runs at most once per lifetime while it succeeds (seeds 000
-/// and 003); `invalidate()` starts a new lifetime.
+/// Each key is read on its own (one keyring lookup) and kept in memory
+/// until ``invalidate()``. When a key is missing, the provider runs its
+/// fetch once, however many callers are waiting (single flight), then
+/// answers them all. A failed fetch is not sticky: the next call tries
+/// again. The fetch runs at most once per lifetime while it succeeds
+/// (seeds 000 and 003); `invalidate()` starts a new lifetime. Reading never
+/// writes to the keyring: while an import is unfinished, keys read as they
+/// were before it.
+///
+/// A provider over the keyring alone (keys put there by `odr fetch`):
 ///
 /// ```swift
-/// let provider = APIKeyProvider(store: try SecretServiceStore(service: "com.example.demo"),
-///                               catalog: URL(filePath: "/srv/odr"))
+/// let provider = APIKeyProvider(store: try SecretServiceStore(service: "com.example.demo"))
 /// let key = try await provider.key("Weather")
-/// for await names in provider.changes() { print("changed:", names) }
 /// ```
+///
+/// One that fetches the keys from a catalog on a miss comes from
+/// `APIKeyProvider(service:configuration:)` or `APIKeyProvider(store:catalog:)`
+/// (the `ODRKit` module).
 public actor APIKeyProvider {
   /// Where the provider is in its load (seeds 000/003).
   public enum State: Sendable, Equatable {
@@ -32,12 +37,16 @@ public actor APIKeyProvider {
   }
 
   private let store: any SecretStore
+  private let lock: ImportLock
   private let fetch: @Sendable () async throws -> Void
-  private var cache: [String: String]?
-  private var metadata = KeyMetadataRecord(json: nil)
+  /// Values read this lifetime.
+  private var cache: [String: String] = [:]
+  /// odr's metadata record, read once a lifetime (by ``apiKey(_:)``).
+  private var metadata: KeyMetadataRecord?
+  /// What observers were last told, across lifetimes.
   private var published: [String: String] = [:]
-  private var loading: Task<Snapshot, any Error>?
-  private var fetching: Task<Snapshot, any Error>?
+  private var reads: [String: Task<String?, any Error>] = [:]
+  private var fetching: Task<Void, any Error>?
   private var fetched = false
   /// Bumped by ``invalidate()``: a read or fetch that started before it
   /// must not cache what it read (it may be the value just rotated out).
@@ -46,59 +55,68 @@ public actor APIKeyProvider {
   private let stateUpdates = Broadcaster<State>(latest: .notRequested)
 
   /// A provider over `store` whose misses run `fetch` (which should put the
-  /// keys into `store`, as ``KeyImporter`` does).
-  public init(store: any SecretStore, fetch: @escaping @Sendable () async throws -> Void) {
+  /// keys into `store`, as `KeyImporter` does). `lock` is the service's
+  /// import lock (default: the one `odr fetch` uses).
+  public init(store: any SecretStore, lock: ImportLock? = nil, fetch: @escaping @Sendable () async throws -> Void = {}) {
     self.store = store
+    self.lock = lock ?? ImportLock(service: store.service)
     self.fetch = fetch
   }
 
-  /// A provider whose misses run `odr fetch TAG` against `catalog`,
-  /// admitted under `trust` (pin the publisher's key there). Encrypted tags
-  /// are opened with `identities` (default: `ODR_IDENTITY`, else the
-  /// identities in the keyring, as the CLI does).
-  public init(store: any SecretStore, catalog: URL, tag: String = "APIKeys", cacheHome: URL? = nil,
-              trust: TrustPolicy = TrustPolicy(), identities: (@Sendable () async throws -> [AgeIdentity])? = nil) {
-    let identities = identities ?? {
-      try await PrivateKeyring.identities(environment: ProcessInfo.processInfo.environment["ODR_IDENTITY"], files: []) {
-        try SecretServiceStore(service: PrivateKeyring.identityService)
-      }
-    }
-    self.init(store: store) {
-      let resources = try await ResourceCatalog.load(from: catalog, cacheHome: cacheHome, trust: trust)
-      _ = try await KeyImporter(catalog: resources, store: store, identities: identities).fetch(tags: [tag])
-    }
-  }
-
-  /// The value of `name`: from memory, else the store, else after one fetch.
+  /// The value of `name`: from memory, else one keyring lookup, else after
+  /// one fetch.
   public func key(_ name: String) async throws -> String {
-    if let value = cache?[name] { return value }
-    if let value = try await load()[name] { return value }
-    if !fetched, let value = try await fetchOnce()[name] { return value }
+    if let value = cache[name] { return value }
+    if let value = try await read(name) { return value }
+    if !fetched {
+      try await fetchOnce()
+      if let value = try await read(name) { return value }
+    }
     throw KeyringError(.notFound, "No key '\(name)' for \(store.service), even after fetching the keys.")
   }
 
   /// The key `name` with its metadata (header, query, hosts…), for clients
-  /// that attach keys to requests.
+  /// that attach keys to requests: ``key(_:)`` and, once a lifetime, odr's
+  /// metadata record.
   public func apiKey(_ name: String) async throws -> APIKey {
     let value = try await key(name)
-    return APIKey(name: name, value: value, metadata: metadata[name] ?? KeyMetadata())
+    let record: KeyMetadataRecord
+    if let metadata { record = metadata } else {
+      let started = generation
+      record = try await store.metadataRecord(lock: lock)
+      if generation == started { metadata = record }
+    }
+    return APIKey(name: name, value: value, metadata: record[name] ?? KeyMetadata())
   }
 
   /// Drops the cached values and starts a new lifetime: the next miss
   /// fetches again.
   public func invalidate() {
     generation += 1
-    cache = nil
+    cache = [:]
+    metadata = nil
     fetched = false
-    loading = nil
+    reads = [:]
     fetching = nil
     state = .notRequested
   }
 
-  /// Re-reads the store (after an `odr fetch` elsewhere, say) and tells
-  /// observers which keys changed.
+  /// Re-reads every key of the store in one search (after an `odr fetch`
+  /// elsewhere, say) and tells observers which keys changed.
   public func refresh() async throws {
-    _ = try await load(reload: true)
+    let started = generation
+    state = .loading
+    do {
+      let keys = try await store.keys(lock: lock)
+      guard generation == started else { return }
+      cache = Dictionary(uniqueKeysWithValues: keys.map { ($0.name, $0.value) })
+      metadata = nil
+      publish(cache, complete: true)
+      state = .ready
+    } catch {
+      if generation == started { state = .failed(String(describing: error)) }
+      throw error
+    }
   }
 
   /// The names of keys whose value changed (added, changed or removed), each
@@ -112,79 +130,59 @@ public actor APIKeyProvider {
 
   // MARK: Single flights
 
-  /// All values of the store, read once for all concurrent callers.
-  private func load(reload: Bool = false) async throws -> [String: String] {
-    if !reload, let cache { return cache }
-    if let loading { return try await loading.value.values }
-    let task = Task { try await Snapshot(of: store) }
-    loading = task
+  /// One key from the store (nil: not there), read once for all concurrent
+  /// callers.
+  private func read(_ name: String) async throws -> String? {
+    if let reading = reads[name] { return try await reading.value }
+    let (store, lock) = (store, lock)
+    let task = Task { () async throws -> String? in
+      do { return try await store.keyValue(named: name, lock: lock) } catch let error as KeyringError where error.code == .notFound { return nil }
+    }
+    reads[name] = task
     let started = generation
     if state != .ready { state = .loading }
-    defer { if loading == task { loading = nil } }
+    defer { if reads[name] == task { reads[name] = nil } }
     do {
-      let snapshot = try await task.value
+      let value = try await task.value
       // Invalidated meanwhile: answer this caller, cache nothing.
-      guard generation == started else { return snapshot.values }
-      let values = publish(snapshot)
+      guard generation == started else { return value }
+      if let value { cache[name] = value }
+      publish([name: value].compactMapValues { $0 }, complete: false, names: [name])
       state = .ready
-      return values
+      return value
     } catch {
       if generation == started { state = .failed(String(describing: error)) }
       throw error
     }
   }
 
-  /// Runs the fetch, then reads the store, once for all concurrent
-  /// callers; a failure clears the flight so the next call retries.
-  private func fetchOnce() async throws -> [String: String] {
-    if let fetching { return try await fetching.value.values }
-    let (store, fetch) = (store, fetch)
-    let task = Task {
-      try await fetch()
-      return try await Snapshot(of: store)
-    }
+  /// Runs the fetch once for all concurrent callers; a failure clears the
+  /// flight so the next call retries.
+  private func fetchOnce() async throws {
+    if let fetching { return try await fetching.value }
+    let task = Task(operation: fetch)
     fetching = task
     let started = generation
     state = .loading
     defer { if fetching == task { fetching = nil } }
     do {
-      let snapshot = try await task.value
-      guard generation == started else { return snapshot.values }
-      let values = publish(snapshot)
+      try await task.value
+      guard generation == started else { return }
       fetched = true
-      state = .ready
-      return values
+      cache = [:]  // what the fetch changed is read anew
+      metadata = nil
     } catch {
       if generation == started { state = .failed(String(describing: error)) }
       throw error
     }
   }
 
-  /// The keys and their metadata as read from the store in one search,
-  /// after rolling back an interrupted import.
-  private struct Snapshot: Sendable {
-    let values: [String: String]
-    let metadata: String?
-
-    init(of store: any SecretStore) async throws {
-      let items = try await ImportJournal.settledItems(of: store, lock: ImportLock(service: store.service))
-      values = items.filter { !KeyringInput.isRecord($0.key) }
-      metadata = items[KeyringInput.metadataName]
-    }
-  }
-
-  /// Caches a snapshot, tells observers which keys changed, and returns the
-  /// keys.
-  private func publish(_ snapshot: Snapshot) -> [String: String] {
-    metadata = KeyMetadataRecord(json: snapshot.metadata)
-    let values = snapshot.values
-    let old = published
-    cache = values
-    published = values
-    let changed = Set(values.keys.filter { old[$0] != values[$0] }).union(old.keys.filter { values[$0] == nil })
-    if !changed.isEmpty {
-      changeUpdates.send(changed)
-    }
-    return values
+  /// Tells observers which of `names` (every key, when `complete`) changed
+  /// since they last heard, given their `values` now.
+  private func publish(_ values: [String: String], complete: Bool, names: Set<String> = []) {
+    let names = complete ? Set(values.keys).union(published.keys) : names
+    let changed = names.filter { published[$0] != values[$0] }
+    for name in names { published[name] = values[name] }
+    if !changed.isEmpty { changeUpdates.send(changed) }
   }
 }

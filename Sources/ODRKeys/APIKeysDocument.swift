@@ -1,6 +1,6 @@
 public import FoundationEssentials
 import ODRKeyring
-import ODRResources
+import ODRBase
 
 /// An APIKeys JSON document (docs/design.md, "APIKeys documents"), parsed and validated strictly.
 ///
@@ -173,5 +173,27 @@ public struct APIKeysDocument: Sendable, Equatable {
   private static func shown(_ s: String) -> String {
     let printable = String(s.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f })
     return printable.count > 40 ? String(printable.prefix(40)) + "…" : printable
+  }
+}
+
+extension APIKeysDocument {
+  /// Every key of `documents` (each named by its path, for messages),
+  /// refusing a name defined twice.
+  public static func keys(of documents: [(path: String, data: Data)]) throws -> [String: APIKey] {
+    var keys: [String: APIKey] = [:]
+    var origin: [String: String] = [:]
+    for (path, data) in documents {
+      let document: APIKeysDocument
+      do { document = try APIKeysDocument.parse(data) } catch {
+        throw KeysError(.invalidDocument, "\(path): \(error.message)", underlying: error)
+      }
+      for key in document.keys {
+        if let first = origin.updateValue(path, forKey: key.name) {
+          throw KeysError(.invalidDocument, "Key '\(key.name)' is defined in both \(first) and \(path). Nothing was imported.")
+        }
+        keys[key.name] = key
+      }
+    }
+    return keys
   }
 }

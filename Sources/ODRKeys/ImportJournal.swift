@@ -1,6 +1,6 @@
 import FoundationEssentials
 import ODRKeyring
-import ODRResources
+import ODRBase
 
 /// The write-ahead record of an import: the previous value of every key an
 /// `odr fetch` is about to change (nil: the key did not exist), kept in the
@@ -8,14 +8,15 @@ import ODRResources
 /// with the importing process.
 ///
 /// Imports of a service are serialized across processes by its
-/// ``ImportLock``, held exclusively for the whole import; readers hold it
-/// shared. So a reader never sees half an import: if it finds a journal, it
-/// takes the lock exclusively — the importer has finished or died by then —
-/// and, if the journal is still there and its importer is gone, puts the
-/// previous values back (``settledItems(of:lock:)``: `odr fetch`, `odr exec`,
-/// `odr env`, ``APIKeyProvider``). A journal whose importer still runs (one
-/// that uses another lock folder) is waited for, never rolled back. Its
-/// values are secrets and stay in the keyring like the keys themselves.
+/// ``ImportLock``, held exclusively for the whole import. Readers never
+/// lock and never write: while a journal is there (an import running, or
+/// one cut short), they answer with its previous values — what a roll-back
+/// would restore — so every reader sees the keys as they were before the
+/// import until it is complete. The next importer (``settle(_:lock:)``) or
+/// `odr doctor --repair` puts the previous values back. A journal whose
+/// importer still runs (one that uses another lock folder) is waited for,
+/// never rolled back. Its values are secrets and stay in the keyring like
+/// the keys themselves.
 struct ImportJournal: Codable, Equatable {
   /// Key name -> the value it had before the import; nil: it did not exist.
   var previous: [String: String?]
@@ -38,33 +39,44 @@ struct ImportJournal: Codable, Equatable {
     return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
   }
 
-  /// How long a reader waits for a running import (of another lock folder) to end.
+  /// How long an importer waits for a running import (of another lock folder) to end.
   static let patience: Duration = .seconds(120)
 
-  /// Every value and record of `store`, read under `lock` (shared), after
-  /// settling an import that was cut short.
-  static func settledItems(of store: any SecretStore, lock: ImportLock) async throws -> [String: String] {
-    let items = try await lock.withShared { try await store.valuesAndRecords() }
-    guard items[KeyringInput.journalName] != nil else { return items }
-    let clock = ContinuousClock()
-    let deadline = clock.now + patience
-    while true {
-      if let settled = try await lock.withExclusive({ try await settle(store) }) { return settled }
-      guard clock.now < deadline else {
-        throw KeyringError(.timeout, "An import into \(store.service) by another odr process has been running for over \(patience.components.seconds) s. Try again when it ends.")
-      }
-      try await Task.sleep(for: .milliseconds(50))
-    }
+  /// `items` (every value and record of a service, read in one search) as
+  /// readers must see them: the journal's previous values put over what
+  /// an unfinished import wrote. Writes nothing.
+  static func settled(_ items: [String: String], service: String) throws -> [String: String] {
+    guard let text = items[KeyringInput.journalName] else { return items }
+    var items = items
+    for (name, value) in try parse(text, service: service).previous { items[name] = value }
+    items[KeyringInput.journalName] = nil
+    return items
   }
 
-  /// Reads the items and rolls back an interrupted import; the caller holds
-  /// the import lock exclusively. Nil while the journal's importer still runs.
-  static func settle(_ store: any SecretStore) async throws -> [String: String]? {
-    var items = try await store.valuesAndRecords()
-    guard let text = items[KeyringInput.journalName] else { return items }
+  /// The value a reader must see for `name`, given what the store holds
+  /// (nil: nothing) and the journal's text, if there is one.
+  static func settled(_ name: String, stored: String?, journal: String?, service: String) throws -> String? {
+    guard let journal, let previous = try parse(journal, service: service).previous[name] else { return stored }
+    return previous
+  }
+
+  private static func parse(_ text: String, service: String) throws -> ImportJournal {
     guard let journal = ImportJournal(json: text) else {
-      throw KeysError(.interruptedImport, "An earlier import into \(store.service) was interrupted and its journal is unreadable, so some keys may hold new values. Delete the journal with `secret-tool clear service \(store.service) key \(KeyringInput.journalName)` and run `odr fetch` again.")
+      throw KeysError(.interruptedImport, "An earlier import into \(service) was interrupted and its journal is unreadable, so some keys may hold new values. Delete the journal with `secret-tool clear service \(service) key \(KeyringInput.journalName)` and run `odr fetch` again.")
     }
+    return journal
+  }
+
+  /// Reads the items and rolls back an interrupted import, then clears the
+  /// pending mark; the caller holds `lock` exclusively. Nil while the
+  /// journal's importer still runs.
+  static func settle(_ store: any SecretStore, lock: ImportLock) async throws -> [String: String]? {
+    var items = try await store.valuesAndRecords()
+    guard let text = items[KeyringInput.journalName] else {
+      lock.clearPending()
+      return items
+    }
+    let journal = try parse(text, service: store.service)
     if let importer = journal.importer, importer.isLive, importer != .current { return nil }
     for (name, value) in journal.previous.sorted(by: { $0.key < $1.key }) {
       if let value {
@@ -76,6 +88,7 @@ struct ImportJournal: Codable, Equatable {
     }
     try await store.deleteValue(for: KeyringInput.journalName)
     items[KeyringInput.journalName] = nil
+    lock.clearPending()
     return items
   }
 }

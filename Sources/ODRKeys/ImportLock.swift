@@ -1,10 +1,18 @@
 public import FoundationEssentials
-import ODRResources
+import ODRBase
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The cross-process lock of one service's imports:
-/// `${XDG_STATE_HOME:-~/.local/state}/odr/<service>/import.lock`. `odr fetch`
-/// holds it exclusively for a whole import (and any roll-back); readers of
-/// the keys hold it shared, so they never see half an import.
+/// The cross-process lock of one service's imports and its pending mark,
+/// in `${XDG_STATE_HOME:-~/.local/state}/odr/<service>/`.
+///
+/// `odr fetch` holds `import.lock` exclusively for a whole import (and any
+/// roll-back); a reader of every key holds it shared for its one search.
+/// `import.pending` exists from just before the import writes
+/// its journal until just after it removes it: a reader of one key checks
+/// for it (a `stat`, no keyring round trip) to know whether the journal
+/// must be read too. Neither file holds anything secret.
 public struct ImportLock: Sendable {
   let lock: FileLock
 
@@ -12,6 +20,24 @@ public struct ImportLock: Sendable {
   public init(service: String, stateHome: URL? = nil) {
     let folder = (stateHome ?? XDGFolders.stateHome).appending(path: "odr").appending(path: service)
     lock = FileLock(url: folder.appending(path: "import.lock"))
+  }
+
+  private var pendingPath: String { lock.url.deletingLastPathComponent().appending(path: "import.pending").path }
+
+  /// True while an import may have a journal in the keyring (one is
+  /// running, or one was cut short and not yet repaired).
+  public var isPending: Bool { access(pendingPath, F_OK) == 0 }
+
+  /// Marks an import as under way; call before writing its journal.
+  func markPending() throws {
+    let fd = open(pendingPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw SystemError.fromErrno("Cannot create '\(pendingPath)'") }
+    close(fd)
+  }
+
+  /// Clears the mark; call after the journal is gone.
+  func clearPending() {
+    unlink(pendingPath)
   }
 
   func withExclusive<T>(_ body: () async throws -> T) async throws -> T {
@@ -29,7 +55,7 @@ public struct ImportLock: Sendable {
     do {
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     } catch {
-      throw ResourceError(.io, "Cannot create the folder '\(folder.path)' for odr's import lock. Check that $XDG_STATE_HOME (or ~/.local/state) is writable.")
+      throw SystemError("Cannot create the folder '\(folder.path)' for odr's import lock. Check that $XDG_STATE_HOME (or ~/.local/state) is writable.", errno: EACCES)
     }
   }
 }

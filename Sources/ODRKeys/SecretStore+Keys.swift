@@ -2,23 +2,63 @@ public import ODRKeyring
 
 extension SecretStore {
   /// Every key of the service with its metadata (from odr's metadata
-  /// record), sorted by name: what `odr exec` and `odr env` inject. An
-  /// interrupted import is rolled back first, and a running one waited for
-  /// (odr's import journal, under `lock`, default the service's).
+  /// record), sorted by name: what `odr exec` and `odr env` inject. Read in
+  /// one search holding `lock` (default: the service's import lock) shared,
+  /// so no import starts half-way through the search; after an import that
+  /// was cut short, its keys read as they were before it (odr's import
+  /// journal). Writes nothing to the keyring.
   public func keys(lock: ImportLock? = nil) async throws -> [APIKey] {
-    let items = try await ImportJournal.settledItems(of: self, lock: lock ?? ImportLock(service: service))
+    let all = try await (lock ?? ImportLock(service: service)).withShared { try await valuesAndRecords() }
+    let items = try ImportJournal.settled(all, service: service)
     let record = KeyMetadataRecord(json: items[KeyringInput.metadataName])
     return items.filter { !KeyringInput.isRecord($0.key) }.map { APIKey(name: $0.key, value: $0.value, metadata: record[$0.key] ?? KeyMetadata()) }
       .sorted { $0.name < $1.name }
   }
 
-  /// The key `name` with its metadata, read as ``keys(lock:)`` reads them;
-  /// `.notFound` names the keys there are.
-  public func key(named name: String, lock: ImportLock? = nil) async throws -> APIKey {
-    let keys = try await keys(lock: lock)
-    guard let key = keys.first(where: { $0.name == name }) else {
-      throw KeyringError(.notFound, "No key '\(name)' in the keyring for \(service) (keys: \(keys.map(\.name).joined(separator: ", "))). Run `odr fetch` first, or check --service.")
+  /// The value of the key `name`, as ``keys()`` would read it, in one item
+  /// lookup (and the journal's, only while `lock` marks an import pending).
+  public func keyValue(named name: String, lock: ImportLock? = nil) async throws -> String {
+    let stored = try await valueIfPresent(for: name)
+    let journal = (lock ?? ImportLock(service: service)).isPending ? try await valueIfPresent(for: KeyringInput.journalName) : nil
+    guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
+      throw KeyringError.notFound(name, service: service)
     }
-    return key
+    return value
+  }
+
+  /// The key `name` with its metadata: ``keyValue(named:lock:)`` and the
+  /// metadata record, two lookups.
+  public func key(named name: String, lock: ImportLock? = nil) async throws -> APIKey {
+    let lock = lock ?? ImportLock(service: service)
+    let value = try await keyValue(named: name, lock: lock)
+    return APIKey(name: name, value: value, metadata: try await metadataRecord(lock: lock)[name] ?? KeyMetadata())
+  }
+
+  /// odr's metadata record, as readers must see it (one lookup).
+  func metadataRecord(lock: ImportLock) async throws -> KeyMetadataRecord {
+    let stored = try await valueIfPresent(for: KeyringInput.metadataName)
+    let journal = lock.isPending ? try await valueIfPresent(for: KeyringInput.journalName) : nil
+    return KeyMetadataRecord(json: try ImportJournal.settled(KeyringInput.metadataName, stored: stored, journal: journal, service: service))
+  }
+
+  /// The value under `name`, nil when there is none.
+  func valueIfPresent(for name: String) async throws -> String? {
+    do { return try await value(for: name) } catch let error as KeyringError where error.code == .notFound { return nil }
+  }
+}
+
+extension SecretServiceStore {
+  /// ``SecretStore/keyValue(named:lock:)`` on the calling thread (see
+  /// ``SecretServiceStore/valueBlocking(for:)``): for `odr get`.
+  public func keyValueBlocking(named name: String, lock: ImportLock? = nil) throws -> String {
+    func present(_ name: String) throws -> String? {
+      do { return try valueBlocking(for: name) } catch let error as KeyringError where error.code == .notFound { return nil }
+    }
+    let stored = try present(name)
+    let journal = (lock ?? ImportLock(service: service)).isPending ? try present(KeyringInput.journalName) : nil
+    guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
+      throw KeyringError.notFound(name, service: service)
+    }
+    return value
   }
 }

@@ -23,7 +23,7 @@ public import ODRURL
 /// executor. State that changes (a token refresh, say) belongs in the actor.
 ///
 /// ```swift
-/// let client = try APIClient(baseURL: "https://api.weather.example", keys: provider)
+/// let client = try APIClient(baseURL: "https://api.weather.example", provider: provider)
 /// let forecast = try await client.send(APIRequest<Forecast>(path: "/v1/forecast", key: "Weather")).value
 /// ```
 public actor APIClient {

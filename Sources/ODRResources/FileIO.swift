@@ -93,35 +93,6 @@ enum FileIO {
     return String(decoding: bytes, as: UTF8.self)
   }
 
-  /// Runs `body` holding an exclusive (or `shared`) `flock` on `url`
-  /// (created 0600). The kernel releases it if the process dies, so a crash
-  /// never leaves it held.
-  static func withLock<T>(_ url: URL, shared: Bool = false, _ body: () async throws -> T) async throws -> T {
-    let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw error("Cannot open the lock '\(url.path)'") }
-    defer { close(fd) }
-    // Poll rather than block: a blocked flock would hold one of the few
-    // cooperative threads, and the holder may need it to finish.
-    while flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
-      guard errno == EWOULDBLOCK || errno == EINTR else { throw error("Cannot lock '\(url.path)'") }
-      try await Task.sleep(for: .milliseconds(5))
-    }
-    return try await body()
-  }
-
-  /// `withLock` for synchronous callers that cannot wait asynchronously
-  /// (a `deinit`): blocks the thread on the lock. Only for locks held for
-  /// a moment, such as the pins'.
-  static func withLockNow<T>(_ url: URL, _ body: () throws -> T) throws -> T {
-    let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw error("Cannot open the lock '\(url.path)'") }
-    defer { close(fd) }
-    while flock(fd, LOCK_EX) != 0 {
-      guard errno == EINTR else { throw error("Cannot lock '\(url.path)'") }
-    }
-    return try body()
-  }
-
   /// Opens a folder that odr keeps private, creating it with mode 0700
   /// (and its parents as usual) when missing. An existing one is used as
   /// it is — its mode is the user's business, and it may be read-only — but

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 import Crypto
-import ODRNames
+import ODRBase
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -79,7 +79,7 @@ public struct LocalStore: Sendable {
       throw ResourceError(.invalidSource, "The catalog is for '\(catalog.bundle)', not '\(bundle)'.")
     }
     let catalogFile = root.appending(path: "catalog.json"), signatureFile = root.appending(path: "catalog.json.sig")
-    try await FileIO.withLock(root.appending(path: "locks/catalog")) {
+    try await FileLock(url: root.appending(path: "locks/catalog")).withExclusive {
       // (An unreadable kept copy is simply replaced.)
       if let kept = try? keptCatalogBytes(), kept.catalog == bytes, kept.signature == signature { return }
       // The signature goes first: a reader between the two writes sees a
@@ -116,7 +116,7 @@ public struct LocalStore: Sendable {
   public func install(_ file: Catalog.File, from source: URL, transport: any BlobTransport,
                       progress: (Int) -> Void = { _ in }) async throws {
     if contains(file) { return }
-    try await FileIO.withLock(root.appending(path: "locks/\(file.sha256)")) {
+    try await FileLock(url: root.appending(path: "locks/\(file.sha256)")).withExclusive {
       if contains(file) { return }  // another process installed it while we waited
       let partial = root.appending(path: "partial").appending(path: file.sha256)
       let resumeFile = root.appending(path: "partial").appending(path: file.sha256 + ".resume")
@@ -251,7 +251,7 @@ public struct LocalStore: Sendable {
   /// each blob under its lock, the whole purge under `locks/purge`.
   public func purge(catalog: Catalog, budget: Int64?, all: Bool, dryRun: Bool, reserve: Int64 = 0,
                     protecting: Set<String> = []) async throws -> PurgePlan {
-    try await FileIO.withLock(root.appending(path: "locks/purge")) {
+    try await FileLock(url: root.appending(path: "locks/purge")).withExclusive {
       var plan = try PurgePlan.make(store: self, catalog: catalog, budget: budget, reserve: reserve, all: all, protecting: protecting)
       plan.dryRun = dryRun
       guard !dryRun else { return plan }
@@ -260,10 +260,10 @@ public struct LocalStore: Sendable {
           // Under the pins lock: a tag pinned since the plan was made keeps
           // its files, and a pin taken after this sees them gone and
           // downloads them again — never a pinned tag with missing files.
-          try await FileIO.withLock(pins.lock) {
+          try await FileLock(url: pins.lock).withExclusive {
             let pinned = Set(try pins.leases().map(\.tag))
             guard !catalog.tags.contains(where: { pinned.contains($0.key) && $0.value.files.contains { $0.sha256 == blob } }) else { return }
-            try await FileIO.withLock(root.appending(path: "locks/\(blob)")) { _ = unlink(blobURL(blob).path) }
+            try await FileLock(url: root.appending(path: "locks/\(blob)")).withExclusive { _ = unlink(blobURL(blob).path) }
           }
         }
       }

@@ -1,4 +1,4 @@
-import ODRNames
+import ODRBase
 
 /// The naming rules of publisher folders and catalogs.
 enum Naming {

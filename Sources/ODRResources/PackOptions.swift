@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRKeys
 public import ODRTrust
 
 /// How `odr pack` protects what it publishes (docs/design.md, "The published catalog", §3.4).
@@ -10,9 +11,14 @@ public struct PackOptions: Sendable {
   /// instead of refusing them.
   public var plaintextSecrets = false
   /// Checks one document of a secrets tag (its path and plaintext) before
-  /// anything is written; throw to refuse the pack. ODRKeys' APIKeys rules
-  /// live above this module, so the caller passes them in.
-  public var validateSecrets: @Sendable (String, Data) throws -> Void = { _, _ in }
+  /// anything is written; throw to refuse the pack. By default, the
+  /// APIKeys rules (``APIKeysDocument/parse(_:)``); `odr pack` also checks
+  /// that every name can be an environment variable.
+  public var validateSecrets: @Sendable (String, Data) throws -> Void = { path, data in
+    do { _ = try APIKeysDocument.parse(data) } catch let error as KeysError {
+      throw ResourceError(.invalidSource, "\(path): \(error.message) Nothing was written.", underlying: error)
+    }
+  }
   /// Signs `catalog.json` into `catalog.json.sig`; nil: unsigned.
   public var signingKey: SigningKey?
   /// When the catalog expires (default: 90 days from now when signing).

@@ -1,3 +1,4 @@
+import ODRBase
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -76,7 +77,7 @@ public struct PinLedger: Sendable {
     guard let start = Self.startTime(of: owner) else {
       throw ResourceError(.notFound, "No running process \(owner) to hold the pins.")
     }
-    try FileIO.withLockNow(lock) {
+    try FileLock(url: lock).withExclusiveNow {
       try rewrite { leases in leases += tags.map { Lease(tag: $0, pid: owner, start: start, since: Date().timeIntervalSince1970) } }
     }
   }
@@ -84,7 +85,7 @@ public struct PinLedger: Sendable {
   /// ``unpin(_:owner:)`` for synchronous callers such as `deinit` (blocks on
   /// the lock), removing only leases `owner` holds.
   public func unpinNow(_ tags: [String], owner: Int32) throws {
-    try FileIO.withLockNow(lock) {
+    try FileLock(url: lock).withExclusiveNow {
       try rewrite { leases in
         for tag in tags {
           if let index = leases.firstIndex(where: { $0.tag == tag && $0.pid == owner }) { leases.remove(at: index) }
@@ -96,7 +97,7 @@ public struct PinLedger: Sendable {
   /// Reads, drops dead leases, applies `body`, writes atomically — one
   /// critical section shared by all processes.
   private func change(_ body: (inout [Lease]) -> Void) async throws {
-    try await FileIO.withLock(lock) { try rewrite(body) }
+    try await FileLock(url: lock).withExclusive { try rewrite(body) }
   }
 
   /// The body of a critical section: the caller holds the lock.

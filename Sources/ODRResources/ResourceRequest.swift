@@ -1,3 +1,4 @@
+public import ODRBase
 public import FoundationEssentials
 import Synchronization
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import ODRBase
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
@@ -29,10 +30,17 @@ struct StateFile<Value: Codable>: Sendable {
 
   /// The value, or nil when there is no file.
   func read() throws -> Value? {
-    let data: Data
-    do { data = try Data(contentsOf: url) } catch {
-      if FileIO.kind(of: url) == .missing { return nil }
-      throw unreadable("cannot be read")
+    var data = Data()
+    // The file may appear between a failed read and the check that it is
+    // missing (another process writing it for the first time): read again.
+    for attempt in 1...3 {
+      do {
+        data = try Data(contentsOf: url)
+        break
+      } catch {
+        if FileIO.kind(of: url) == .missing { return nil }
+        if attempt == 3 { throw unreadable("cannot be read") }
+      }
     }
     do { return try JSONDecoder().decode(Value.self, from: data) } catch let error as ResourceError {
       throw unreadable(error.message)
@@ -46,7 +54,7 @@ struct StateFile<Value: Codable>: Sendable {
   /// the value as it was.
   func update<T>(_ body: (inout Value?) async throws -> T) async throws -> T {
     try FileIO.makePrivateDirectory(url.deletingLastPathComponent())
-    return try await FileIO.withLock(lock) {
+    return try await FileLock(url: lock).withExclusive {
       var value = try read()
       let result = try await body(&value)
       if let value { try write(value) }

@@ -2,8 +2,10 @@ import Foundation
 import ODRTesting
 import Testing
 
-/// The keyring dies in the middle of `odr fetch`: once it is back, the keys
-/// read as they were before the import (docs/design.md, "Keyring layout", all or nothing).
+/// The keyring dies in the middle of `odr fetch`: once it is back, every
+/// reader sees the keys as they were before the import, without writing,
+/// until `odr doctor --repair` or the next fetch puts them back
+/// (docs/design.md, "Keyring layout", all or nothing).
 @Suite(.timeLimit(.minutes(2))) struct InterruptedImportTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-crash-\(UUID().uuidString)")
   let bundle = "com.odr.crash.\(UUID().uuidString.prefix(8).lowercased())"
@@ -74,12 +76,26 @@ import Testing
     #expect(try await lookup(String(format: "K%03d", count)) == "old-\(count)-\(bundle)")
     #expect(try await lookup("_odr.journal") != nil)
 
-    // The next reader rolls the import back before it reads.
-    let json = try await Command.odr(["env", "--format", "json", "--service", bundle], environment: env)
-    #expect(json.status == 0, "\(json.stderr)")
-    let values = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: String]
+    // Every reader sees the keys as they were before the import — odr get,
+    // odr read, odr env, odr exec alike — and none of them writes.
+    let env1 = try await Command.odr(["env", "--format", "json", "--service", bundle], environment: env)
+    #expect(env1.status == 0, "\(env1.stderr)")
+    let values = try JSONSerialization.jsonObject(with: Data(env1.stdout.utf8)) as? [String: String]
     #expect(values?.count == count)
     #expect(values?.values.allSatisfy { $0.hasPrefix("old-") } == true)
+    let get = try await Command.odr(["get", "K001", "--service", bundle], environment: env)
+    #expect(get.stdout == "old-1-\(bundle)", "\(get.stderr)")
+    let read = try await Command.odr(["read", "odr://\(bundle)/K001"], environment: env)
+    #expect(read.stdout == "old-1-\(bundle)", "\(read.stderr)")
+    let exec = try await Command.odr(["exec", "--service", bundle, "--", "sh", "-c", #"printf '%s' "$K001""#], environment: env)
+    #expect(exec.stdout == "old-1-\(bundle)", "\(exec.stderr)")
+    #expect(try await lookup("K001") == "new-1-\(bundle)")
+    #expect(try await lookup("_odr.journal") != nil)
+
+    // odr doctor --repair puts the previous values back in the keyring.
+    let repair = try await Command.odr(["doctor", "--repair", "--service", bundle], environment: env)
+    #expect(repair.status == 0, "\(repair.output)")
+    #expect(repair.stdout.contains("Put back"), "\(repair.stdout)")
     for key in ["K001", "K002", String(format: "K%03d", count)] {
       #expect(try await lookup(key)?.hasPrefix("old-") == true, "\(key)")
     }

@@ -39,4 +39,55 @@ import Testing
     #expect(result.stdout.contains("demo-weather-0000-not-a-real-key"))      // secret-tool reads what odr fetched
     #expect(result.stdout.contains("readme-secret-tool-key"))                // odr reads what secret-tool stored
   }
+
+  /// Every ```` ```swift ```` sample of the README, docs/, the DocC articles
+  /// and the doc comments of the app products is in the outside package's
+  /// Snippets target (Tests/Fixtures/OutsideApp), which scripts/check-app
+  /// compiles without warnings: a sample that no longer compiles, or is
+  /// not there, fails.
+  @Test func everySwiftSampleIsCompiledByTheOutsideApp() throws {
+    let root = Paths.packageRoot
+    let files = FileManager.default
+    var texts: [(String, String)] = []
+    func add(_ path: String, docComments: Bool = false) throws {
+      var text = try String(contentsOf: root.appending(path: path), encoding: .utf8)
+      if docComments {
+        text = text.components(separatedBy: "\n").compactMap { line in
+          let trimmed = line.drop { $0 == " " }
+          return trimmed.hasPrefix("///") ? String(trimmed.dropFirst(3).drop { $0 == " " }.isEmpty ? "" : trimmed.dropFirst(4)) : nil
+        }.joined(separator: "\n")
+      }
+      texts.append((path, text))
+    }
+    try add("README.md")
+    for folder in ["docs"] + (try files.contentsOfDirectory(atPath: root.appending(path: "Sources").path)).map({ "Sources/\($0)/Documentation.docc" }) {
+      for name in (try? files.contentsOfDirectory(atPath: root.appending(path: folder).path)) ?? [] where name.hasSuffix(".md") {
+        try add("\(folder)/\(name)")
+      }
+    }
+    for module in ["ODRKit", "ODRKeys", "ODRNetworking", "ODRConfiguration"] {
+      for name in try files.contentsOfDirectory(atPath: root.appending(path: "Sources/\(module)").path) where name.hasSuffix(".swift") {
+        try add("Sources/\(module)/\(name)", docComments: true)
+      }
+    }
+    func lines(_ text: some StringProtocol) -> [String] {
+      text.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("import ") }
+    }
+    let compiled = lines(try String(contentsOf: root.appending(path: "Tests/Fixtures/OutsideApp/Sources/Snippets/Snippets.swift"), encoding: .utf8))
+    var samples = 0
+    for (path, text) in texts {
+      var current: [String]?
+      for line in text.components(separatedBy: "\n") {
+        if current == nil, line.trimmingCharacters(in: .whitespaces) == "```swift" { current = [] } else if current != nil, line.trimmingCharacters(in: .whitespaces) == "```" {
+          let sample = lines(current!.joined(separator: "\n"))
+          current = nil
+          guard sample.first != "// Package.swift" else { continue }  // a manifest: the fixture's own Package.swift
+          samples += 1
+          let found = compiled.indices.contains { start in start + sample.count <= compiled.count && Array(compiled[start..<start + sample.count]) == sample }
+          #expect(found, "\(path): this sample is not in Tests/Fixtures/OutsideApp/Sources/Snippets/Snippets.swift, so nothing compiles it:\n\(sample.joined(separator: "\n"))")
+        } else { current?.append(line) }
+      }
+    }
+    #expect(samples >= 12)
+  }
 }

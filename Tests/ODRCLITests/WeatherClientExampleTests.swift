@@ -1,52 +1,115 @@
 import Foundation
 import ODRTesting
+import ODRTrust
 import Testing
 
-/// The Examples/WeatherClient app: gets its key through APIKeyProvider
-/// (fetching the Demo catalog into a memory store) and calls a loopback
-/// endpoint that accepts only that key.
+/// The Examples/WeatherClient app, as an app runs it: APIKeyProvider fetches
+/// the APIKeys tag from a remote catalog — signed, its key pinned, the pack
+/// encrypted to an identity in the test keyring — over URLSession, and
+/// APIClient sends the key to a loopback endpoint that accepts only it.
 @Suite(.timeLimit(.minutes(2))) struct WeatherClientExampleTests {
-  @Test func theExampleSendsTheFetchedKey() async throws {
-    let root = FileManager.default.temporaryDirectory.appending(path: "odr-example-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: root) }
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-example-\(UUID().uuidString)")
+  let suffix = UUID().uuidString.prefix(8).lowercased()
+  let value = "weather-\(UUID().uuidString)"
+
+  /// A signed catalog whose APIKeys pack is encrypted to a new identity of
+  /// the test keyring; the environment for the app and the pinned key.
+  func publish() async throws -> (environment: [String: String], pin: String) {
     var env = ProcessInfo.processInfo.environment
+    for name in ["ODR_SERVICE", "ODR_IDENTITY", "ODR_TRUST", "ODR_CATALOG", "CI"] { env[name] = nil }
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
     env["XDG_STATE_HOME"] = root.appending(path: "state").path
-    // The pack is encrypted to an identity made by age-keygen; the app gets it in ODR_IDENTITY.
-    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-    let identity = root.appending(path: "identity.txt")
-    try #require(try await Command.run("/usr/bin/age-keygen", ["-o", identity.path]).status == 0)
-    let recipient = try await Command.run("/usr/bin/age-keygen", ["-y", identity.path]).stdout.split(separator: "\n")[0]
-    env["ODR_IDENTITY"] = try String(contentsOf: identity, encoding: .utf8)
-    let pack = try await Command.odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path,
-                                "--output", root.appending(path: "catalog").path, "--quiet", "--recipient", String(recipient)], environment: env)
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data(#"{"bundle": "com.example.demo", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    try Data(#"{"keys": {"Weather": {"value": "\#(value)", "header": "X-Api-Key", "hosts": ["127.0.0.1"]}}}"#.utf8)
+      .write(to: source.appending(path: "APIKeys.json"))
+    let made = try await Command.odr(["identity", "new", "weather-\(suffix)"], environment: env)
+    try #require(made.status == 0, "\(made.stderr)")
+    let recipient = try await Command.odr(["identity", "recipient", "weather-\(suffix)"], environment: env).stdout
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    let key = SigningKey()
+    var packing = env
+    packing["ODR_SIGNING_KEY"] = key.secretKeyString
+    let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--recipient", recipient],
+                                     environment: packing)
     try #require(pack.status == 0, "\(pack.stderr)")
+    return (env, key.verifyingKey.description)
+  }
 
-    // A one-request server on 127.0.0.1: 200 for the demo key, 401 otherwise.
+  /// A one-request server on 127.0.0.1: 200 and a forecast for the key, 401 otherwise.
+  func withEndpoint(_ body: (Int) async throws -> Void) async throws {
+    // The system python, not a PATH shim that may fork: the process the
+    // test stops must be the server itself. It gives up after 30 s anyway,
+    // and never holds the test's own output open.
     let server = Process()
-    server.executableURL = URL(filePath: "/usr/bin/env")
-    server.arguments = ["python3", "-c", """
+    server.executableURL = URL(filePath: "/usr/bin/python3")
+    server.arguments = ["-c", """
       import http.server, sys
       class H(http.server.BaseHTTPRequestHandler):
           def do_GET(self):
-              ok = self.headers.get('X-Api-Key') == 'demo-weather-0000-not-a-real-key'
-              self.send_response(200 if ok else 401); self.end_headers(); self.wfile.write(b'sunny' if ok else b'no')
+              ok = self.headers.get('X-Api-Key') == sys.argv[1] and self.path == '/forecast'
+              self.send_response(200 if ok else 401); self.end_headers(); self.wfile.write(b'{"forecast": "sunny"}' if ok else b'no')
           def log_message(self, *a): pass
       s = http.server.HTTPServer(('127.0.0.1', 0), H)
+      s.timeout = 30
       print(s.server_address[1], flush=True)
       s.handle_request()
-      """]
+      """, value]
     let output = Pipe()
     server.standardOutput = output
+    server.standardError = FileHandle.nullDevice
     try server.run()
-    defer { server.terminate() }
-    let port = try #require(await output.fileHandleForReading.nextLine().flatMap(Int.init))
+    defer {
+      kill(server.processIdentifier, SIGKILL)
+      server.waitUntilExit()
+    }
+    try await body(try #require(await output.fileHandleForReading.nextLine().flatMap(Int.init)))
+  }
 
-    let client = Paths.products.appending(path: "WeatherClient").path
-    let result = try await Command.run(client, ["--catalog", root.appending(path: "catalog").path,
-                                          "--url", "http://127.0.0.1:\(port)/forecast", "--memory"], environment: env)
-    #expect(result.status == 0, "\(result.stderr)")
-    #expect(result.stdout.contains("→ 200, 5 bytes"))
-    #expect(!result.output.contains("demo-weather-0000-not-a-real-key"))
+  func runClient(catalog: String, pin: String, port: Int, environment: [String: String]) async throws -> Command.Result {
+    // scripts/check-app runs the same test on the outside app's build of the example.
+    let client = ProcessInfo.processInfo.environment["ODR_WEATHER_CLIENT"] ?? Paths.products.appending(path: "WeatherClient").path
+    return try await Command.run(client,
+                          ["--catalog", catalog, "--trust", pin, "--url", "http://127.0.0.1:\(port)", "--memory"], environment: environment)
+  }
+
+  @Test func theExampleFetchesFromNginxAndSendsTheKey() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let (env, pin) = try await publish()
+    let nginx = try await Nginx.start(root: root.appending(path: "pub"))
+    defer { nginx.stop() }
+    try await withEndpoint { port in
+      let result = try await runClient(catalog: nginx.url.absoluteString, pin: pin, port: port, environment: env)
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(result.stdout.contains("→ 200: sunny"), "\(result.stdout)")
+      #expect(!result.output.contains(value))
+    }
+    #expect(try await nginx.logged(pathEndingWith: "catalog.json.sig"))
+    // Another publisher's key pinned: the catalog is refused, nothing is sent.
+    try await withEndpoint { port in
+      let result = try await runClient(catalog: nginx.url.absoluteString, pin: SigningKey().verifyingKey.description, port: port, environment: env)
+      #expect(result.status == 1)
+      #expect(result.stderr.contains("WeatherClient:"), "\(result.stderr)")
+      #expect(!result.output.contains(value))
+    }
+    #expect(try await Command.odr(["identity", "delete", "weather-\(suffix)"], environment: env).status == 0)
+  }
+
+  @Test func theExampleFetchesFromS3() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let (base, pin) = try await publish()
+    let moto = try await MotoServer.start()
+    let env = moto.environment(moto.user, base: base)
+    let published = try await Command.odr(["publish", root.appending(path: "pub").path, "s3://\(moto.bucket)/odr", "--quiet"], environment: env)
+    try #require(published.status == 0, "\(published.stderr)")
+    try await withEndpoint { port in
+      let result = try await runClient(catalog: "s3://\(moto.bucket)/odr", pin: pin, port: port, environment: env)
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(result.stdout.contains("→ 200: sunny"), "\(result.stdout)")
+      #expect(!result.output.contains(value))
+    }
+    #expect(try await Command.odr(["identity", "delete", "weather-\(suffix)"], environment: base).status == 0)
   }
 }

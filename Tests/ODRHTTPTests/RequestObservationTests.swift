@@ -1,5 +1,6 @@
 import Foundation
 import ODRHTTP
+import ODRBase
 import ODRResources
 import ODRTesting
 import Synchronization

@@ -1,5 +1,6 @@
 import ODRKeyring
 import ODRKeys
+import ODRBase
 import ODRResources
 import Synchronization
 import Testing
@@ -58,7 +59,7 @@ import Testing
       for _ in 0..<1000 { group.addTask { try await provider.key("Weather") } }
       try await group.waitForAll()
     }
-    #expect(store.reads == 2)
+    #expect(store.reads == 2)  // one lookup of the key before the fetch, one after: never the whole service
     #expect(fetch.runs == 1)
   }
 
@@ -132,7 +133,12 @@ import Testing
     }
 
     func setValue(_ value: String, for name: String) async throws { try await base.setValue(value, for: name) }
-    func value(for name: String) async throws -> String { try await base.value(for: name) }
+    /// Reads, then waits at the gate with what it read.
+    func value(for name: String) async throws -> String {
+      let value = try await base.value(for: name)
+      await pass()
+      return value
+    }
     /// Reads, then waits at the gate with what it read.
     func values(for names: Set<String>?) async throws -> [String: String] {
       let values = try await base.values(for: names)
@@ -152,7 +158,7 @@ import Testing
     let provider = APIKeyProvider(store: store) {}
     store.close()
     let reader = Task { try await provider.key("Weather") }
-    while store.arrived == 0 { await Task.yield() }  // the read is at the gate
+    while store.arrived == 0 { try await Task.sleep(for: .milliseconds(1)) }  // the read is at the gate
     try await store.base.setValue("w-new", for: "Weather")
     await provider.invalidate()
     store.open()
@@ -163,6 +169,7 @@ import Testing
   @Test func theObservationDeliversAChangeAndStopsWhenCancelled() async throws {
     let (provider, _, store) = makeSUT()
     _ = try await provider.key("Weather")
+    try await provider.refresh()  // every key read once: the baseline
     let observation = await provider.changes()
     try await store.setValue("w-2", for: "Weather")
     try await provider.refresh()

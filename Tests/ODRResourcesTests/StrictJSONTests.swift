@@ -1,5 +1,6 @@
 import Foundation
 import ODRResources
+import ODRBase
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct StrictJSONTests {

@@ -1,5 +1,4 @@
 public import FoundationEssentials
-import ODRResources
 
 /// How `s3://bucket/prefix` sources are reached: the credentials that sign
 /// requests (none: anonymous, for public buckets), the region, and for
@@ -47,13 +46,13 @@ public struct S3Access: Sendable {
 
   /// The headers of a request to `url` (an address from ``httpURL(for:)``),
   /// signed when there are credentials.
-  func headers(method: String, url: URL, headers: [(String, String)], payloadHash: String) -> [(String, String)] {
+  package func headers(method: String, url: URL, headers: [(String, String)], payloadHash: String) -> [(String, String)] {
     guard let credentials else { return headers }
     return SigV4Signer(credentials: credentials, region: region).sign(method: method, url: url, headers: headers, payloadHash: payloadHash, date: Date())
   }
 
   /// What signed the requests, for messages: by name, never by value.
-  var credentialName: String {
+  package var credentialName: String {
     guard let credentials else { return "no AWS credentials (none in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or an AWS_PROFILE; requests were unsigned)" }
     return "the AWS credentials from \(credentials.source) (access key \(credentials.accessKeyID.prefix(4))…)"
   }

@@ -1,35 +1,41 @@
-import ArgumentParser
-import FoundationEssentials
+public import FoundationEssentials
+import ODRBase
 
 /// `odr.json`: the project's defaults for the catalog options, found in the
 /// current folder or the nearest folder above it, up to the repository's
 /// root (a folder with `.git`) or the file system's. Read strictly: a
 /// syntax error, an unknown or misspelt key, or a value of the wrong type is
-/// a usage error (exit 2) naming the file, line and column.
-struct ProjectConfig: Decodable {
+/// a ``ConfigurationError`` (exit 2 in `odr`) naming the file, line and
+/// column.
+public struct ProjectFile: Decodable, Sendable {
   /// One catalog location, or several (mirrors, tried in order).
-  let catalog: [String]?
+  public let catalog: [String]?
   /// The store budget, as --max-size takes it ("500M").
-  let maxSize: String?
+  public let maxSize: String?
   /// Publisher signing keys to trust, as --trust takes them.
-  let trust: [String]?
+  public let trust: [String]?
   /// An S3-compatible endpoint for s3:// catalogs (path-style).
-  let endpoint: String?
+  public let endpoint: String?
   /// A keyring item sent as a header to http(s) catalogs.
-  let auth: Auth?
+  public let auth: Auth?
 
-  struct Auth: Decodable {
-    let header: String?
-    let scheme: String?
-    let key: String
-    let service: String
+  /// A keyring item sent as a header to the catalog's origin.
+  public struct Auth: Decodable, Sendable {
+    /// The header (default `Authorization`).
+    public let header: String?
+    /// Put before the value (default `Bearer` for `Authorization`).
+    public let scheme: String?
+    /// The item's key name.
+    public let key: String
+    /// The item's service.
+    public let service: String
   }
 
   static let keys = ["catalog", "maxSize", "trust", "endpoint", "auth"]
   static let expectedTypes = ["catalog": "a string or a list of strings", "trust": "a list of strings", "auth": "an object with \"key\" and \"service\""]
   static let authKeys = ["header", "scheme", "key", "service"]
 
-  init(from decoder: any Decoder) throws {
+  public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
     if let one = try? container.decodeIfPresent(String.self, forKey: .catalog) {
       catalog = [one]
@@ -44,19 +50,20 @@ struct ProjectConfig: Decodable {
 
   enum CodingKeys: String, CodingKey { case catalog, maxSize, trust, endpoint, auth }
 
-  /// The nearest odr.json, read; nil when there is none.
-  static func load() throws -> ProjectConfig? {
-    guard let file = locate() else { return nil }
+  /// The odr.json nearest `folder` (default: the current one), read; nil
+  /// when there is none.
+  public static func load(from folder: URL? = nil) throws -> ProjectFile? {
+    guard let file = locate(from: folder) else { return nil }
     let bytes: [UInt8]
     do { bytes = Array(try Data(contentsOf: file)) } catch {
-      throw ValidationError("\(file.path): cannot be read (\(error)).")
+      throw ConfigurationError("\(file.path): cannot be read (\(error)).")
     }
     return try parse(bytes, file: file.path)
   }
 
-  /// odr.json in the current folder or above, stopping at a repository root.
-  static func locate() -> URL? {
-    var folder = URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+  /// odr.json in `folder` or above, stopping at a repository root.
+  public static func locate(from folder: URL? = nil) -> URL? {
+    var folder = folder ?? URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
     while true {
       let candidate = folder.appending(path: "odr.json")
       if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
@@ -67,26 +74,26 @@ struct ProjectConfig: Decodable {
   }
 
   /// `bytes` as an odr.json, or the usage error that says what is wrong where.
-  static func parse(_ bytes: [UInt8], file: String) throws -> ProjectConfig {
+  public static func parse(_ bytes: [UInt8], file: String) throws -> ProjectFile {
     func place(_ offset: Int) -> String {
       let (line, column) = JSONOutline.position(of: offset, in: bytes)
       return "\(file):\(line):\(column)"
     }
     let outline: JSONOutline
     do { outline = try JSONOutline(bytes) } catch {
-      throw ValidationError("\(place(error.offset)): expected \(error.expected). odr.json is JSON: {\"catalog\": \"…\", \"maxSize\": \"500M\"}.")
+      throw ConfigurationError("\(place(error.offset)): expected \(error.expected). odr.json is JSON: {\"catalog\": \"…\", \"maxSize\": \"500M\"}.")
     }
     guard bytes.first(where: { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }) == UInt8(ascii: "{") else {
-      throw ValidationError("\(file): odr.json holds one JSON object, such as {\"catalog\": \"…\"}.")
+      throw ConfigurationError("\(file): odr.json holds one JSON object, such as {\"catalog\": \"…\"}.")
     }
     for key in outline.keys where key.path.isEmpty || key.path == ["auth"] {
       let known = key.path.isEmpty ? keys : authKeys
       guard !known.contains(key.name) else { continue }
-      let guess = CommandSuggestion.closest(to: key.name, among: known).map { " Did you mean \"\($0)\"?" } ?? ""
-      throw ValidationError("\(place(key.offset)): unknown key \"\(key.name.prefix(40))\"\(key.path.isEmpty ? "" : " in \"auth\"").\(guess) Known keys: \(known.joined(separator: ", ")).")
+      let guess = NameSuggestion.closest(to: key.name, among: known).map { " Did you mean \"\($0)\"?" } ?? ""
+      throw ConfigurationError("\(place(key.offset)): unknown key \"\(key.name.prefix(40))\"\(key.path.isEmpty ? "" : " in \"auth\"").\(guess) Known keys: \(known.joined(separator: ", ")).")
     }
     do {
-      return try JSONDecoder().decode(ProjectConfig.self, from: Data(bytes))
+      return try JSONDecoder().decode(ProjectFile.self, from: Data(bytes))
     } catch let error as DecodingError {
       let (path, what): ([String], String) = switch error {
       case .typeMismatch(_, let context):
@@ -97,7 +104,7 @@ struct ProjectConfig: Decodable {
       }
       let named = path.filter { Int($0) == nil }
       let offset = outline.keys.last { $0.path + [$0.name] == Array(named.suffix(named.count)) }?.offset
-      throw ValidationError("\(offset.map(place) ?? file): \"\(named.joined(separator: "."))\" \(what).")
+      throw ConfigurationError("\(offset.map(place) ?? file): \"\(named.joined(separator: "."))\" \(what).")
     }
   }
 }

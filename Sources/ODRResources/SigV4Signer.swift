@@ -89,7 +89,7 @@ public struct SigV4Signer: Sendable {
     }.sorted().joined(separator: "&")
   }
 
-  static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
+  package static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
     bytes.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
   }
 }

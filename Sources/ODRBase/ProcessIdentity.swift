@@ -17,7 +17,8 @@ public struct ProcessIdentity: Codable, Sendable, Equatable {
     self.start = start
   }
 
-  init(pid: Int32, start: UInt64) {
+  /// The process `pid` that started at `start` (clock ticks after boot).
+  public init(pid: Int32, start: UInt64) {
     self.pid = pid
     self.start = start
   }
@@ -45,7 +46,7 @@ public struct ProcessIdentity: Codable, Sendable, Equatable {
   /// Field 22 of /proc/PID/stat, or nil when there is no such process. The
   /// command name in field 2 may be any bytes (even not UTF-8), so the
   /// fields are read after its closing parenthesis.
-  static func startTime(of pid: Int32) -> UInt64? {
+  public static func startTime(of pid: Int32) -> UInt64? {
     guard pid > 0, let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat"),
           let close = data.lastIndex(of: UInt8(ascii: ")")) else { return nil }
     let fields = String(decoding: data[(close + 1)...], as: UTF8.self).split(separator: " ")

@@ -1,5 +1,5 @@
 import Foundation
-import ODRHTTP
+@testable import ODRResources
 import Testing
 
 /// AWS Signature V4 against the examples AWS publishes in the S3 API

@@ -8,7 +8,7 @@ public struct HTTPCredential: Sendable {
   /// The header's name (`Authorization`, `X-Api-Key`, …).
   public let header: String
   /// The header's value (the secret).
-  let value: String
+  package let value: String
   /// The only origin it goes to.
   public let origin: URL
   /// What it is, for messages: by name, never by value.
@@ -22,7 +22,7 @@ public struct HTTPCredential: Sendable {
   }
 
   /// True when `url` is at this credential's origin.
-  func applies(to url: URL) -> Bool {
+  package func applies(to url: URL) -> Bool {
     Self.origin(of: url) == Self.origin(of: origin)
   }
 

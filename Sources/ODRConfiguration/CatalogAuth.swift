@@ -1,16 +1,16 @@
-import ArgumentParser
-import FoundationEssentials
+public import FoundationEssentials
 import ODRKeyring
+public import ODRResources
 
 /// odr.json `"auth"`: the catalog token, read from the keyring only when
 /// the item was stored as a token for the catalog's origin, and sent only
 /// over https (or plain http to this machine). A cloned repository's
 /// odr.json names a key and a service, but cannot make odr send any other
 /// keyring item anywhere (docs/trust.md, "Threat model").
-enum CatalogAuth {
+public enum CatalogAuth {
   /// `scheme://host:port` of an http(s) URL (lower case, port explicit),
   /// or nil for anything else.
-  static func origin(of url: URL) -> String? {
+  public static func origin(of url: URL) -> String? {
     guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
           let host = url.host?.lowercased(), !host.isEmpty else { return nil }
     let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
@@ -18,30 +18,30 @@ enum CatalogAuth {
   }
 
   /// True for 127.0.0.0/8, ::1 and localhost.
-  static func isLoopback(_ host: String) -> Bool {
+  public static func isLoopback(_ host: String) -> Bool {
     let host = host.lowercased().filter { $0 != "[" && $0 != "]" }
     return host == "localhost" || host == "::1" || host.hasPrefix("127.")
   }
 
   /// The header `auth` asks for on requests to `url`.
-  static func credential(_ auth: ProjectConfig.Auth, for url: URL, deadline: Duration) async throws -> NetworkSource.Credential {
+  public static func credential(_ auth: ProjectFile.Auth, for url: URL, deadline: Duration) async throws -> HTTPCredential {
     guard let origin = origin(of: url) else {
-      throw ValidationError("odr.json \"auth\" applies to http(s) catalogs only; \(url.absoluteString) is not one.")
+      throw ConfigurationError("odr.json \"auth\" applies to http(s) catalogs only; \(url.absoluteString) is not one.")
     }
     guard url.scheme?.lowercased() == "https" || isLoopback(url.host ?? "") else {
-      throw ValidationError("odr.json \"auth\": refusing to send the catalog token over plain http to \(url.host ?? "?") (anyone on the path could read it). Serve the catalog over https.")
+      throw ConfigurationError("odr.json \"auth\": refusing to send the catalog token over plain http to \(url.host ?? "?") (anyone on the path could read it). Serve the catalog over https.")
     }
     try KeyringInput.validate(keyService: auth.service)
     let value = try await SecretServiceStore(service: auth.service, deadline: deadline).catalogToken(named: auth.key, origin: origin)
     let header = auth.header ?? "Authorization"
     guard header.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ":") }) else {
-      throw ValidationError("odr.json \"auth\": '\(header.prefix(40))' is not an HTTP header name.")
+      throw ConfigurationError("odr.json \"auth\": '\(header.prefix(40))' is not an HTTP header name.")
     }
     let scheme = auth.scheme ?? (header.lowercased() == "authorization" ? "Bearer" : "")
     let full = scheme.isEmpty ? value : "\(scheme) \(value)"
     guard !full.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 }) else {
-      throw ValidationError("odr.json \"auth\": the catalog token '\(auth.key)' of \(auth.service) holds a line break, which cannot go in an HTTP header. Store it again without one.")
+      throw ConfigurationError("odr.json \"auth\": the catalog token '\(auth.key)' of \(auth.service) holds a line break, which cannot go in an HTTP header. Store it again without one.")
     }
-    return .init(header: header, value: full, name: "the keyring item \(auth.key) of \(auth.service) (odr.json \"auth\")")
+    return HTTPCredential(header: header, value: full, origin: url, name: "the keyring item \(auth.key) of \(auth.service) (odr.json \"auth\")")
   }
 }

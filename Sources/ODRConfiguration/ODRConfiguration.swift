@@ -1,0 +1,189 @@
+public import FoundationEssentials
+public import ODRResources
+import ODRTrust
+
+/// Where a client's catalog is and what it trusts: the one reading of
+/// odr.json and the `ODR_*` variables that `odr` and apps share, so an app
+/// admits exactly what `odr fetch` admits on the same machine.
+///
+/// Each setting comes from the first of: what the caller gives
+/// (``Overrides``, `odr`'s flags), the environment (`ODR_CATALOG`,
+/// `ODR_TRUST`, `ODR_MAX_SIZE`, `CI`), the nearest odr.json.
+///
+/// ```swift
+/// let configuration = try ODRConfiguration.discover()
+/// let catalog = try await configuration.loadCatalog(transport: try await configuration.transport { location in
+///   URLSessionTransport(location)
+/// })
+/// ```
+public struct ODRConfiguration: Sendable {
+  /// Values that win over the environment and odr.json (`odr`'s flags).
+  public struct Overrides: Sendable {
+    /// Catalog locations (`--catalog`).
+    public var catalog: [String] = []
+    /// Pinned keys (`--trust`).
+    public var trust: [String] = []
+    /// The store budget (`--max-size`).
+    public var maxSize: String?
+    /// Trust on first use even with `CI=true` (`--trust-on-first-use`).
+    public var trustOnFirstUse = false
+
+    public init(catalog: [String] = [], trust: [String] = [], maxSize: String? = nil, trustOnFirstUse: Bool = false) {
+      self.catalog = catalog
+      self.trust = trust
+      self.maxSize = maxSize
+      self.trustOnFirstUse = trustOnFirstUse
+    }
+  }
+
+  /// The catalog's locations, in order (more than one: mirrors). Empty
+  /// when none is configured; ``requireLocations()`` says what to do.
+  public var locations: [URL]
+  /// What is trusted to sign the catalog.
+  public var trust: TrustPolicy
+  /// The most the local store may hold, in bytes; nil: no limit.
+  public var maxSize: Int64?
+  /// The S3-compatible endpoint for s3:// catalogs (odr.json `"endpoint"`).
+  public var endpoint: String?
+  /// The catalog token sent to http(s) catalogs (odr.json `"auth"`).
+  public var auth: ProjectFile.Auth?
+  /// How long a transfer may go without a byte.
+  public var stall: Duration = .seconds(15)
+  /// The environment S3 credentials are read from.
+  public var environment: [String: String]
+  /// The odr.json these settings were read from, if any.
+  public var file: URL?
+
+  /// Reads `overrides`, `environment` and the odr.json nearest `folder`
+  /// (default: the current folder). Throws ``ConfigurationError`` for a
+  /// broken odr.json or variable; a missing catalog is not an error here.
+  public static func discover(_ overrides: Overrides = Overrides(), environment: [String: String] = ProcessInfo.processInfo.environment,
+                              folder: URL? = nil) throws -> ODRConfiguration {
+    let file = ProjectFile.locate(from: folder)
+    let project = try file.flatMap { _ in try ProjectFile.load(from: folder) }
+    return ODRConfiguration(
+      locations: try locations(overrides.catalog, environment: environment, project: project),
+      trust: try trust(overrides, environment: environment, project: project),
+      maxSize: try budget(overrides.maxSize ?? environment["ODR_MAX_SIZE"] ?? project?.maxSize),
+      endpoint: project?.endpoint, auth: project?.auth, environment: environment, file: file)
+  }
+
+  public init(locations: [URL], trust: TrustPolicy = TrustPolicy(), maxSize: Int64? = nil, endpoint: String? = nil,
+              auth: ProjectFile.Auth? = nil, environment: [String: String] = ProcessInfo.processInfo.environment, file: URL? = nil) {
+    self.locations = locations
+    self.trust = trust
+    self.maxSize = maxSize
+    self.endpoint = endpoint
+    self.auth = auth
+    self.environment = environment
+    self.file = file
+  }
+
+  /// ``locations``, or the error that says how to name a catalog.
+  public func requireLocations() throws -> [URL] {
+    guard !locations.isEmpty else {
+      throw ConfigurationError("No catalog: pass --catalog URL, set ODR_CATALOG, or add {\"catalog\": \"…\"} to an odr.json (here or in a folder above, up to the repository's root).")
+    }
+    return locations
+  }
+
+  /// What a request to `url` (http, https or s3) carries: the catalog token
+  /// for its origin, read from the keyring, and the S3 access.
+  public func networkLocation(_ url: URL) async throws -> NetworkLocation {
+    var location = NetworkLocation(url: url, stall: stall)
+    if url.scheme == "s3" {
+      location.s3 = try S3Access.fromEnvironment(environment, endpoint: endpoint)
+    } else if let auth, url.scheme == "http" || url.scheme == "https" {
+      location.credential = try await CatalogAuth.credential(auth, for: url, deadline: .seconds(5))
+    }
+    return location
+  }
+
+  /// How the catalog is read: files directly, each network location through
+  /// the transport `network` makes for it, several locations as mirrors
+  /// tried in order (`notice` hears when one is skipped).
+  public func transport(notice: @escaping @Sendable (String) -> Void = { _ in },
+                        network: (NetworkLocation) throws -> any BlobTransport) async throws -> any BlobTransport {
+    let urls = try requireLocations()
+    var transports: [any BlobTransport] = []
+    for url in urls {
+      transports.append(url.isFileURL ? FileTransport() : try network(try await networkLocation(url)))
+    }
+    guard urls.count > 1 else { return transports[0] }
+    let mirrors = zip(urls, transports).map { url, transport in
+      let catalogURL = url.pathExtension == "json" ? url : url.appending(path: "catalog.json")
+      return MirrorTransport.Mirror(folder: catalogURL.deletingLastPathComponent(), transport: transport)
+    }
+    return MirrorTransport(mirrors, notice: notice)
+  }
+
+  /// The catalog, admitted under ``trust`` and read through `transport`
+  /// (from ``transport(notice:network:)``), with its store's budget set.
+  public func loadCatalog(transport: any BlobTransport, cacheHome: URL? = nil) async throws -> ResourceCatalog {
+    var catalog = try await ResourceCatalog.load(from: try requireLocations()[0], cacheHome: cacheHome, transport: transport, trust: trust)
+    catalog.budget = maxSize
+    return catalog
+  }
+
+  // MARK: Reading each setting
+
+  private static func locations(_ given: [String], environment: [String: String], project: ProjectFile?) throws -> [URL] {
+    var texts = given
+    if texts.isEmpty, let value = environment["ODR_CATALOG"], !value.isEmpty {
+      texts = value.split(separator: ",").map(String.init).filter { !$0.isEmpty }
+    }
+    if texts.isEmpty { texts = project?.catalog ?? [] }
+    return try texts.map(location)
+  }
+
+  /// One catalog location as the user wrote it: a folder, its catalog.json,
+  /// or a file://, http(s):// or s3:// URL.
+  public static func location(_ text: String) throws -> URL {
+    if text.hasPrefix("http://") || text.hasPrefix("https://") || text.hasPrefix("s3://") {
+      guard let url = URL(string: text), url.host != nil, !(url.host ?? "").isEmpty else { throw ConfigurationError("'\(text.prefix(200))' is not a valid URL.") }
+      guard url.user == nil && url.password == nil else {
+        throw ConfigurationError("The catalog URL carries a user name or password; odr never takes credentials from a URL (they would show in process lists, logs and odr's files). Use \"auth\" in odr.json (a keyring item), or AWS credentials for s3://.")
+      }
+      return url
+    }
+    if text.hasPrefix("file://") {
+      guard let url = URL(string: text), url.isFileURL else { throw ConfigurationError("'\(text)' is not a valid file:// URL.") }
+      return url
+    }
+    guard !text.contains("://") else { throw ConfigurationError("Unsupported catalog URL '\(text.prefix(200))'; use a folder, file://, http(s):// or s3://.") }
+    return URL(filePath: text)
+  }
+
+  private static func trust(_ overrides: Overrides, environment: [String: String], project: ProjectFile?) throws -> TrustPolicy {
+    var texts = overrides.trust
+    var from = "--trust"
+    if texts.isEmpty, let value = environment["ODR_TRUST"] {
+      guard !value.isEmpty else {
+        throw ConfigurationError("ODR_TRUST is set but empty (a secret this job cannot see? forks' pull requests get no secrets). Set it to the publisher's key (ed25519:…), or unset it.")
+      }
+      texts = value.split(separator: ",").map(String.init)
+      from = "ODR_TRUST"
+    }
+    if texts.isEmpty {
+      texts = project?.trust ?? []
+      from = "odr.json \"trust\""
+    }
+    let keys = try texts.map { text in
+      do { return try VerifyingKey(text) } catch let error as TrustError { throw ConfigurationError("\(from): \(error.message)") }
+    }
+    var policy = TrustPolicy(pinned: keys)
+    policy.allowsFirstUse = overrides.trustOnFirstUse || environment["CI"]?.lowercased() != "true"
+    return policy
+  }
+
+  private static func budget(_ text: String?) throws -> Int64? {
+    guard let text, !text.isEmpty else { return nil }
+    guard !ByteSize.exceedsMaximum(text) else {
+      throw ConfigurationError("'\(text.prefix(40))' is larger than any store can be; the largest budget is 1024P (2^60 bytes).")
+    }
+    guard let bytes = ByteSize.parse(text) else {
+      throw ConfigurationError("'\(text.prefix(40))' is not a size: write a number and a unit, such as 500M, 1.5G, 1GB or 10MiB (K, M, G, T and KiB… are powers of 1024; KB, MB… of 1000), at most 1024P.")
+    }
+    return bytes
+  }
+}

@@ -1,0 +1,57 @@
+public import FoundationEssentials
+
+extension APIKeyProvider {
+  /// A provider of the keys of `service` whose misses run `odr fetch TAG`
+  /// against the catalog of `configuration`, admitted under its trust
+  /// (pins, trust state), as `odr fetch` admits it on this machine.
+  ///
+  /// - Parameters:
+  ///   - service: The keyring service: the catalog's bundle id.
+  ///   - configuration: Where the catalog is and what to trust
+  ///     (``ODRConfiguration/discover(_:environment:folder:)`` reads odr.json
+  ///     and the `ODR_*` variables as `odr` does).
+  ///   - tag: The secrets tag to fetch.
+  ///   - store: Where the keys are kept (default: the keyring, through
+  ///     libsecret).
+  ///   - transport: How a network location is read (default: URLSession;
+  ///     a server may pass ODRHTTP's `HTTPTransport.init`).
+  ///   - identities: The age identities that open an encrypted tag
+  ///     (default: `ODR_IDENTITY`, else the identity files given, else the
+  ///     identities in the keyring, as `odr fetch` finds them).
+  ///
+  /// ```swift
+  /// let provider = try APIKeyProvider(service: "com.example.demo", configuration: .discover())
+  /// let key = try await provider.key("Weather")
+  /// ```
+  public init(service: String, configuration: ODRConfiguration, tag: String = "APIKeys", store: (any SecretStore)? = nil,
+              transport: @escaping @Sendable (NetworkLocation) throws -> any BlobTransport = { URLSessionTransport($0) },
+              identityFiles: [String] = [], identities: (@Sendable () async throws -> [AgeIdentity])? = nil) throws {
+    let store = try store ?? SecretServiceStore(service: service)
+    let identities = identities ?? {
+      try await PrivateKeyring.identities(environment: configuration.environment["ODR_IDENTITY"], files: identityFiles) {
+        try SecretServiceStore(service: PrivateKeyring.identityService)
+      }
+    }
+    self.init(store: store) {
+      let catalog = try await configuration.loadCatalog(transport: try await configuration.transport(network: transport))
+      _ = try await KeyImporter(catalog: catalog, store: store, identities: identities).fetch(tags: [tag])
+    }
+  }
+
+  /// A provider of the keys of `store`'s service whose misses fetch `tag`
+  /// from the catalog at `catalog` (a folder, or an http(s) or s3:// URL),
+  /// admitted under `trust` (pin the publisher's key there).
+  ///
+  /// ```swift
+  /// let provider = try APIKeyProvider(
+  ///   store: SecretServiceStore(service: "com.example.demo"),
+  ///   catalog: URL(string: "https://cdn.example.com/odr/")!,
+  ///   trust: TrustPolicy(pinned: [VerifyingKey("ed25519:…")]))
+  /// ```
+  public init(store: any SecretStore, catalog: URL, tag: String = "APIKeys", trust: TrustPolicy = TrustPolicy(),
+              transport: @escaping @Sendable (NetworkLocation) throws -> any BlobTransport = { URLSessionTransport($0) },
+              identities: (@Sendable () async throws -> [AgeIdentity])? = nil) throws {
+    try self.init(service: store.service, configuration: ODRConfiguration(locations: [catalog], trust: trust), tag: tag, store: store,
+                  transport: transport, identities: identities)
+  }
+}

@@ -1,0 +1,53 @@
+package import FoundationEssentials
+
+/// What a non-2xx HTTP status means for a download, in plain words: the
+/// one table both HTTP transports (AsyncHTTPClient's and URLSession's) use.
+package enum HTTPStatusCheck {
+  /// The error for `code`, given the start of the response body. The S3
+  /// `<Code>` of the body is quoted only when it is a plain identifier that
+  /// none of `secrets` contains or is contained in: a gateway that echoes
+  /// the request's credential there gets it dropped.
+  package static func failure(_ code: Int, excerpt: String, url: URL, credential: String, secrets: [String]) -> ResourceError {
+    // S3 says why in an XML body: <Error><Code>AccessDenied</Code>…
+    let parts = excerpt.split(separator: "<Code>", maxSplits: 1)
+    let s3Code = (parts.count == 2 ? parts[1].split(separator: "<", maxSplits: 1).first.map(String.init) : nil).flatMap { code in
+      code.count <= 60 && code.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+        && !secrets.contains { $0.contains(code) || code.contains($0) } ? code : nil
+    }
+    let status = "HTTP \(code)\(s3Code.map { " (\($0))" } ?? "")"
+    switch code {
+    case 404 where url.deletingLastPathComponent().lastPathComponent != "blobs":
+      return ResourceError(.notFound, "\(url.absoluteString) answered \(status): nothing is published there. Check the --catalog URL: it names the folder that holds catalog.json.")
+    case 404:
+      // A blob the catalog lists: the publisher is mid-upload or uploaded
+      // in the wrong order. Transient: a network failure (exit 7).
+      return ResourceError(.network, "\(url.absoluteString) answered \(status): the catalog lists a blob the server does not have; nothing was installed. Try again later; the publisher must upload blobs before catalog.json (odr publish does).")
+    case 401, 403:
+      return ResourceError(.accessDenied, "\(url.absoluteString) answered \(status) to a request made with \(credential). Check that credential and what it may read.")
+    case 400..<500 where s3Code.map(s3CredentialCodes.contains) == true:
+      return ResourceError(.accessDenied, "\(url.absoluteString) answered \(status) to a request made with \(credential). Check that credential (an expired or wrong session token?).")
+    case 400..<500:
+      return ResourceError(.invalidSource, "\(url.absoluteString) answered \(status): the server refused the request. Check the URL and the source's settings.")
+    default:
+      return ResourceError(.network, "\(url.absoluteString) answered \(status); nothing was installed. The server is failing: try again later.")
+    }
+  }
+
+  /// Every secret a request may carry (the "auth" header's value, AWS's
+  /// secret key and session token): never quoted back from a response.
+  package static func secrets(credential: HTTPCredential?, s3: S3Access?) -> [String] {
+    [credential?.value, s3?.credentials?.secretAccessKey, s3?.credentials?.sessionToken, s3?.credentials?.accessKeyID].compactMap { $0 }.filter { !$0.isEmpty }
+  }
+
+  /// The credential a request to `url` carried, for messages.
+  package static func credentialName(for url: URL, credential: HTTPCredential?, s3: S3Access?) -> String {
+    if url.scheme == "s3" { return s3?.credentialName ?? "no AWS credentials" }
+    if let credential, credential.applies(to: url) { return credential.name }
+    return "no credential (add \"auth\" to odr.json for a protected catalog)"
+  }
+
+  /// S3 error codes that mean the credentials were refused.
+  package static let s3CredentialCodes: Set<String> = [
+    "AccessDenied", "SignatureDoesNotMatch", "InvalidAccessKeyId", "InvalidToken", "ExpiredToken", "TokenRefreshRequired", "InvalidSecurity",
+  ]
+}

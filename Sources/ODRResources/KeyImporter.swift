@@ -1,0 +1,98 @@
+import FoundationEssentials
+public import ODRKeyring
+public import ODRKeys
+public import ODRTrust
+
+/// The `odr fetch` pipeline (docs/design.md, "Keyring layout"): read the files of the secrets
+/// tags (verified against the catalog, decrypted in memory), parse them,
+/// and write the keys to the store. Other tags are begun and ended as
+/// `odr begin` would.
+///
+/// All or nothing: every document is parsed and validated before the first
+/// write, which ``ImportTransaction`` does under the service's lock. No
+/// plaintext of a secrets tag ever reaches the disk: encrypted tags are
+/// cached as ciphertext, plaintext ones are read into memory only.
+public struct KeyImporter: Sendable {
+  public let catalog: ResourceCatalog
+  public let store: any SecretStore
+  /// Where the age identities that open encrypted tags come from; asked
+  /// only when an encrypted tag is read.
+  public let identities: @Sendable () async throws -> [AgeIdentity]
+  /// Serializes imports of the service across processes.
+  public let lock: ImportLock
+
+  public init(catalog: ResourceCatalog, store: any SecretStore,
+              identities: @escaping @Sendable () async throws -> [AgeIdentity] = { [] }, lock: ImportLock? = nil) {
+    self.catalog = catalog
+    self.store = store
+    self.identities = identities
+    self.lock = lock ?? ImportLock(service: store.service)
+  }
+
+  /// Fetches `tags`; with `prune`, keys that an earlier import wrote and no
+  /// document holds any more are deleted (never keys stored by `odr set` or
+  /// other tools). With `dryRun`, nothing is written: the report says what
+  /// would change. `progress` hears of the downloads.
+  public func fetch(tags: [String], prune: Bool = false, dryRun: Bool = false,
+                    progress: ResourceRequest.Progress? = nil) async throws -> ImportReport {
+    try KeyringInput.validate(keyService: store.service)
+    let resolved = try tags.map { ($0, try catalog.tag($0)) }
+    let plain = resolved.filter { !$0.1.secrets }.map(\.0)
+    if !plain.isEmpty {
+      let request = try ResourceRequest(tags: Set(plain), catalog: catalog)
+      try await request.beginAccessing(progress: progress)
+      request.endAccessing()
+    }
+    let secretTags = resolved.filter(\.1.secrets)
+    // Plaintext cached by an older odr, if any, goes (never blobs other tags use).
+    let others = catalog.catalog.tags.values.filter { !$0.secrets }
+    catalog.store.remove(secretTags.filter { $0.1.encryption == nil }.flatMap(\.1.files), keepingThoseUsedBy: Array(others))
+    guard !secretTags.isEmpty else { return ImportReport(service: store.service, tags: tags, keys: []) }
+    let incoming = try await documentKeys(secretTags, inMemoryOnly: false)
+    return try await ImportTransaction(store: store, lock: lock).apply(incoming, prune: prune, dryRun: dryRun, tags: tags)
+  }
+
+  /// The keys of the secrets tags among `tags`, read straight from the
+  /// catalog into memory, verified and decrypted, without the keyring and
+  /// without writing anything to disk (`odr exec --fetch`). Every tag must
+  /// exist and at least one must carry secrets.
+  public func keysInMemory(tags: [String]) async throws -> [APIKey] {
+    let secretTags = try tags.map { ($0, try catalog.tag($0)) }.filter(\.1.secrets)
+    guard !secretTags.isEmpty else {
+      throw ResourceError(.notFound, "\(tags.joined(separator: ", ")) carries no secrets: name a tag whose \"secrets\" is true, for example APIKeys.")
+    }
+    return try await documentKeys(secretTags, inMemoryOnly: true).values.sorted { $0.name < $1.name }
+  }
+
+  /// Every key of every document of `tags`, refusing a name defined twice.
+  private func documentKeys(_ tags: [(String, Catalog.Tag)], inMemoryOnly: Bool) async throws -> [String: APIKey] {
+    var documents: [(path: String, data: Data)] = []
+    var opened: [AgeIdentity]?
+    for (name, tag) in tags {
+      var files: [(file: Catalog.File, data: Data)] = []
+      if inMemoryOnly {
+        for file in tag.files { files.append((file, try await catalog.verifiedData(of: file))) }
+      } else {
+        files = try await catalog.secretData(of: tag)
+      }
+      for (file, data) in files {
+        guard tag.encryption != nil else {
+          documents.append((file.path, data))
+          continue
+        }
+        if opened == nil { opened = try await identities() }
+        documents.append((file.path, try decrypt(data, file: file, tag: name, recipients: tag.encryption?.recipients ?? 0, with: opened ?? [])))
+      }
+    }
+    return try APIKeysDocument.keys(of: documents)
+  }
+
+  private func decrypt(_ data: Data, file: Catalog.File, tag: String, recipients: Int, with identities: [AgeIdentity]) throws -> Data {
+    do { return try Age.decrypt(data, identities: identities) } catch let error as TrustError where error.code == .noIdentity {
+      let tried = identities.isEmpty ? "this machine has no age identity" : "none of this machine's \(identities.count) age identit\(identities.count == 1 ? "y" : "ies") is one of them"
+      throw KeysError(.notRecipient, "\(tag) (catalog version \(catalog.catalog.version) of \(catalog.catalog.bundle)) is encrypted to \(recipients) recipient\(recipients == 1 ? "" : "s"), and \(tried). Create an identity with `odr identity new NAME` (or print yours with `odr identity recipient NAME`), send the age1… recipient it prints to the publisher, and fetch again once they have re-packed. In CI, pass the identity in ODR_IDENTITY or --identity-file.")
+    } catch let error as TrustError {
+      throw ResourceError(.integrity, "'\(file.path)' of \(tag) matches the catalog's SHA-256 but cannot be decrypted: \(error.message) The publisher's pack is damaged; nothing was imported.")
+    }
+  }
+}

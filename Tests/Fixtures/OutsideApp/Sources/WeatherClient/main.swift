@@ -1,0 +1,1 @@
+../../../../../Examples/WeatherClient/main.swift

@@ -20,10 +20,13 @@ let package = Package(
   products: [
     .executable(name: "odr", targets: ["odr"]),
     .executable(name: "odr-http", targets: ["odr-http"]),
+    // What an app adds: the provider, APIClient, trust and configuration in one import.
+    .library(name: "ODRKit", targets: ["ODRKit"]),
     .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
     .library(name: "ODRTrust", targets: ["ODRTrust"]),
     .library(name: "ODRResources", targets: ["ODRResources"]),
     .library(name: "ODRKeys", targets: ["ODRKeys"]),
+    .library(name: "ODRConfiguration", targets: ["ODRConfiguration"]),
     .library(name: "ODRHTTP", targets: ["ODRHTTP"]),
     .library(name: "ODRCI", targets: ["ODRCI"]),
     .library(name: "ODRNetworking", targets: ["ODRNetworking"]),

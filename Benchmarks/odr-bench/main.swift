@@ -681,6 +681,13 @@ if wants("n") {
     providerReads.append(ours / perRun)
     bareLookups.append(bare / perRun)
   }
-  report("(n) provider.key on a service of 501 keys \(ms(median(providerReads)))   bare secret_password_lookup of the same \(ms(median(bareLookups)))   ratio \(ratio(median(providerReads), median(bareLookups)))   (target ≤ 1.20×)")
+  var wholeService: [Duration] = []
+  for _ in 0..<5 {
+    let start = clock.now
+    let count = try await bulk.keys().count
+    wholeService.append(clock.now - start)
+    precondition(count == 501)
+  }
+  report("(n) provider.key on a service of 501 keys \(ms(median(providerReads)))   bare secret_password_lookup of the same \(ms(median(bareLookups)))   ratio \(ratio(median(providerReads), median(bareLookups)))   (target ≤ 1.20×)   [reading every key, as the provider did before: \(ms(median(wholeService)))]")
   try await bulk.deleteAll()
 }

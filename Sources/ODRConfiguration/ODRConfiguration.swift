@@ -60,7 +60,7 @@ public struct ODRConfiguration: Sendable {
   public static func discover(_ overrides: Overrides = Overrides(), environment: [String: String] = ProcessInfo.processInfo.environment,
                               folder: URL? = nil) throws -> ODRConfiguration {
     let file = ProjectFile.locate(from: folder)
-    let project = try file.flatMap { _ in try ProjectFile.load(from: folder) }
+    let project = try file.map(ProjectFile.read)
     return ODRConfiguration(
       locations: try locations(overrides.catalog, environment: environment, project: project),
       trust: try trust(overrides, environment: environment, project: project),
@@ -185,5 +185,17 @@ public struct ODRConfiguration: Sendable {
       throw ConfigurationError("'\(text.prefix(40))' is not a size: write a number and a unit, such as 500M, 1.5G, 1GB or 10MiB (K, M, G, T and KiB… are powers of 1024; KB, MB… of 1000), at most 1024P.")
     }
     return bytes
+  }
+}
+
+extension ODRConfiguration: CustomStringConvertible, CustomReflectable {
+  /// Where the catalog is and what is pinned; never the environment, which
+  /// holds credentials.
+  public var description: String {
+    "ODRConfiguration(locations: \(locations.map(\.absoluteString)), pinned: \(trust.pinned.count), file: \(file?.path ?? "none"))"
+  }
+
+  public var customMirror: Mirror {
+    Mirror(self, children: ["locations": locations, "pinned": trust.pinned.count, "maxSize": maxSize as Any, "file": file as Any])
   }
 }

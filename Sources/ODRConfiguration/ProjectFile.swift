@@ -53,7 +53,11 @@ public struct ProjectFile: Decodable, Sendable {
   /// The odr.json nearest `folder` (default: the current one), read; nil
   /// when there is none.
   public static func load(from folder: URL? = nil) throws -> ProjectFile? {
-    guard let file = locate(from: folder) else { return nil }
+    try locate(from: folder).map(read)
+  }
+
+  /// The odr.json at `file`, read.
+  public static func read(_ file: URL) throws -> ProjectFile {
     let bytes: [UInt8]
     do { bytes = Array(try Data(contentsOf: file)) } catch {
       throw ConfigurationError("\(file.path): cannot be read (\(error)).")

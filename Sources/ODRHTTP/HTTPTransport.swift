@@ -62,26 +62,11 @@ public struct HTTPTransport: BlobTransport {
   }
 
   public func data(at url: URL, limit: Int) async throws -> Data {
-    guard case .fetched(let data, _) = try await document(at: url, limit: limit, unless: nil) else {
-      throw ResourceError(.network, "\(url.absoluteString) answered 304 Not Modified to an unconditional request; the server is misbehaving.")
-    }
-    return data
+    try HTTPDocument.data(of: try await document(at: url, limit: limit, unless: nil), url: url)
   }
 
   public func document(at url: URL, limit: Int, unless validators: CacheValidators?) async throws -> FetchedDocument {
-    let limitTime = timeouts.document
-    return try await withThrowingTaskGroup(of: FetchedDocument?.self) { group in
-      group.addTask { try await documentNow(at: url, limit: limit, unless: validators) }
-      group.addTask {
-        try await Task.sleep(for: limitTime)
-        return nil
-      }
-      defer { group.cancelAll() }
-      guard let document = try await group.next() ?? nil else {
-        throw ResourceError(.network, "\(url.absoluteString) took more than \(limitTime) in all (the server sends too slowly, or is stalling on purpose); nothing was changed. Try again, or another mirror.")
-      }
-      return document
-    }
+    try await HTTPDocument.within(timeouts.document, url: url) { try await documentNow(at: url, limit: limit, unless: validators) }
   }
 
   private func documentNow(at url: URL, limit: Int, unless validators: CacheValidators?) async throws -> FetchedDocument {

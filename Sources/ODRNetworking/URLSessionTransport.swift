@@ -25,42 +25,27 @@ public struct URLSessionTransport: BlobTransport {
   }
 
   public func data(at url: URL, limit: Int) async throws -> Data {
-    guard case .fetched(let data, _) = try await document(at: url, limit: limit, unless: nil) else {
-      throw ResourceError(.network, "\(url.absoluteString) answered 304 Not Modified to an unconditional request; the server is misbehaving.")
-    }
-    return data
+    try HTTPDocument.data(of: try await document(at: url, limit: limit, unless: nil), url: url)
   }
 
   public func document(at url: URL, limit: Int, unless validators: CacheValidators?) async throws -> FetchedDocument {
-    let deadline = location.stall * 4
-    return try await withThrowingTaskGroup(of: FetchedDocument?.self) { group in
-      group.addTask {
-        var headers: [(String, String)] = []
-        if let etag = validators?.etag { headers.append(("If-None-Match", etag)) }
-        if let date = validators?.lastModified { headers.append(("If-Modified-Since", date)) }
-        var data = Data()
-        var validators = CacheValidators()
-        let notModified = try await send(url, headers: headers) { response in
-          if response.statusCode == 304 { return false }
-          validators = Self.validators(of: response)
-          return true
-        } into: { chunk in
-          guard data.count + chunk.count <= limit else {
-            throw ResourceError(.integrity, "\(url.absoluteString) is larger than \(limit) bytes; refusing it.")
-          }
-          data.append(contentsOf: chunk)
+    try await HTTPDocument.within(location.stall * 4, url: url) {
+      var headers: [(String, String)] = []
+      if let etag = validators?.etag { headers.append(("If-None-Match", etag)) }
+      if let date = validators?.lastModified { headers.append(("If-Modified-Since", date)) }
+      var data = Data()
+      var validators = CacheValidators()
+      let fetched = try await send(url, headers: headers) { response in
+        if response.statusCode == 304 { return false }
+        validators = Self.validators(of: response)
+        return true
+      } into: { chunk in
+        guard data.count + chunk.count <= limit else {
+          throw ResourceError(.integrity, "\(url.absoluteString) is larger than \(limit) bytes; refusing it.")
         }
-        return notModified ? .fetched(data, validators) : .notModified
+        data.append(contentsOf: chunk)
       }
-      group.addTask {
-        try await Task.sleep(for: deadline)
-        return nil
-      }
-      defer { group.cancelAll() }
-      guard let document = try await group.next() ?? nil else {
-        throw ResourceError(.network, "\(url.absoluteString) took more than \(deadline) in all (the server sends too slowly, or is stalling on purpose); nothing was changed. Try again, or another mirror.")
-      }
-      return document
+      return fetched ? .fetched(data, validators) : .notModified
     }
   }
 

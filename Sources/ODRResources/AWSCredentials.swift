@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// AWS credentials, found the way the AWS tools find them: the standard
 /// variables, else a profile of the shared credentials file.
-public struct AWSCredentials: Sendable {
+public struct AWSCredentials: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
   public let accessKeyID: String
   public let secretAccessKey: String
   public let sessionToken: String?
@@ -15,6 +15,11 @@ public struct AWSCredentials: Sendable {
     self.sessionToken = sessionToken
     self.source = source
   }
+
+  /// Names the credentials by source and access key prefix, never their secrets.
+  public var description: String { "AWSCredentials(\(source), access key \(accessKeyID.prefix(4))…, secret: <redacted>)" }
+  public var debugDescription: String { description }
+  public var customMirror: Mirror { Mirror(self, children: ["source": source, "secretAccessKey": "<redacted>"]) }
 
   /// `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`),
   /// else the profile `AWS_PROFILE` (default `default`) of

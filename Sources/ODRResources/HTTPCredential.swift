@@ -4,7 +4,7 @@ public import FoundationEssentials
 /// `"auth"`): for example `Authorization: Bearer …` read from the keyring.
 /// It is sent only to `origin` (scheme, host, port) and never follows a
 /// redirect elsewhere; it is never logged, printed or put in argv.
-public struct HTTPCredential: Sendable {
+public struct HTTPCredential: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
   /// The header's name (`Authorization`, `X-Api-Key`, …).
   public let header: String
   /// The header's value (the secret).
@@ -20,6 +20,11 @@ public struct HTTPCredential: Sendable {
     self.origin = origin
     self.name = name
   }
+
+  /// Names the credential and its origin, never its value.
+  public var description: String { "HTTPCredential(\(header) for \(origin.absoluteString), \(name), value: <redacted>)" }
+  public var debugDescription: String { description }
+  public var customMirror: Mirror { Mirror(self, children: ["header": header, "origin": origin, "name": name, "value": "<redacted>"]) }
 
   /// True when `url` is at this credential's origin.
   package func applies(to url: URL) -> Bool {

@@ -5,7 +5,7 @@
 /// any I/O, and throw ``KeyringError``.
 ///
 /// ```swift
-/// let store: any SecretStore = SecretServiceStore(service: "com.example.demo")
+/// let store: any SecretStore = try SecretServiceStore(service: "com.example.demo")
 /// try await store.setValue("k-123", for: "Weather")
 /// let key = try await store.value(for: "Weather")
 /// ```

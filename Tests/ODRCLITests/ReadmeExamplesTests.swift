@@ -41,7 +41,7 @@ import Testing
   }
 
   /// Every ```` ```swift ```` sample of the README, docs/, the DocC articles
-  /// and the doc comments of the app products is in the outside package's
+  /// and the doc comments of what an app links is in the outside package's
   /// Snippets target (Tests/Fixtures/OutsideApp), which scripts/check-app
   /// compiles without warnings: a sample that no longer compiles, or is
   /// not there, fails.
@@ -65,7 +65,8 @@ import Testing
         try add("\(folder)/\(name)")
       }
     }
-    for module in ["ODRKit", "ODRKeys", "ODRNetworking", "ODRConfiguration"] {
+    // Every module an app reaches through ODRKit.
+    for module in ["ODRKit", "ODRKeys", "ODRNetworking", "ODRConfiguration", "ODRResources", "ODRKeyring", "ODRTrust", "ODRURL", "ODRBase"] {
       for name in try files.contentsOfDirectory(atPath: root.appending(path: "Sources/\(module)").path) where name.hasSuffix(".swift") {
         try add("Sources/\(module)/\(name)", docComments: true)
       }

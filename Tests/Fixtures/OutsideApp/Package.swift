@@ -16,8 +16,8 @@ let package = Package(
   targets: [
     // Examples/WeatherClient, the same file.
     .executableTarget(name: "WeatherClient", dependencies: [.product(name: "ODRKit", package: odr)]),
-    // Every Swift sample of the README, the DocC articles and the app
-    // products' doc comments (ReadmeExamplesTests checks they are all here).
+    // Every Swift sample of the README, the DocC articles and the doc
+    // comments of what an app links (ReadmeExamplesTests checks they are all here).
     .target(name: "Snippets", dependencies: [.product(name: "ODRKit", package: odr)]),
   ],
   swiftLanguageModes: [.v6]

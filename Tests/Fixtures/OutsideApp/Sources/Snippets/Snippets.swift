@@ -1,5 +1,5 @@
 // Every Swift sample of the README, the DocC articles and the doc comments
-// of the app products, verbatim (without their imports), each in a function
+// of the modules an app links, verbatim (without their imports), each in a function
 // that gives it what the text around it has already defined. Compiled by
 // scripts/check-app; ReadmeExamplesTests fails when a sample is missing here.
 import Foundation
@@ -114,4 +114,20 @@ func configurationDocComment() async throws {
     URLSessionTransport(location)
   })
   _ = catalog
+}
+
+func secretStoreDocComment() async throws {
+  let store: any SecretStore = try SecretServiceStore(service: "com.example.demo")
+  try await store.setValue("k-123", for: "Weather")
+  let key = try await store.value(for: "Weather")
+  _ = key
+}
+
+func resourceRequestDocComment() async throws {
+  let catalog = try await ResourceCatalog.load(from: URL(filePath: "/srv/odr"))
+  let request = try ResourceRequest(tags: ["Onboarding"], catalog: catalog)
+  try await request.beginAccessing()          // download, verify, pin
+  let image = try request.url(forResource: "Onboarding/welcome.png")
+  request.endAccessing()                      // unpin (also on deinit)
+  _ = image
 }

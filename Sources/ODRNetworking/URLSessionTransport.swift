@@ -11,7 +11,10 @@ import Synchronization
 ///
 /// Catalogs are revalidated with `If-None-Match` / `If-Modified-Since`
 /// (URLSession's own cache is off); blob bodies reach the sink chunk by
-/// chunk as they arrive. Redirects are followed here, between http(s) URLs
+/// chunk as they arrive, through a buffer without backpressure (URLSession
+/// has none to give): memory grows only while the network outpaces the
+/// sink, which suits key packs; servers that download large packs should
+/// use ODRHTTP's `HTTPTransport`. Redirects are followed here, between http(s) URLs
 /// only and at most five, so a credential goes only to its own origin; S3
 /// requests are never redirected. A transfer fails when no byte comes for
 /// ``NetworkLocation/stall``, and a catalog or signature when it takes more

@@ -29,15 +29,11 @@ struct CatalogOptions: ParsableArguments {
   var networkTimeout: Double?
 
   /// The configuration these flags, the environment and odr.json make
-  /// (flags first); a broken one is a usage error.
+  /// (flags first); a broken one is a ConfigurationError (exit 2).
   func configuration() throws -> ODRConfiguration {
-    do {
-      var configuration = try ODRConfiguration.discover(.init(catalog: catalog, trust: trustedKeys, maxSize: maxSize, trustOnFirstUse: trustOnFirstUse))
-      configuration.stall = .milliseconds(Int((networkTimeout ?? 15) * 1000))
-      return configuration
-    } catch let error as ConfigurationError {
-      throw ValidationError(error.message)
-    }
+    var configuration = try ODRConfiguration.discover(.init(catalog: catalog, trust: trustedKeys, maxSize: maxSize, trustOnFirstUse: trustOnFirstUse))
+    configuration.stall = .milliseconds(Int((networkTimeout ?? 15) * 1000))
+    return configuration
   }
 
   /// The trust policy (see ``ODRConfiguration/trust``).
@@ -46,7 +42,7 @@ struct CatalogOptions: ParsableArguments {
   /// Checks an explicit --catalog early; a missing catalog is reported
   /// when a command needs one (`odr exec` and `odr env` may not).
   func validate() throws {
-    _ = try configuration()
+    do { _ = try configuration() } catch let error as ConfigurationError { throw ValidationError(error.message) }
     if let networkTimeout, !(0.1...3600).contains(networkTimeout) {
       throw ValidationError("--network-timeout is a number of seconds between 0.1 and 3600.")
     }
@@ -54,7 +50,7 @@ struct CatalogOptions: ParsableArguments {
 
   /// The catalog's locations (more than one: mirrors), resolved and checked.
   func locations() throws -> [URL] {
-    do { return try configuration().requireLocations() } catch let error as ConfigurationError { throw ValidationError(error.message) }
+    try configuration().requireLocations()
   }
 
   /// Loads the catalog for a command that may download: revalidates the
@@ -94,23 +90,14 @@ struct CatalogOptions: ParsableArguments {
   /// (`odr verify URL`, `odr publish --check`), with odr.json's S3 endpoint
   /// and catalog token as clients use them.
   static func transport(for url: URL, stall: Double?) async throws -> any BlobTransport {
-    var configuration = try discover()
+    var configuration = try ODRConfiguration.discover()
     configuration.stall = .milliseconds(Int((stall ?? 15) * 1000))
     return HTTPTransport(try await configuration.networkLocation(url))
-  }
-
-  /// The environment and odr.json alone, as a usage error when broken.
-  static func discover() throws -> ODRConfiguration {
-    do { return try ODRConfiguration.discover() } catch let error as ConfigurationError { throw ValidationError(error.message) }
   }
 
   /// How `configuration`'s locations are read from `odr`: AsyncHTTPClient
   /// for the network, mirrors reported on stderr.
   static func transport(_ configuration: ODRConfiguration) async throws -> any BlobTransport {
-    do {
-      return try await configuration.transport(notice: { Output.error($0) }) { HTTPTransport($0) }
-    } catch let error as ConfigurationError {
-      throw ValidationError(error.message)
-    }
+    try await configuration.transport(notice: { Output.error($0) }) { HTTPTransport($0) }
   }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ODRCI
+import ODRConfiguration
 import ODRKeyring
 import ODRKeys
 import ODRResources
@@ -66,7 +67,7 @@ struct KeySourceOptions: ParsableArguments {
     }
     if keyring.service == nil && StoreOptions.environmentService == nil {
       let bundle: String
-      do { bundle = try await catalog.loadFromDisk(context).catalog.bundle } catch is ValidationError {
+      do { bundle = try await catalog.loadFromDisk(context).catalog.bundle } catch is ConfigurationError {
         throw ValidationError("No service: pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
       }
       return try await keyring.makeStore(defaultService: bundle).keys()

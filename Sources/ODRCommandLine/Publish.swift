@@ -58,7 +58,7 @@ extension ODR {
         guard let url = URL(string: destination), let host = url.host, !host.isEmpty else {
           throw ValidationError("'\(destination.prefix(200))' is not an s3://bucket/prefix URL.")
         }
-        let access = try S3Access.fromEnvironment(ProcessInfo.processInfo.environment, endpoint: try CatalogOptions.discover().endpoint)
+        let access = try S3Access.fromEnvironment(ProcessInfo.processInfo.environment, endpoint: try ODRConfiguration.discover().endpoint)
         return S3Destination(url, access: access, timeouts: HTTPTransport.Timeouts(stall: .milliseconds(Int(networkTimeout * 1000))))
       }
       guard !destination.contains("://") || destination.hasPrefix("file://") else {

@@ -8,11 +8,12 @@ import ODRBase
 /// with the importing process.
 ///
 /// Imports of a service are serialized across processes by its
-/// ``ImportLock``, held exclusively for the whole import. Readers never
-/// lock and never write: while a journal is there (an import running, or
-/// one cut short), they answer with its previous values — what a roll-back
-/// would restore — so every reader sees the keys as they were before the
-/// import until it is complete. The next importer (``settle(_:lock:)``) or
+/// ``ImportLock``, held exclusively for the whole import; a reader of every
+/// key holds it shared for its one search, a reader of one key takes no
+/// lock. No reader writes: while a journal is there (an import running, or
+/// one cut short), readers answer with its previous values — what a
+/// roll-back would restore — so every reader sees the keys as they were
+/// before the import until it is complete. The next importer (``settle(_:lock:)``) or
 /// `odr doctor --repair` puts the previous values back. A journal whose
 /// importer still runs (one that uses another lock folder) is waited for,
 /// never rolled back. Its values are secrets and stay in the keyring like

@@ -48,17 +48,12 @@ struct CatalogOptions: ParsableArguments {
     }
   }
 
-  /// The catalog's locations (more than one: mirrors), resolved and checked.
-  func locations() throws -> [URL] {
-    try configuration().requireLocations()
-  }
-
   /// Loads the catalog for a command that may download: revalidates the
   /// kept catalog (or falls back to it when the source is unreachable), and
   /// opens its store. http(s) and s3 go over AsyncHTTPClient.
   func load(_ context: CommandContext) async throws -> ResourceCatalog {
     let configuration = try configuration()
-    let urls = try locations()
+    let urls = try configuration.requireLocations()
     var resources: ResourceCatalog
     if offline {
       resources = try ResourceCatalog.loadOffline(from: urls[0], trust: configuration.trust)
@@ -77,7 +72,7 @@ struct CatalogOptions: ParsableArguments {
   /// ``load(_:)`` does. A local folder is simply read again (it costs no wait).
   func loadFromDisk(_ context: CommandContext) async throws -> ResourceCatalog {
     let configuration = try configuration()
-    let urls = try locations()
+    let urls = try configuration.requireLocations()
     guard !offline, !urls.allSatisfy(\.isFileURL), var resources = try? ResourceCatalog.loadKept(from: urls[0], trust: configuration.trust) else {
       return try await load(context)
     }

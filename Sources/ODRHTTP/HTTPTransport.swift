@@ -92,10 +92,7 @@ public struct HTTPTransport: BlobTransport {
 
   public func stream(_ url: URL, resume: ResumePoint?, start: (Int64, CacheValidators) throws -> Void,
                      into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
-    var headers: [(String, String)] = []
-    if let resume, resume.offset > 0, let validator = resume.validators.ifRange {
-      headers = [("Range", "bytes=\(resume.offset)-"), ("If-Range", validator)]
-    }
+    let headers = ResumePoint.headers(for: resume)
     let response = try await send("GET", url, headers: headers)
     if response.status == .rangeNotSatisfiable, !headers.isEmpty {
       return try await stream(url, resume: nil, start: start, into: sink)
@@ -104,7 +101,7 @@ public struct HTTPTransport: BlobTransport {
     var offset: Int64 = 0
     if response.status == .partialContent {
       // Only the range asked for is accepted; anything else starts over.
-      guard let resume, response.headers.first(name: "content-range")?.hasPrefix("bytes \(resume.offset)-") == true else {
+      guard let resume, resume.matches(contentRange: response.headers.first(name: "content-range")) else {
         return try await stream(url, resume: nil, start: start, into: sink)
       }
       offset = resume.offset

@@ -61,8 +61,15 @@ struct ImportJournal: Codable, Equatable {
     return previous
   }
 
+  /// The journal in `text`. Fails closed: a journal that does not parse,
+  /// or names a key or holds a value odr would never have written (it
+  /// came from another keyring client), is refused rather than read over
+  /// the keys.
   private static func parse(_ text: String, service: String) throws -> ImportJournal {
-    guard let journal = ImportJournal(json: text) else {
+    guard let journal = ImportJournal(json: text), journal.previous.allSatisfy({ name, value in
+      name != KeyringInput.journalName && (try? KeyringInput.validate(name: name)) != nil
+        && value.map { (try? KeyringInput.validate(value: $0, for: name)) != nil } ?? true
+    }) else {
       throw KeysError(.interruptedImport, "An earlier import into \(service) was interrupted and its journal is unreadable, so some keys may hold new values. Delete the journal with `secret-tool clear service \(service) key \(KeyringInput.journalName)` and run `odr fetch` again.")
     }
     return journal

@@ -6,7 +6,8 @@ extension APIKeyProvider {
   /// (pins, trust state), as `odr fetch` admits it on this machine.
   ///
   /// - Parameters:
-  ///   - service: The keyring service: the catalog's bundle id.
+  ///   - service: The keyring service: the catalog's bundle id (a catalog
+  ///     of another bundle is refused, and nothing is imported).
   ///   - configuration: Where the catalog is and what to trust
   ///     (``ODRConfiguration/discover(_:environment:folder:)`` reads odr.json
   ///     and the `ODR_*` variables as `odr` does).
@@ -34,6 +35,12 @@ extension APIKeyProvider {
     }
     self.init(store: store) {
       let catalog = try await configuration.loadCatalog(transport: try await configuration.transport(network: transport))
+      // The catalog names its bundle; an app's keys come only from its own
+      // (an odr.json or a mirror cannot make another bundle's keys, or a
+      // stranger's, replace them).
+      guard catalog.catalog.bundle == store.service else {
+        throw ResourceError(.integrity, "The catalog at \(catalog.location.absoluteString) is for \(catalog.catalog.bundle), not \(store.service); nothing was imported. Check the catalog location (odr.json, ODR_CATALOG) or the service.")
+      }
       _ = try await KeyImporter(catalog: catalog, store: store, identities: identities).fetch(tags: [tag])
     }
   }

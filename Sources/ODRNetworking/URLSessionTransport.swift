@@ -58,17 +58,14 @@ public struct URLSessionTransport: BlobTransport {
 
   public func stream(_ url: URL, resume: ResumePoint?, start: (Int64, CacheValidators) throws -> Void,
                      into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
-    var headers: [(String, String)] = []
-    if let resume, resume.offset > 0, let validator = resume.validators.ifRange {
-      headers = [("Range", "bytes=\(resume.offset)-"), ("If-Range", validator)]
-    }
+    let headers = ResumePoint.headers(for: resume)
     var restart = false
     _ = try await send(url, headers: headers) { response in
       if response.statusCode == 416, !headers.isEmpty { restart = true; return false }
       var offset: Int64 = 0
       if response.statusCode == 206 {
         // Only the range asked for is accepted; anything else starts over.
-        guard let resume, (response.value(forHTTPHeaderField: "Content-Range") ?? "").hasPrefix("bytes \(resume.offset)-") else {
+        guard let resume, resume.matches(contentRange: response.value(forHTTPHeaderField: "Content-Range")) else {
           restart = true
           return false
         }

@@ -47,4 +47,17 @@ public struct ResumePoint: Sendable, Equatable {
     self.offset = offset
     self.validators = validators
   }
+
+  /// The `Range` and `If-Range` headers that resume from `resume`; none
+  /// when there is nothing to resume or no validator to make it safe.
+  package static func headers(for resume: ResumePoint?) -> [(String, String)] {
+    guard let resume, resume.offset > 0, let validator = resume.validators.ifRange else { return [] }
+    return [("Range", "bytes=\(resume.offset)-"), ("If-Range", validator)]
+  }
+
+  /// True when a 206's `Content-Range` is the range asked for; anything
+  /// else starts over.
+  package func matches(contentRange: String?) -> Bool {
+    contentRange?.hasPrefix("bytes \(offset)-") == true
+  }
 }

@@ -3,6 +3,7 @@ import ODRKeyring
 import ODRKeys
 import ODRBase
 import ODRResources
+import ODRKit
 import Synchronization
 import Testing
 
@@ -248,6 +249,33 @@ import Testing
     _ = try await store.deleteValue(for: KeyringInput.journalName)  // the import completes
     #expect(try await store.keys().map(\.value).sorted() == ["m-2", "n-2", "w-1"])
     #expect(try await store.keyValue(named: "Maps", lock: fixture.lock) == "m-2")
+  }
+
+  /// A journal another keyring client wrote, naming a key odr would never
+  /// write: readers refuse it instead of reading it over the keys.
+  @Test func aJournalOdrCouldNotHaveWrittenIsRefusedByReaders() async throws {
+    var (fixture, store) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
+    for journal in [#"{"previous":{"LD PRELOAD":"x"}}"#, #"{"previous":{"_odr.journal":"x"}}"#, #"{"previous":{"Maps":""}}"#] {
+      try await store.setValue(journal, for: KeyringInput.journalName)
+      #expect(FileManager.default.createFile(atPath: fixture.root.appending(path: "state/odr/com.example.test/import.pending").path, contents: nil))
+      await #expect(throws: KeysError.self) { try await store.keys() }
+      await #expect(throws: KeysError.self) { try await store.keyValue(named: "Maps", lock: fixture.lock) }
+    }
+  }
+
+  /// An app's provider imports only its own bundle's catalog.
+  @Test func aProviderRefusesTheCatalogOfAnotherBundle() async throws {
+    var (fixture, _) = try makeSUT()
+    defer { fixture.remove() }
+    _ = try await fixture.publish(Self.v1)  // bundle com.example.test
+    let store = RecordingStore(service: "com.example.other")
+    let configuration = ODRConfiguration(locations: [fixture.published], trust: TrustPolicy(stateHome: fixture.root.appending(path: "state")))
+    let provider = try APIKeyProvider(service: "com.example.other", configuration: configuration, store: store)
+    let error = await #expect(throws: ResourceError.self) { try await provider.key("Maps") }
+    #expect(error?.code == .integrity)
+    #expect(store.writes == 0)
   }
 
   /// The shape of odr's journal, as another process writes it.

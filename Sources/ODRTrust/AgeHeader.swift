@@ -1,7 +1,8 @@
 import FoundationEssentials
 
 /// The text header of an age v1 file: stanzas and the MAC line
-/// (age-encryption.org/v1, "Header"), parsed strictly.
+/// (age-encryption.org/v1, "Header"), parsed strictly. Every failure here
+/// is a `.ageHeader` error.
 struct AgeHeader {
   struct Stanza {
     var type: String
@@ -10,6 +11,12 @@ struct AgeHeader {
   }
 
   static let intro = "age-encryption.org/v1"
+  static let versionPrefix = Array("age-encryption.org/".utf8)
+  /// The spec sets no limit on a stanza line (plugin and post-quantum
+  /// stanzas are long); the whole header is capped instead, at far more
+  /// than thousands of recipients need, so a hostile file cannot make odr
+  /// scan without end.
+  static let maximumSize = 16 << 20
 
   var stanzas: [Stanza]
   /// The header's bytes up to and including `---`: what the MAC covers.
@@ -37,21 +44,26 @@ struct AgeHeader {
   init(parsing file: [UInt8]) throws {
     var position = 0
     func line() throws -> String {
-      guard let end = file[position...].firstIndex(of: UInt8(ascii: "\n")), end - position <= 4096 else {
-        throw Self.malformed("the header ends early")
+      guard let end = file[position...].prefix(Self.maximumSize - position).firstIndex(of: UInt8(ascii: "\n")) else {
+        throw position + 1 >= Self.maximumSize ? Self.malformed("the header is larger than 16 MiB") : Self.malformed("the header ends early")
       }
       let bytes = file[position..<end]
       guard bytes.allSatisfy({ (32...126).contains($0) }) else { throw Self.malformed("the header has a byte that is not printable ASCII") }
       position = end + 1
       return String(decoding: bytes, as: UTF8.self)
     }
-    guard try line() == Self.intro else { throw TrustError(.malformed, "This is not an age v1 file (it does not start with age-encryption.org/v1).") }
+    guard file.starts(with: Self.versionPrefix) else {
+      throw TrustError(.ageHeader, "This is not an age file (it does not start with age-encryption.org/v1).")
+    }
+    guard try line() == Self.intro else { throw TrustError(.ageHeader, "This age file has a version other than v1, which odr does not read.") }
     stanzas = []
     while true {
       let start = position
       let text = try line()
-      if text.hasPrefix("--- ") {
-        guard let mac = Base64.decodeUnpadded(text.dropFirst(4)), mac.count == 32 else { throw Self.malformed("the header MAC line is malformed") }
+      if text.hasPrefix("---") {
+        guard text.hasPrefix("--- "), let mac = Base64.decodeUnpadded(text.dropFirst(4)), mac.count == 32 else {
+          throw Self.malformed("the header MAC line is malformed")
+        }
         self.mac = mac
         macInput = Array(file[..<(start + 3)])
         payloadOffset = position
@@ -64,7 +76,7 @@ struct AgeHeader {
       var body: [UInt8] = []
       while true {
         let bodyLine = try line()
-        guard bodyLine.count <= 64, let bytes = Base64.decodeUnpadded(bodyLine[...]) else { throw Self.malformed("a stanza body is not canonical base64") }
+        guard bodyLine.count <= 64, let bytes = Base64.decodeUnpadded(bodyLine[...]) else { throw Self.malformed("a stanza body is not canonical base64 in 64-column lines") }
         body += bytes
         if bodyLine.count < 64 { break }
       }
@@ -73,6 +85,44 @@ struct AgeHeader {
   }
 
   static func malformed(_ what: String) -> TrustError {
-    TrustError(.malformed, "The age file is damaged or truncated: \(what).")
+    TrustError(.ageHeader, "The age file's header is malformed: \(what).")
+  }
+}
+
+extension AgeHeader.Stanza {
+  /// Checks the shape the spec requires of each native stanza type before
+  /// any key is tried, so a malformed stanza is reported as such whoever
+  /// opens the file. Unknown types (grease, plugins) are left alone.
+  func validate() throws {
+    func argument(_ index: Int, bytes: Int) throws {
+      guard let value = Base64.decodeUnpadded(arguments[index][...]), value.count == bytes else {
+        throw AgeHeader.malformed("a \(type) stanza's argument \(index + 1) is not the canonical base64 of \(bytes) bytes")
+      }
+    }
+    func shape(arguments count: Int, body: Int?) throws {
+      guard arguments.count == count else { throw AgeHeader.malformed("a \(type) stanza has \(arguments.count) arguments instead of \(count)") }
+      if let body, self.body.count != body { throw AgeHeader.malformed("a \(type) stanza's body is \(self.body.count) bytes instead of \(body)") }
+    }
+    switch type {
+    case "X25519":
+      try shape(arguments: 1, body: 32)
+      try argument(0, bytes: 32)
+    case "mlkem768x25519":
+      try shape(arguments: 1, body: 32)
+      try argument(0, bytes: 1120)
+    case "ssh-ed25519":
+      try shape(arguments: 2, body: 32)
+      try argument(0, bytes: 4)
+      try argument(1, bytes: 32)
+    case "scrypt":
+      try shape(arguments: 2, body: 32)
+      try argument(0, bytes: 16)
+      let factor = arguments[1]
+      guard let first = factor.first, first != "0", factor.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(factor), value <= 22 else {
+        throw AgeHeader.malformed("an scrypt stanza's work factor is not a decimal number from 1 to 22")
+      }
+    default:
+      break
+    }
   }
 }

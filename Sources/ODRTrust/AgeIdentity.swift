@@ -1,56 +1,163 @@
 import FoundationEssentials
 import Crypto
 
-/// An age X25519 identity (private key), written `AGE-SECRET-KEY-1…`.
+/// An age identity (private key): X25519 (`AGE-SECRET-KEY-1…`), hybrid
+/// post-quantum ML-KEM-768 + X25519 (`AGE-SECRET-KEY-PQ-1…`), or an
+/// unencrypted OpenSSH ssh-ed25519 private key.
 ///
 /// Its description never shows the key: use ``secretKeyString`` on purpose.
 public struct AgeIdentity: Sendable, CustomStringConvertible {
-  let privateKey: Curve25519.KeyAgreement.PrivateKey
-
-  /// A new random identity.
-  public init() {
-    privateKey = Curve25519.KeyAgreement.PrivateKey()
+  enum Kind: Sendable {
+    case x25519(Curve25519.KeyAgreement.PrivateKey)
+    case mlkem768x25519(XWingMLKEM768X25519.PrivateKey, seed: [UInt8])
+    /// The SSH key, its X25519 secret (SHA-512 of the seed, first half)
+    /// and the file it came from (what `export` gives back).
+    case sshEd25519(SSHKey, Curve25519.KeyAgreement.PrivateKey, file: String)
   }
 
-  /// Parses one `AGE-SECRET-KEY-1…` string.
+  let kind: Kind
+
+  /// A new random X25519 identity.
+  public init() {
+    self.init(kind: .x25519(Curve25519.KeyAgreement.PrivateKey()))
+  }
+
+  private init(kind: Kind) {
+    self.kind = kind
+  }
+
+  /// A new random identity: hybrid post-quantum when `postQuantum`.
+  public init(postQuantum: Bool) throws {
+    guard postQuantum else { self.init(); return }
+    try self.init(pqSeed: Age.randomBytes(32))
+  }
+
+  private init(pqSeed seed: [UInt8]) throws {
+    self.init(kind: .mlkem768x25519(try XWingMLKEM768X25519.PrivateKey(seedRepresentation: seed, publicKey: nil), seed: seed))
+  }
+
+  /// Parses one `AGE-SECRET-KEY-1…` or `AGE-SECRET-KEY-PQ-1…` string, or
+  /// the text of an OpenSSH private key file.
   public init(_ string: String) throws {
     let text = string.trimmed
-    // Upper case, as age requires (its Bech32 keeps the case of the prefix).
-    guard text == text.uppercased(), let (hrp, data) = Bech32.decode(text), hrp == "age-secret-key-", data.count == 32,
-          let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: data) else {
-      throw TrustError(.invalidKey, "This is not an age identity (AGE-SECRET-KEY-1…, as `odr identity export` or `age-keygen` write it).")
+    if text.hasPrefix("-----BEGIN") {
+      let (key, seed) = try SSHKey.privateKey(text)
+      let scalar = Array(SHA512.hash(data: seed).prefix(32))
+      self.init(kind: .sshEd25519(key, try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: scalar), file: text + "\n"))
+      return
     }
-    privateKey = key
+    // Upper case, as age requires (its Bech32 keeps the case of the prefix).
+    guard text == text.uppercased(), let (hrp, data) = Bech32.decode(text), data.count == 32 else { throw Self.invalid }
+    switch hrp {
+    case "age-secret-key-":
+      guard let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: data) else { throw Self.invalid }
+      self.init(kind: .x25519(key))
+    case "age-secret-key-pq-":
+      try self.init(pqSeed: data)
+    default:
+      throw Self.invalid
+    }
   }
 
-  /// Every identity in the text of an age identity file, read as `age`
-  /// reads it: one `AGE-SECRET-KEY-1…` per line, exactly (upper case, not
-  /// indented; a CRLF line end is allowed); empty lines and lines starting
-  /// with `#` ignored.
+  private static let invalid = TrustError(.invalidKey, "This is not an age identity (AGE-SECRET-KEY-1… or AGE-SECRET-KEY-PQ-1…, as `odr identity export` or `age-keygen` write it, or an OpenSSH ssh-ed25519 private key).")
+
+  /// Every identity in the text of an identity file, read as `age` reads
+  /// it: either an OpenSSH private key file, or one `AGE-SECRET-KEY-1…` /
+  /// `AGE-SECRET-KEY-PQ-1…` per line, exactly (upper case, not indented; a
+  /// CRLF line end is allowed), empty lines and lines starting with `#`
+  /// ignored.
   public static func parseFile(_ text: String) throws -> [AgeIdentity] {
+    if text.trimmed.hasPrefix("-----BEGIN") { return [try AgeIdentity(text)] }
     var identities: [AgeIdentity] = []
     for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
       let line = raw.hasSuffix("\r") ? raw.dropLast() : raw
       if line.isEmpty || line.hasPrefix("#") { continue }
       guard line == line.trimmed[...], let identity = try? AgeIdentity(String(line)) else {
-        throw TrustError(.invalidKey, "Line \(number + 1) is not an age identity (AGE-SECRET-KEY-1…, upper case, at the start of the line); identity files hold one per line, with # comments, as age-keygen writes them.")
+        throw TrustError(.invalidKey, "Line \(number + 1) is not an age identity (AGE-SECRET-KEY-1… or AGE-SECRET-KEY-PQ-1…, upper case, at the start of the line); identity files hold one per line, with # comments, as age-keygen writes them.")
       }
       identities.append(identity)
     }
     return identities
   }
 
-  /// The recipient that encrypts to this identity.
-  public var recipient: AgeRecipient { AgeRecipient(publicKey: Array(privateKey.publicKey.rawRepresentation)) }
+  /// Whether this is a hybrid post-quantum (ML-KEM-768 + X25519) identity.
+  public var isPostQuantum: Bool { recipient.isPostQuantum }
 
-  /// The secret `AGE-SECRET-KEY-1…` string, for export.
+  /// What kind of identity this is, for people: "X25519",
+  /// "post-quantum ML-KEM-768 + X25519" or "ssh-ed25519".
+  public var kindName: String {
+    switch kind {
+    case .x25519: "X25519"
+    case .mlkem768x25519: "post-quantum ML-KEM-768 + X25519"
+    case .sshEd25519: "ssh-ed25519"
+    }
+  }
+
+  /// The recipient that encrypts to this identity.
+  public var recipient: AgeRecipient {
+    switch kind {
+    case .x25519(let key): AgeRecipient(kind: .x25519(Array(key.publicKey.rawRepresentation)))
+    case .mlkem768x25519(let key, _): AgeRecipient(kind: .mlkem768x25519(Array(key.publicKey.rawRepresentation)))
+    case .sshEd25519(let key, _, _): AgeRecipient(kind: .sshEd25519(key))
+    }
+  }
+
+  /// The secret string, for export: `AGE-SECRET-KEY-1…`,
+  /// `AGE-SECRET-KEY-PQ-1…`, or the OpenSSH private key file.
   public var secretKeyString: String {
-    Bech32.encode(hrp: "age-secret-key-", data: Array(privateKey.rawRepresentation)).uppercased()
+    switch kind {
+    case .x25519(let key): Bech32.encode(hrp: "age-secret-key-", data: Array(key.rawRepresentation)).uppercased()
+    case .mlkem768x25519(_, let seed): Bech32.encode(hrp: "age-secret-key-pq-", data: seed).uppercased()
+    case .sshEd25519(_, _, let file): file
+    }
   }
 
   /// The identity file text `age -i` reads: a comment with the recipient,
-  /// then the key.
-  public var fileText: String { "# public key: \(recipient)\n\(secretKeyString)\n" }
+  /// then the key (an OpenSSH key file as it is).
+  public var fileText: String {
+    if case .sshEd25519(_, _, let file) = kind { return file }
+    return "# public key: \(recipient)\n\(secretKeyString)\n"
+  }
 
   public var description: String { "age identity for \(recipient)" }
+
+  /// The file key in `stanza` when it is addressed to this identity; nil
+  /// when it is not (or does not open). The stanza's shape is already
+  /// validated. Throws `.ageHeader` for a share that is a low-order point.
+  func unwrap(_ stanza: AgeHeader.Stanza) throws -> [UInt8]? {
+    switch (kind, stanza.type) {
+    case (.x25519(let key), "X25519"):
+      let share = Base64.decodeUnpadded(stanza.arguments[0][...]) ?? []
+      let shared = try Self.agree(key, share)
+      let salt = share + Array(key.publicKey.rawRepresentation)
+      return AgeRecipient.open(stanza.body, with: AgeRecipient.derive(shared, salt: salt, info: AgeRecipient.x25519Label))
+    case (.sshEd25519(let ssh, let key, _), "ssh-ed25519"):
+      guard stanza.arguments[0] == ssh.tag else { return nil }
+      let share = Base64.decodeUnpadded(stanza.arguments[1][...]) ?? []
+      let shared = try AgeRecipient.tweak(try Self.agree(key, share), for: ssh)
+      let salt = share + Array(key.publicKey.rawRepresentation)
+      return AgeRecipient.open(stanza.body, with: AgeRecipient.derive(shared, salt: salt, info: AgeRecipient.sshLabel))
+    case (.mlkem768x25519(let key, _), "mlkem768x25519"):
+      let enc = Base64.decodeUnpadded(stanza.arguments[0][...]) ?? []
+      // X-Wing's last 32 bytes are the sender's X25519 share: a low-order
+      // one makes the shared secret all zero, which age refuses.
+      _ = try Self.agree(Curve25519.KeyAgreement.PrivateKey(), Array(enc.suffix(32)))
+      guard var opener = try? HPKE.Recipient(privateKey: key, ciphersuite: AgeRecipient.pqSuite,
+                                             info: Data(AgeRecipient.pqLabel.utf8), encapsulatedKey: Data(enc)),
+            let fileKey = try? opener.open(stanza.body) else { return nil }
+      return Array(fileKey)
+    default:
+      return nil
+    }
+  }
+
+  /// X25519 with `share`, refusing the all-zero result of a low-order point.
+  private static func agree(_ key: Curve25519.KeyAgreement.PrivateKey, _ share: [UInt8]) throws -> [UInt8] {
+    guard let peer = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: share),
+          let shared = try? key.sharedSecretFromKeyAgreement(with: peer),
+          !shared.withUnsafeBytes({ $0.allSatisfy { $0 == 0 } }) else {
+      throw AgeHeader.malformed("a stanza's X25519 share is a low-order point")
+    }
+    return shared.withUnsafeBytes { Array($0) }
+  }
 }

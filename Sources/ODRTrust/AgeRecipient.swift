@@ -1,26 +1,120 @@
 import FoundationEssentials
 import Crypto
 
-/// An age X25519 recipient: the public half of an ``AgeIdentity``, written
-/// `age1…` (Bech32). Packs of secrets are encrypted to recipients.
+/// An age recipient: the public half of an ``AgeIdentity``. Packs of
+/// secrets are encrypted to recipients. Three kinds, as age defines them:
+/// X25519 (`age1…`), hybrid post-quantum ML-KEM-768 + X25519
+/// (`age1pq1…`), and SSH Ed25519 keys (`ssh-ed25519 AAAA…`).
 public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
-  /// The X25519 public key.
-  let publicKey: [UInt8]
+  enum Kind: Sendable, Hashable {
+    case x25519([UInt8])
+    case mlkem768x25519([UInt8])
+    case sshEd25519(SSHKey)
+  }
 
-  /// Parses an `age1…` string (surrounding white space ignored).
+  let kind: Kind
+
+  static let pqLabel = "age-encryption.org/mlkem768x25519"
+  static let x25519Label = "age-encryption.org/v1/X25519"
+  static let sshLabel = "age-encryption.org/v1/ssh-ed25519"
+  /// X-Wing (ML-KEM-768 + X25519) with HKDF-SHA-256 and ChaCha20-Poly1305,
+  /// as the age spec's mlkem768x25519 stanza uses it.
+  static let pqSuite = HPKE.Ciphersuite(kem: .XWingMLKEM768X25519, kdf: .HKDF_SHA256, aead: .chaChaPoly)
+
+  /// Parses an `age1…`, `age1pq1…` or `ssh-ed25519 AAAA… [comment]`
+  /// string (surrounding white space ignored).
   public init(_ string: String) throws {
     let text = string.trimmed
-    guard let (hrp, data) = Bech32.decode(text), hrp == "age", data.count == 32, text == text.lowercased() else {
-      let advice = KeyText.looksPrivate(text) ? " Give the identity's recipient (`odr identity recipient NAME` or `age-keygen -y FILE`), never the identity itself." : ""
-      throw TrustError(.invalidKey, "Expected an age recipient (age1… as printed by `odr identity recipient` or `age-keygen -y`), got \(KeyText.describe(text)).\(advice)")
+    if text.hasPrefix("ssh-") {
+      kind = .sshEd25519(try SSHKey(publicLine: text))
+      return
     }
-    publicKey = data
+    guard text == text.lowercased(), let (hrp, data) = Bech32.decode(text) else { throw Self.invalid(text) }
+    switch hrp {
+    case "age" where data.count == 32:
+      kind = .x25519(data)
+    case "age1pq" where (try? XWingMLKEM768X25519.PublicKey(rawRepresentation: data)) != nil:
+      kind = .mlkem768x25519(data)
+    default:
+      throw Self.invalid(text)
+    }
   }
 
-  init(publicKey: [UInt8]) {
-    self.publicKey = publicKey
+  init(kind: Kind) {
+    self.kind = kind
   }
 
-  /// The `age1…` form.
-  public var description: String { Bech32.encode(hrp: "age", data: publicKey) }
+  private static func invalid(_ text: String) -> TrustError {
+    let advice = KeyText.looksPrivate(text) ? " Give the identity's recipient (`odr identity recipient NAME` or `age-keygen -y FILE`), never the identity itself." : ""
+    return TrustError(.invalidKey, "Expected an age recipient (age1… or age1pq1… as printed by `odr identity recipient` or `age-keygen -y`, or an ssh-ed25519 public key), got \(KeyText.describe(text)).\(advice)")
+  }
+
+  /// Whether this is a hybrid post-quantum (ML-KEM-768 + X25519) recipient.
+  public var isPostQuantum: Bool {
+    if case .mlkem768x25519 = kind { true } else { false }
+  }
+
+  /// The `age1…`, `age1pq1…` or `ssh-ed25519 AAAA…` form.
+  public var description: String {
+    switch kind {
+    case .x25519(let key): Bech32.encode(hrp: "age", data: key)
+    case .mlkem768x25519(let key): Bech32.encode(hrp: "age1pq", data: key)
+    case .sshEd25519(let key): key.publicLine
+    }
+  }
+
+  /// The stanza that wraps `fileKey` to this recipient.
+  func stanza(wrapping fileKey: [UInt8]) throws -> AgeHeader.Stanza {
+    switch kind {
+    case .x25519(let key):
+      let (share, shared) = try Self.agree(with: key)
+      let wrapKey = Self.derive(shared, salt: share + key, info: Self.x25519Label)
+      return .init(type: "X25519", arguments: [Base64.unpadded(share)], body: try Self.seal(fileKey, with: wrapKey))
+    case .mlkem768x25519(let key):
+      var sender = try HPKE.Sender(recipientKey: XWingMLKEM768X25519.PublicKey(rawRepresentation: key),
+                                   ciphersuite: Self.pqSuite, info: Data(Self.pqLabel.utf8))
+      let body = try sender.seal(fileKey)
+      return .init(type: "mlkem768x25519", arguments: [Base64.unpadded(sender.encapsulatedKey)], body: Array(body))
+    case .sshEd25519(let ssh):
+      let key = try ssh.montgomery()
+      let (share, shared) = try Self.agree(with: key)
+      let tweaked = try Self.tweak(shared, for: ssh)
+      let wrapKey = Self.derive(tweaked, salt: share + key, info: Self.sshLabel)
+      return .init(type: "ssh-ed25519", arguments: [ssh.tag, Base64.unpadded(share)], body: try Self.seal(fileKey, with: wrapKey))
+    }
+  }
+
+  /// A fresh ephemeral share and its X25519 agreement with `key`.
+  private static func agree(with key: [UInt8]) throws -> (share: [UInt8], shared: [UInt8]) {
+    let ephemeral = Curve25519.KeyAgreement.PrivateKey()
+    let shared = try ephemeral.sharedSecretFromKeyAgreement(with: .init(rawRepresentation: key))
+    return (Array(ephemeral.publicKey.rawRepresentation), shared.withUnsafeBytes { Array($0) })
+  }
+
+  /// age's ssh-ed25519 tweak: X25519(HKDF(salt: wire key), shared secret),
+  /// which binds the wrap to the SSH key, not only its X25519 form.
+  static func tweak(_ shared: [UInt8], for ssh: SSHKey) throws -> [UInt8] {
+    let tweak = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: [UInt8]()), salt: ssh.wire,
+                                       info: Array(sshLabel.utf8), outputByteCount: 32)
+    let scalar = try tweak.withUnsafeBytes { try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: $0) }
+    let result = try scalar.sharedSecretFromKeyAgreement(with: .init(rawRepresentation: shared))
+    return result.withUnsafeBytes { Array($0) }
+  }
+
+  static func derive(_ secret: [UInt8], salt: [UInt8], info: String) -> SymmetricKey {
+    HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: secret), salt: salt, info: Array(info.utf8), outputByteCount: 32)
+  }
+
+  private static func seal(_ fileKey: [UInt8], with key: SymmetricKey) throws -> [UInt8] {
+    let box = try ChaChaPoly.seal(fileKey, using: key, nonce: .init(data: [UInt8](repeating: 0, count: 12)))
+    return Array(box.ciphertext + box.tag)
+  }
+
+  /// Opens a stanza body sealed by ``seal(_:with:)``; nil when the key is not the one.
+  static func open(_ body: [UInt8], with key: SymmetricKey) -> [UInt8]? {
+    guard let box = try? ChaChaPoly.SealedBox(nonce: .init(data: [UInt8](repeating: 0, count: 12)),
+                                              ciphertext: body.prefix(16), tag: body.suffix(16)),
+          let fileKey = try? ChaChaPoly.open(box, using: key) else { return nil }
+    return Array(fileKey)
+  }
 }

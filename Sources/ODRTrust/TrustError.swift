@@ -12,8 +12,19 @@ public struct TrustError: Error, Sendable, CustomStringConvertible {
     public static let invalidKey = Code("invalid-key")
     /// A signature file that is malformed, or a signature that does not verify.
     public static let badSignature = Code("bad-signature")
-    /// An age file that is malformed, truncated or tampered with.
-    public static let malformed = Code("malformed")
+    /// An age file whose header does not parse: not age v1, a malformed or
+    /// misplaced stanza, a bad MAC line, a missing payload nonce.
+    public static let ageHeader = Code("age-header")
+    /// An age file whose header parses and opens, but whose MAC does not
+    /// verify: the header was changed after it was written.
+    public static let ageHeaderMAC = Code("age-header-mac")
+    /// An age file whose payload is truncated, extended or tampered with.
+    public static let agePayload = Code("age-payload")
+    /// An ASCII-armored age file whose armor is not strict PEM.
+    public static let ageArmor = Code("age-armor")
+    /// An age file encrypted with a passphrase (scrypt): odr opens files
+    /// encrypted to recipients only.
+    public static let agePassphrase = Code("age-passphrase")
     /// None of the identities can open the age file: not a recipient.
     public static let noIdentity = Code("no-identity")
   }

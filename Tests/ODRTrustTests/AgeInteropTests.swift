@@ -129,7 +129,7 @@ import Testing
     let forged = Data(text.utf8.prefix(text.utf8.count))
     #expect(throws: TrustError.self) {
       do { _ = try Age.decrypt(forged, identities: identities) } catch let error as TrustError {
-        #expect(error.code == .malformed, "\(error.message)")
+        #expect(error.code == .ageHeader, "\(error.message)")
         throw error
       }
     }

@@ -1,0 +1,119 @@
+import FoundationEssentials
+import Crypto
+
+/// The SSH key forms age reads for its ssh-ed25519 recipient type: a
+/// public key as an authorized_keys line shows it (`ssh-ed25519 AAAA…
+/// comment`, the RFC 4253 wire format in base64) and an unencrypted
+/// OpenSSH private key file (`-----BEGIN OPENSSH PRIVATE KEY-----`).
+struct SSHKey: Sendable, Hashable {
+  /// The public key in the SSH wire format: what age hashes for the
+  /// stanza's tag and its tweak.
+  let wire: [UInt8]
+  /// The Ed25519 public key.
+  let ed25519: [UInt8]
+
+  static let ed25519Type = "ssh-ed25519"
+  static let privateBegin = "-----BEGIN OPENSSH PRIVATE KEY-----"
+  static let privateEnd = "-----END OPENSSH PRIVATE KEY-----"
+
+  /// A public key line: `ssh-ed25519 <base64> [comment]`.
+  init(publicLine text: String) throws {
+    let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
+    guard words.count >= 2, let type = words.first else { throw Self.invalid("expected `ssh-ed25519 AAAA… [comment]`") }
+    guard type == Self.ed25519Type else {
+      throw TrustError(.invalidKey, type == "ssh-rsa"
+        ? "ssh-rsa recipients are not supported: age wraps to them with RSA-OAEP under a label, which swift-crypto does not offer. Use an ssh-ed25519 key (`ssh-keygen -t ed25519`) or an age1… recipient."
+        : "\(type) keys are not age recipients; use an ssh-ed25519 key or an age1… recipient.")
+    }
+    guard let wire = Base64.decodePadded(words[1]) else { throw Self.invalid("its key is not canonical base64") }
+    try self.init(wire: wire)
+  }
+
+  init(wire: [UInt8]) throws {
+    var reader = SSHReader(wire[...])
+    guard try reader.string() == Array(Self.ed25519Type.utf8), let key = try? reader.string(), key.count == 32, reader.isAtEnd else {
+      throw Self.invalid("the key is not an ssh-ed25519 public key")
+    }
+    self.wire = wire
+    ed25519 = key
+  }
+
+  /// The `ssh-ed25519 AAAA…` form, without a comment.
+  var publicLine: String { "\(Self.ed25519Type) \(Data(wire).base64EncodedString())" }
+
+  /// age's tag for stanzas to this key: the first 4 bytes of SHA-256 of
+  /// the wire form, base64.
+  var tag: String { Base64.unpadded(SHA256.hash(data: wire).prefix(4)) }
+
+  /// The X25519 public key of the same secret: u = (1 + y) / (1 − y).
+  func montgomery() throws -> [UInt8] {
+    let y = Field25519(littleEndian: ed25519)
+    let denominator = Field25519.one - y
+    guard !denominator.isZero else { throw Self.invalid("the key is not a usable Ed25519 point") }
+    return ((Field25519.one + y) * denominator.inverse).littleEndianBytes
+  }
+
+  /// Parses an unencrypted OpenSSH private key file holding one
+  /// ssh-ed25519 key: its public key and its 32-byte seed.
+  static func privateKey(_ text: String) throws -> (key: SSHKey, seed: [UInt8]) {
+    let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmed }.filter { !$0.isEmpty }
+    guard lines.first == privateBegin, lines.last == privateEnd,
+          let body = Data(base64Encoded: lines.dropFirst().dropLast().joined()) else {
+      throw TrustError(.invalidKey, "This is not an OpenSSH private key file (-----BEGIN OPENSSH PRIVATE KEY----- … -----END OPENSSH PRIVATE KEY-----).")
+    }
+    var reader = SSHReader(Array(body)[...])
+    guard reader.take(15).map(Array.init) == Array("openssh-key-v1\0".utf8) else { throw invalidPrivate("it has no openssh-key-v1 header") }
+    let cipher = try reader.string(), kdf = try reader.string()
+    _ = try reader.string()  // KDF options
+    guard cipher == Array("none".utf8), kdf == Array("none".utf8) else {
+      throw TrustError(.invalidKey, "This OpenSSH private key is protected by a passphrase, which odr cannot ask for. Use an unencrypted copy kept where the identity belongs (`cp KEY k && ssh-keygen -p -N '' -f k`), or an age identity (`odr identity new NAME`).")
+    }
+    guard try reader.uint32() == 1 else { throw invalidPrivate("it holds more than one key") }
+    let key = try SSHKey(wire: try reader.string())
+    var secret = SSHReader(try reader.string()[...])
+    guard try secret.uint32() == (try secret.uint32()) else { throw invalidPrivate("its check numbers differ") }
+    guard try secret.string() == Array(ed25519Type.utf8), try secret.string() == key.ed25519 else {
+      throw invalidPrivate("its private part does not match its public key")
+    }
+    let pair = try secret.string()
+    guard pair.count == 64, Array(pair.suffix(32)) == key.ed25519 else { throw invalidPrivate("its Ed25519 key is malformed") }
+    let seed = Array(pair.prefix(32))
+    guard let signing = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed),
+          Array(signing.publicKey.rawRepresentation) == key.ed25519 else { throw invalidPrivate("its private key does not match its public key") }
+    return (key, seed)
+  }
+
+  private static func invalid(_ what: String) -> TrustError {
+    TrustError(.invalidKey, "Expected an ssh-ed25519 public key (as in ~/.ssh/id_ed25519.pub): \(what).")
+  }
+
+  private static func invalidPrivate(_ what: String) -> TrustError {
+    TrustError(.invalidKey, "This OpenSSH private key cannot be read: \(what). odr reads unencrypted ssh-ed25519 keys as ssh-keygen writes them.")
+  }
+}
+
+/// Reads the SSH wire encoding: big-endian uint32 and length-prefixed strings.
+struct SSHReader {
+  private var bytes: ArraySlice<UInt8>
+
+  init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+  var isAtEnd: Bool { bytes.isEmpty }
+
+  mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+    guard bytes.count >= count else { return nil }
+    defer { bytes = bytes.dropFirst(count) }
+    return bytes.prefix(count)
+  }
+
+  mutating func uint32() throws -> UInt32 {
+    guard let word = take(4) else { throw TrustError(.invalidKey, "The SSH key is truncated.") }
+    return word.reduce(0) { $0 << 8 | UInt32($1) }
+  }
+
+  mutating func string() throws -> [UInt8] {
+    let count = try uint32()
+    guard let value = take(Int(count)) else { throw TrustError(.invalidKey, "The SSH key is truncated.") }
+    return Array(value)
+  }
+}

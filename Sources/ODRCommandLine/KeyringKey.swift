@@ -8,8 +8,12 @@ protocol KeyringKey: Sendable {
   static var service: String { get }
   /// The command's name and help texts.
   static var texts: KeyringKeyTexts { get }
-  /// A new random key.
-  init()
+  /// Whether `new --pq` makes a post-quantum key of this kind.
+  static var hasPostQuantumKind: Bool { get }
+  /// A new random key, post-quantum when asked.
+  static func generate(postQuantum: Bool) throws -> Self
+  /// What kind of key this is, for people ("X25519", "Ed25519", …).
+  var kindName: String { get }
   /// A key from its stored text.
   init(_ text: String) throws
   /// A key from what `import` reads on stdin.

@@ -25,11 +25,16 @@ extension ODR {
     struct New: AsyncParsableCommand {
       static var configuration: CommandConfiguration { Key.texts.new.configuration(name: "new") }
       @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
+      @Flag(help: ArgumentHelp("Make a hybrid post-quantum identity (ML-KEM-768 + X25519, age1pq1…): packs encrypted to it stay closed to whoever records them now and breaks X25519 later. Every recipient of a pack must then be post-quantum.",
+                               visibility: Key.hasPostQuantumKind ? .default : .private))
+      var pq = false
 
       func run() async throws {
-        let key = Key()
+        guard !pq || Key.hasPostQuantumKind else { throw ValidationError("--pq applies to identities; signing keys are Ed25519.") }
+        let key = try Key.generate(postQuantum: pq)
         try await keyring().add(key.secretKeyString, as: name)
         Output.write("\(key.publicText)\n")
+        Output.error("created \(key.kindName) \(Key.texts.noun) '\(name)'")
       }
     }
 
@@ -63,7 +68,7 @@ extension ODR {
       func run() async throws {
         let key = try Key.imported(try SecretInput.read(prompt: Key.texts.importPrompt, keepNewline: false))
         try await keyring().add(key.secretKeyString, as: name)
-        Output.error("stored \(Key.texts.noun) '\(name)': \(key.publicText)")
+        Output.error("stored \(key.kindName) \(Key.texts.noun) '\(name)': \(key.publicText)")
       }
     }
 

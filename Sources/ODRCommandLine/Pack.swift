@@ -50,10 +50,10 @@ extension ODR {
     @Flag(help: "Sign with a key the previous catalog does not list as a next signer, starting a new trust root: no hand-over chain leads to it, so every client must pin the new key.")
     var newTrustRoot = false
 
-    @Option(help: ArgumentHelp("Encrypt every secrets tag to this age recipient too; repeatable.", valueName: "age1…"))
+    @Option(help: ArgumentHelp("Encrypt every secrets tag to this recipient too (age1…, age1pq1…, or \"ssh-ed25519 AAAA…\"); repeatable.", valueName: "recipient"))
     var recipient: [String] = []
 
-    @Option(help: ArgumentHelp("A file of age recipients, one per line, # comments.", valueName: "file"))
+    @Option(help: ArgumentHelp("A file of recipients, one per line, # comments; ssh-ed25519 keys as in authorized_keys (options skipped).", valueName: "file"))
     var recipientsFile: [String] = []
 
     @Flag(help: "Publish secrets tags that have no recipient in plaintext (with a warning) instead of refusing.")
@@ -118,15 +118,22 @@ extension ODR {
     }
 
     private func recipients() throws -> [AgeRecipient] {
-      var texts = recipient
-      for path in recipientsFile {
-        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("Cannot read the recipients file '\(path)'.") }
-        texts += String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map { $0.split(separator: " ").joined() }
-          .filter { !$0.isEmpty && !$0.hasPrefix("#") }
-      }
-      return try texts.map { text in
+      var found = try recipient.map { text in
         do { return try AgeRecipient(text) } catch let error as TrustError { throw ValidationError(error.message) }
       }
+      for path in recipientsFile {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("Cannot read the recipients file '\(path)'.") }
+        do {
+          let (recipients, withOptions) = try AgeRecipient.parseFile(String(decoding: data, as: UTF8.self))
+          if !withOptions.isEmpty {
+            Output.error("note: \(path): authorized_keys options skipped on line\(withOptions.count == 1 ? "" : "s") \(withOptions.map(String.init).joined(separator: ", ")); only the keys are used")
+          }
+          found += recipients
+        } catch let error as TrustError {
+          throw ValidationError("\(path): \(error.message)")
+        }
+      }
+      return found
     }
   }
 }

@@ -28,6 +28,12 @@ extension SigningKey: KeyringKey {
     list: .init(abstract: "List the signing keys in the keyring with their public keys.", example: "odr signing-key list"),
     delete: .init(abstract: "Delete a signing key from the keyring (it cannot be recovered).", example: "odr signing-key delete old-release"))
 
+  static let hasPostQuantumKind = false
+
+  static func generate(postQuantum: Bool) throws -> SigningKey { SigningKey() }
+
+  var kindName: String { "Ed25519" }
+
   static func imported(_ text: String) throws -> SigningKey { try SigningKey(text) }
 
   var exported: String { secretKeyString + "\n" }

@@ -41,7 +41,9 @@ public struct PrivateKeyring: Sendable {
 
 extension PrivateKeyring {
   /// The identities a client decrypts with: those in `ODR_IDENTITY`
-  /// (`environment`: one or more `AGE-SECRET-KEY-1…`, newline-separated) and
+  /// (`environment`: one or more `AGE-SECRET-KEY-1…` or
+  /// `AGE-SECRET-KEY-PQ-1…`, newline-separated, or an unencrypted OpenSSH
+  /// ssh-ed25519 private key) and
   /// in identity files when any is given — then the keyring is not asked,
   /// which suits CI; otherwise every identity in the keyring.
   public static func identities(environment: String?, files: [String], keyring: () throws -> any SecretStore) async throws -> [AgeIdentity] {
@@ -52,7 +54,9 @@ extension PrivateKeyring {
         throw TrustError(.invalidKey, "ODR_IDENTITY is set but empty (a secret this job cannot see? forks' pull requests get no secrets). Set it to the identity (AGE-SECRET-KEY-1…), or unset it to use the keyring.")
       }
       // A CI secret may carry stray white space; the key lines are strict.
-      do { found += try AgeIdentity.parseFile(lines.joined(separator: "\n")) } catch let error as TrustError {
+      // An OpenSSH key file is read whole (its boundary lines have spaces).
+      let text = environment.contains("-----BEGIN") ? environment : lines.joined(separator: "\n")
+      do { found += try AgeIdentity.parseFile(text) } catch let error as TrustError {
         throw TrustError(error.code, "ODR_IDENTITY: \(error.message)", underlying: error)
       }
     }

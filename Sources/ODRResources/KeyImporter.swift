@@ -91,6 +91,8 @@ public struct KeyImporter: Sendable {
     do { return try Age.decrypt(data, identities: identities) } catch let error as TrustError where error.code == .noIdentity {
       let tried = identities.isEmpty ? "this machine has no age identity" : "none of this machine's \(identities.count) age identit\(identities.count == 1 ? "y" : "ies") is one of them"
       throw KeysError(.notRecipient, "\(tag) (catalog version \(catalog.catalog.version) of \(catalog.catalog.bundle)) is encrypted to \(recipients) recipient\(recipients == 1 ? "" : "s"), and \(tried). Create an identity with `odr identity new NAME` (or print yours with `odr identity recipient NAME`), send the age1… recipient it prints to the publisher, and fetch again once they have re-packed. In CI, pass the identity in ODR_IDENTITY or --identity-file.")
+    } catch let error as TrustError where error.code == .agePassphrase {
+      throw ResourceError(.integrity, "'\(file.path)' of \(tag) is encrypted with a passphrase, not to recipients; odr cannot open it. The publisher must re-pack it with `odr pack --recipient …`; nothing was imported.")
     } catch let error as TrustError {
       throw ResourceError(.integrity, "'\(file.path)' of \(tag) matches the catalog's SHA-256 but cannot be decrypted: \(error.message) The publisher's pack is damaged; nothing was imported.")
     }

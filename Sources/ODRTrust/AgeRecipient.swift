@@ -25,7 +25,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   /// string (surrounding white space ignored).
   public init(_ string: String) throws {
     let text = string.trimmed
-    if text.hasPrefix("ssh-") {
+    if text.hasPrefix("ssh-") || text.hasPrefix("ecdsa-") || text.hasPrefix("sk-") {
       kind = .sshEd25519(try SSHKey(publicLine: text))
       return
     }
@@ -38,6 +38,27 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     default:
       throw Self.invalid(text)
     }
+  }
+
+  /// The recipients in the text of a recipients file, as age reads it:
+  /// one per line, empty lines and `#` comments ignored. SSH public keys
+  /// may be given as authorized_keys lines: options before the key type
+  /// are skipped, and the numbers of those lines returned, for a note.
+  public static func parseFile(_ text: String) throws -> (recipients: [AgeRecipient], linesWithOptions: [Int]) {
+    var recipients: [AgeRecipient] = [], withOptions: [Int] = []
+    for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+      var line = raw.trimmed
+      if line.isEmpty || line.hasPrefix("#") { continue }
+      let words = line.split(separator: " ")
+      if let type = words.firstIndex(where: { $0.hasPrefix("ssh-") || $0.hasPrefix("ecdsa-") || $0.hasPrefix("sk-") }), type > 0 {
+        withOptions.append(index + 1)
+        line = words[type...].joined(separator: " ")
+      }
+      do { recipients.append(try AgeRecipient(line)) } catch let error as TrustError {
+        throw TrustError(error.code, "line \(index + 1): \(error.message)", underlying: error)
+      }
+    }
+    return (recipients, withOptions)
   }
 
   init(kind: Kind) {

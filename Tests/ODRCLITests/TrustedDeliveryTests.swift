@@ -123,6 +123,36 @@ import Testing
     #expect(try await lookup() == value)
   }
 
+  @Test func postQuantumAndSSHRecipientsOpenTheirPacksAndMixingIsRefused() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let made = try await odr(["identity", "new", "pq-\(suffix)", "--pq"])
+    #expect(made.status == 0 && made.stdout.hasPrefix("age1pq1"), "\(made.stderr)")
+    #expect(made.stderr.contains("created post-quantum ML-KEM-768 + X25519 identity 'pq-\(suffix)'"))
+    let pq = made.stdout.trimmingCharacters(in: .newlines)
+    try await publish(value, version: 1, recipients: [pq])
+    let fetch = try await odr(["fetch", "APIKeys"])
+    #expect(fetch.status == 0, "\(fetch.stderr)")
+    #expect(try await lookup() == value)
+
+    // A classic recipient beside a post-quantum one: refused, nothing written.
+    let before = try Data(contentsOf: published.appending(path: "catalog.json"))
+    let mixed = try await odr(["pack", source.path, "--output", published.path, "--catalog-version", "2", "--recipient", pq,
+                               "--recipient", AgeIdentity().recipient.description])
+    #expect(mixed.status != 0 && mixed.stderr.contains("gives up the post-quantum protection"), "\(mixed.stderr)")
+    #expect(try Data(contentsOf: published.appending(path: "catalog.json")) == before)
+
+    // An SSH key from an authorized_keys-style file; its private key in ODR_IDENTITY, no keyring.
+    let key = root.appending(path: "id_ed25519")
+    #expect(try await Command.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key.path]).status == 0)
+    let keys = root.appending(path: "authorized_keys")
+    try Data(("# deploy\nrestrict " + (try String(contentsOf: key.appendingPathExtension("pub"), encoding: .utf8))).utf8).write(to: keys)
+    let pack = try await odr(["pack", source.path, "--output", published.path, "--catalog-version", "2", "--recipients-file", keys.path])
+    #expect(pack.status == 0 && pack.stderr.contains("authorized_keys options skipped on line 2"), "\(pack.stderr)")
+    let ciEnv = ["ODR_IDENTITY": try String(contentsOf: key, encoding: .utf8), "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
+    let exec = try await odr(["exec", "--fetch", "APIKeys", "--", "/bin/sh", "-c", "test \"$WEATHER\" = \(value)"], ciEnv)
+    #expect(exec.status == 0, "\(exec.stderr)")
+  }
+
   @Test func aMachineThatIsNotARecipientExitsTenAndChangesNothing() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let mine = try await identity("mine")

@@ -2,64 +2,116 @@ public import FoundationEssentials
 import Crypto
 import ODRURL
 
-/// AWS Signature Version 4 for S3 requests (header-based authentication),
-/// written over swift-crypto's HMAC-SHA256.
+/// AWS Signature Version 4 (header-based authentication), written over
+/// swift-crypto's HMAC-SHA256 and held to the AWS SigV4 test suite
+/// (Tests/Vectors/sigv4).
 ///
-/// The signed headers are exactly the ones passed in, plus `host`,
-/// `x-amz-date`, `x-amz-content-sha256` and, with temporary credentials,
-/// `x-amz-security-token`. S3 object keys are encoded once (S3 does not
-/// double-encode path segments, unlike other AWS services).
+/// The canonical request follows the published rules: the path encoded
+/// once (S3) or normalized first (other services); query parameters split
+/// on the *encoded* `&` and `=`, each name and value decoded then encoded
+/// again, sorted by name then value; header names lower-cased, values
+/// trimmed with inner runs of white space collapsed, repeated headers
+/// joined with commas in the order given, an IPv6 host in brackets.
 public struct SigV4Signer: Sendable {
   /// The hex SHA-256 of an empty body.
   public static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+  /// The payload hash of a body that is not hashed (S3 over HTTPS only).
+  public static let unsignedPayload = "UNSIGNED-PAYLOAD"
 
   public let credentials: AWSCredentials
   public let region: String
   public let service: String
+  /// Whether the path's `.` and `..` segments and repeated slashes are
+  /// resolved before signing: every service but S3, whose object keys are
+  /// taken literally.
+  public var normalizesPath: Bool
+  /// Whether `x-amz-content-sha256` is sent and signed: S3 requires it.
+  public var sendsPayloadHash: Bool
+  /// Whether a session token is signed (the default) or only sent, added
+  /// after signing, as a few services ask.
+  public var signsSessionToken = true
 
   public init(credentials: AWSCredentials, region: String, service: String = "s3") {
     self.credentials = credentials
     self.region = region
     self.service = service
+    normalizesPath = service != "s3"
+    sendsPayloadHash = service == "s3"
   }
 
-  /// The headers to send for a request: `headers` as given plus the ones
-  /// signing adds, `Authorization` last. `payloadHash` is the hex SHA-256
-  /// of the body (or `UNSIGNED-PAYLOAD`).
-  public func sign(method: String, url: URL, headers: [(String, String)], payloadHash: String, date: Date) -> [(String, String)] {
+  /// A request as signing sees it.
+  public struct Request: Sendable {
+    public var method: String
+    /// The path, not percent-encoded (`/a b/ሴ`).
+    public var path: String
+    /// The query as sent, percent-encoded, without `?` (empty for none).
+    public var query: String
+    /// The headers to send, `Host` among them.
+    public var headers: [(String, String)]
+    /// The hex SHA-256 of the body, or ``SigV4Signer/unsignedPayload``.
+    public var payloadHash: String
+
+    public init(method: String, path: String, query: String, headers: [(String, String)], payloadHash: String) {
+      (self.method, self.path, self.query, self.headers, self.payloadHash) = (method, path, query, headers, payloadHash)
+    }
+  }
+
+  /// What signing computed: the intermediate forms the test suite checks,
+  /// and the headers to send.
+  public struct Signature: Sendable {
+    public var canonicalRequest: String
+    public var stringToSign: String
+    /// The hex signature.
+    public var signature: String
+    /// The request's headers plus those signing adds, `Authorization` last.
+    public var headers: [(String, String)]
+  }
+
+  /// Signs `request` at `date`.
+  public func sign(_ request: Request, date: Date) -> Signature {
     let amzDate = Self.timestamp(date)
     let day = String(amzDate.prefix(8))
-    var all = headers
-    all.append(("host", Self.hostHeader(url)))
+    var all = request.headers
     all.append(("x-amz-date", amzDate))
-    all.append(("x-amz-content-sha256", payloadHash))
-    if let token = credentials.sessionToken { all.append(("x-amz-security-token", token)) }
-    let canonical = all.map { ($0.0.lowercased(), $0.1.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")) }
-      .sorted { $0.0 < $1.0 }
-    let signedHeaders = canonical.map(\.0).joined(separator: ";")
-    let request = [
-      method,
-      Self.canonicalPath(url),
-      Self.canonicalQuery(url),
-      canonical.map { "\($0.0):\($0.1)\n" }.joined(),
+    if sendsPayloadHash { all.append(("x-amz-content-sha256", request.payloadHash)) }
+    if let token = credentials.sessionToken, signsSessionToken { all.append(("x-amz-security-token", token)) }
+    let canonical = Self.canonicalHeaders(all)
+    let signedHeaders = canonical.map(\.name).joined(separator: ";")
+    let canonicalRequest = [
+      request.method,
+      Self.canonicalPath(request.path, normalize: normalizesPath),
+      Self.canonicalQuery(request.query),
+      canonical.map { "\($0.name):\($0.value)\n" }.joined(),
       signedHeaders,
-      payloadHash,
+      request.payloadHash,
     ].joined(separator: "\n")
     let scope = "\(day)/\(region)/\(service)/aws4_request"
-    let stringToSign = "AWS4-HMAC-SHA256\n\(amzDate)\n\(scope)\n\(Self.hex(SHA256.hash(data: Data(request.utf8))))"
+    let stringToSign = "AWS4-HMAC-SHA256\n\(amzDate)\n\(scope)\n\(Self.hex(SHA256.hash(data: Data(canonicalRequest.utf8))))"
     var key = SymmetricKey(data: Data("AWS4\(credentials.secretAccessKey)".utf8))
     for part in [day, region, service, "aws4_request"] {
       key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(part.utf8), using: key)))
     }
     let signature = Self.hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: key))
-    all.append(("Authorization", "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope),SignedHeaders=\(signedHeaders),Signature=\(signature)"))
-    return all
+    if let token = credentials.sessionToken, !signsSessionToken { all.append(("x-amz-security-token", token)) }
+    all.append(("Authorization", "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"))
+    return Signature(canonicalRequest: canonicalRequest, stringToSign: stringToSign, signature: signature, headers: all)
   }
 
-  /// The `Host` header for `url`: the port only when it is not the
-  /// scheme's default (as HTTP clients send it).
+  /// The headers to send for a request to `url`: `headers` as given plus
+  /// `host` and the ones signing adds, `Authorization` last.
+  public func sign(method: String, url: URL, headers: [(String, String)], payloadHash: String, date: Date) -> [(String, String)] {
+    var all = headers
+    if !all.contains(where: { $0.0.lowercased() == "host" }) { all.append(("host", Self.hostHeader(url))) }
+    let request = Request(method: method, path: url.path(percentEncoded: false), query: url.query(percentEncoded: true) ?? "",
+                          headers: all, payloadHash: payloadHash)
+    return sign(request, date: date).headers
+  }
+
+  /// The `Host` header for `url`: an IPv6 address in brackets, the port
+  /// only when it is not the scheme's default (as HTTP clients send it).
   static func hostHeader(_ url: URL) -> String {
-    let host = url.host ?? ""
+    var host = url.host(percentEncoded: true) ?? ""
+    if host.contains(":") && !host.hasPrefix("[") { host = "[\(host)]" }
     guard let port = url.port, port != (url.scheme == "https" ? 443 : 80) else { return host }
     return "\(host):\(port)"
   }
@@ -73,20 +125,68 @@ public struct SigV4Signer: Sendable {
     String(date.formatted(.iso8601).filter { !"-:".contains($0) })
   }
 
-  /// The URL's path, each byte outside RFC 3986's unreserved set encoded
-  /// once (`/` kept).
-  static func canonicalPath(_ url: URL) -> String {
-    let path = url.path(percentEncoded: false)
-    return path.isEmpty ? "/" : PercentEncoding.encode(path, keepSlash: true)
+  /// Header names lower-cased and sorted; values trimmed, inner white space
+  /// (folded lines included) collapsed to one space; a repeated header's
+  /// values joined with commas in the order given.
+  static func canonicalHeaders(_ headers: [(String, String)]) -> [(name: String, value: String)] {
+    var values: [String: [String]] = [:]
+    for (name, value) in headers {
+      let collapsed = value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }).joined(separator: " ")
+      values[name.lowercased(), default: []].append(collapsed)
+    }
+    return values.keys.sorted().map { ($0, values[$0]!.joined(separator: ",")) }
   }
 
-  /// The query's name=value pairs, encoded and sorted.
-  static func canonicalQuery(_ url: URL) -> String {
-    guard let query = url.query(percentEncoded: false), !query.isEmpty else { return "" }
-    return query.split(separator: "&").map { pair in
+  /// The path with every byte outside RFC 3986's unreserved set encoded
+  /// once (`/` kept); with `normalize`, `.`, `..` and empty segments
+  /// resolved first (a trailing slash kept).
+  static func canonicalPath(_ path: String, normalize: Bool) -> String {
+    guard !path.isEmpty else { return "/" }
+    var resolved = path
+    if normalize {
+      var segments: [Substring] = []
+      for segment in path.split(separator: "/", omittingEmptySubsequences: true) {
+        switch segment {
+        case ".": continue
+        case "..": _ = segments.popLast()
+        default: segments.append(segment)
+        }
+      }
+      resolved = "/" + segments.joined(separator: "/")
+      if path.hasSuffix("/") && !segments.isEmpty { resolved += "/" }
+    }
+    return PercentEncoding.encode(resolved, keepSlash: true)
+  }
+
+  /// The query's parameters, split on the encoded `&` and `=` (so an
+  /// encoded `%26` stays inside its value), each part decoded and encoded
+  /// again, sorted by name and then value.
+  static func canonicalQuery(_ query: String) -> String {
+    guard !query.isEmpty else { return "" }
+    let pairs = query.split(separator: "&").map { pair in
       let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      return PercentEncoding.encode(String(parts[0])) + "=" + (parts.count > 1 ? PercentEncoding.encode(String(parts[1])) : "")
-    }.sorted().joined(separator: "&")
+      return (name: encode(parts[0]), value: parts.count > 1 ? encode(parts[1]) : "")
+    }
+    return pairs.sorted { ($0.name, $0.value) < ($1.name, $1.value) }.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
+  }
+
+  /// Percent-decodes `part` (a `%` not followed by two hex digits is
+  /// kept as it is) and encodes it the SigV4 way.
+  private static func encode(_ part: Substring) -> String {
+    let bytes = Array(part.utf8)
+    var decoded: [UInt8] = []
+    var index = 0
+    while index < bytes.count {
+      if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+         let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16) {
+        decoded.append(value)
+        index += 3
+      } else {
+        decoded.append(bytes[index])
+        index += 1
+      }
+    }
+    return String(decoding: PercentEncoding.encode(decoded), as: UTF8.self)
   }
 
   package static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {

@@ -85,6 +85,7 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "NIOCore", package: "swift-nio", condition: tools),
         .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+        .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: strictSettings
     ),

@@ -112,16 +112,37 @@ public struct HTTPTransport: BlobTransport {
 
   // MARK: Requests
 
+  /// What a request sends, with the hex SHA-256 S3 signs: bytes in memory,
+  /// or a file streamed from disk (its hash known beforehand, as a blob's
+  /// name is its hash, and checked by S3 on arrival).
+  enum RequestBody {
+    case data(Data, sha256: String)
+    case file(URL, size: Int64, sha256: String)
+
+    var size: Int64 {
+      switch self {
+      case .data(let data, _): Int64(data.count)
+      case .file(_, let size, _): size
+      }
+    }
+
+    var sha256: String {
+      switch self {
+      case .data(_, let sha256), .file(_, _, let sha256): sha256
+      }
+    }
+  }
+
   /// Sends a request to `url` (http, https or s3), following up to five
   /// redirects between http(s) URLs. The credential goes only to its
   /// origin, at every hop; S3 requests are signed and never redirected.
-  func send(_ method: String, _ url: URL, headers: [(String, String)] = [], body: (data: Data, sha256: String)? = nil) async throws -> HTTPClientResponse {
+  func send(_ method: String, _ url: URL, headers: [(String, String)] = [], body: RequestBody? = nil) async throws -> HTTPClientResponse {
     var target = url
     for _ in 0...5 {
       var request = HTTPClientRequest(url: try address(of: target).absoluteString)
       request.method = HTTPMethod(rawValue: method)
       var all = headers
-      if let body { all.append(("Content-Length", String(body.data.count))) }
+      if let body { all.append(("Content-Length", String(body.size))) }
       if let s3, url.scheme == "s3" {
         let address = s3.httpURL(for: target)
         all = s3.headers(method: method, url: address, headers: all, payloadHash: body?.sha256 ?? SigV4Signer.emptyPayloadHash)
@@ -129,7 +150,11 @@ public struct HTTPTransport: BlobTransport {
         all.append((credential.header, credential.value))
       }
       for (name, value) in all where name.lowercased() != "content-length" { request.headers.add(name: name, value: value) }
-      if let body { request.body = .bytes(ByteBuffer(bytes: body.data)) }
+      switch body {
+      case .data(let data, _)?: request.body = .bytes(ByteBuffer(bytes: data))
+      case .file(let file, let size, _)?: request.body = .stream(FileChunks(path: file.path), length: .known(size))
+      case nil: break
+      }
       let response: HTTPClientResponse
       do {
         response = try await Self.client(for: timeouts).execute(request, timeout: .hours(24))

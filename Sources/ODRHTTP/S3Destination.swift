@@ -2,14 +2,18 @@ public import FoundationEssentials
 import AsyncHTTPClient
 import Crypto
 import NIOHTTP1
+#if canImport(Glibc)
+import Glibc
+#endif
 public import ODRResources
 
 /// An `s3://bucket/prefix` destination for `odr publish`: objects are
 /// written with signed single `PUT`s (atomic in S3: readers see the old
 /// object or the new one) carrying `Cache-Control`.
 ///
-/// Each object is sent in one request, so it is read into memory first and
-/// may be at most 5 GiB (S3's limit for a single PUT).
+/// Each object is sent in one request, streamed from disk (a blob) or from
+/// memory (the small catalog files), signed with its SHA-256, which S3
+/// checks; an object may be at most 5 GiB (S3's limit for a single PUT).
 public struct S3Destination: PublishDestination {
   public let location: URL
   let transport: HTTPTransport
@@ -39,21 +43,19 @@ public struct S3Destination: PublishDestination {
   }
 
   public func upload(_ file: URL, sha256: String, to path: String, cacheControl: String) async throws {
-    let data: Data
-    do { data = try Data(contentsOf: file) } catch {
-      throw ResourceError(.io, "Cannot read '\(file.path)': \(error).")
-    }
-    try await put(data, sha256: sha256, to: path, cacheControl: cacheControl)
+    var info = stat()
+    guard stat(file.path, &info) == 0 else { throw ResourceError(.io, "Cannot read '\(file.path)'.") }
+    let size = Int64(info.st_size)
+    try await put(.file(file, size: size, sha256: sha256), to: path, cacheControl: cacheControl)
   }
 
   public func upload(_ data: Data, to path: String, cacheControl: String) async throws {
-    try await put(data, sha256: SigV4Signer.hex(SHA256.hash(data: data)), to: path, cacheControl: cacheControl)
+    try await put(.data(data, sha256: SigV4Signer.hex(SHA256.hash(data: data))), to: path, cacheControl: cacheControl)
   }
 
-  private func put(_ data: Data, sha256: String, to path: String, cacheControl: String) async throws {
+  private func put(_ body: HTTPTransport.RequestBody, to path: String, cacheControl: String) async throws {
     let type = path.hasSuffix(".json") ? "application/json" : "application/octet-stream"
-    let response = try await transport.send("PUT", url(path), headers: [("Cache-Control", cacheControl), ("Content-Type", type)],
-                                            body: (data, sha256))
+    let response = try await transport.send("PUT", url(path), headers: [("Cache-Control", cacheControl), ("Content-Type", type)], body: body)
     try await HTTPTransport.check(response, url: url(path), credential: transport.s3?.credentialName ?? "", secrets: transport.secrets)
   }
 

@@ -691,3 +691,84 @@ if wants("n") {
   report("(n) provider.key on a service of 501 keys \(ms(median(providerReads)))   bare secret_password_lookup of the same \(ms(median(bareLookups)))   ratio \(ratio(median(providerReads), median(bareLookups)))   (target ≤ 1.20×)   [reading every key, as the provider did before: \(ms(median(wholeService)))]")
   try await bulk.deleteAll()
 }
+
+// (o) Conformance costs (issue 26): `odr fetch` of a 500-key pack encrypted
+// to a post-quantum identity vs the same keys encrypted to an X25519 one
+// (both identities in the keyring, alternating, each into an emptied
+// keyring); the header bytes one post-quantum recipient adds; and a 1 GiB
+// `odr publish` to moto_server (signature checking on), streamed from disk,
+// vs boto3's upload_file of the same file, with odr's peak RSS.
+if wants("o") {
+  let pqRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_PQ_RUNS"] ?? "") ?? 9
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-pq-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  let source = work.appending(path: "src")
+  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+  let pqService = "com.odr.bench.pq"
+  try Data(#"{"bundle": "\#(pqService)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+    .write(to: source.appending(path: "tags.json"))
+  let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
+  try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
+  var env = ProcessInfo.processInfo.environment
+  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  env["XDG_STATE_HOME"] = work.appending(path: "state").path
+  let (pq, classic) = (try AgeIdentity(postQuantum: true), AgeIdentity())
+  let names = ["bench-pq-\(UUID().uuidString.prefix(8))", "bench-x-\(UUID().uuidString.prefix(8))"]
+  let identities = try SecretServiceStore(service: "odr.identity")
+  try await identities.setValue(pq.secretKeyString, for: names[0])
+  try await identities.setValue(classic.secretKeyString, for: names[1])
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pq").path, "--quiet", "--recipient", pq.recipient.description], environment: env)
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "x").path, "--quiet", "--recipient", classic.recipient.description], environment: env)
+  let store = try SecretServiceStore(service: pqService)
+  var pqTimes: [Duration] = [], classicTimes: [Duration] = []
+  var classicEnv = env
+  classicEnv["XDG_STATE_HOME"] = work.appending(path: "state-x").path
+  for run in 0..<pqRuns {
+    for isPQ in run % 2 == 0 ? [true, false] : [false, true] {
+      try await store.deleteAll()
+      let args = ["fetch", "APIKeys", "--catalog", work.appending(path: isPQ ? "pq" : "x").path, "--quiet"]
+      if isPQ { pqTimes.append(try time(odrPath, args, environment: env)) } else { classicTimes.append(try time(odrPath, args, environment: classicEnv)) }
+    }
+  }
+  try await store.deleteAll()
+  for name in names { _ = try await identities.deleteValue(for: name) }
+  let one = try Age.encrypt(Data(), to: [pq.recipient]).count, two = try Age.encrypt(Data(), to: [pq.recipient, try AgeIdentity(postQuantum: true).recipient]).count
+  let x1 = try Age.encrypt(Data(), to: [classic.recipient]).count, x2 = try Age.encrypt(Data(), to: [classic.recipient, AgeIdentity().recipient]).count
+  report("(o) fetch 500, post-quantum vs X25519 pack:  \(ms(median(pqTimes)))   vs \(ms(median(classicTimes)))   ratio \(ratio(median(pqTimes), median(classicTimes)))   (target ≤ 1.05×)   [median of \(pqRuns)]; header bytes per recipient: post-quantum \(two - one) (spec: ~1.6 KiB), X25519 \(x2 - x1)")
+
+  // 1 GiB to moto, streamed.
+  let big = work.appending(path: "big")
+  try FileManager.default.createDirectory(at: big, withIntermediateDirectories: true)
+  try Data(#"{"bundle": "com.odr.bench.upload", "tags": {"Movie": {"category": "onDemand", "files": ["movie.bin"]}}}"#.utf8).write(to: big.appending(path: "tags.json"))
+  let movie = big.appending(path: "movie.bin")
+  _ = FileManager.default.createFile(atPath: movie.path, contents: nil)
+  let handle = try FileHandle(forWritingTo: movie)
+  var state: UInt64 = 0x9e3779b97f4a7c15
+  for _ in 0..<(1 << 10) {  // 1,024 × 1 MiB of pseudo-random bytes
+    var chunk = Data(count: 1 << 20)
+    chunk.withUnsafeMutableBytes { buffer in
+      for offset in stride(from: 0, to: buffer.count, by: 8) {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        buffer.storeBytes(of: state, toByteOffset: offset, as: UInt64.self)
+      }
+    }
+    handle.write(chunk)
+  }
+  try handle.close()
+  try time(odrPath, ["pack", big.path, "--output", work.appending(path: "bigpub").path, "--quiet"], environment: env)
+  try FileManager.default.removeItem(at: movie)
+  let moto = try await MotoServer.start()
+  defer { moto.stop() }
+  let user = moto.environment(moto.user, base: env)
+  let start = clock.now
+  let published = try await Command.run("/usr/bin/time", ["-f", "%M", odrPath, "publish", work.appending(path: "bigpub").path, "s3://\(moto.bucket)/big", "--quiet"], environment: user)
+  let odrUpload = clock.now - start
+  guard published.status == 0 else { fatalError("odr publish failed: \(published.stderr)") }
+  let rss = Int(published.stderr.split(separator: "\n").last ?? "") ?? 0
+  let blob = try FileManager.default.contentsOfDirectory(atPath: work.appending(path: "bigpub/blobs").path)[0]
+  let botoStart = clock.now
+  let boto = try await moto.boto("s3.upload_file('\(work.appending(path: "bigpub/blobs/\(blob)").path)', '\(moto.bucket)', 'boto/big.bin')")
+  let botoUpload = clock.now - botoStart
+  guard boto.status == 0 else { fatalError("boto3 upload failed: \(boto.stderr)") }
+  report("(o) publish 1 GiB to moto_server:  odr \(ms(odrUpload))   boto3 upload_file \(ms(botoUpload))   ratio \(ratio(odrUpload, botoUpload)); odr peak RSS \(rss / 1024) MiB (target ≤ 64 MiB)   [one run each]")
+}

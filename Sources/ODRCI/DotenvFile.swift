@@ -5,15 +5,24 @@ import ODRKeys
 /// line must parse, or the file is refused naming `file:line:column`.
 ///
 /// Accepted: `KEY=value` and `export KEY=value`, blank lines, `#` comments
-/// (also after a value, when preceded by white space); unquoted values
-/// (trailing white space dropped); single-quoted values (`\'` and `\\`
-/// decoded) and double-quoted values (`\\ \' \" \a \b \f \n \r \t \v`
-/// decoded), both of which may span lines; CRLF and CR line ends (read as
-/// LF, as Python reads text, also inside quoted values). A value that is
-/// exactly a reference, `odr://KEY` or `odr://SERVICE/KEY` (quoted or not),
-/// is resolved from the keyring; any other value is passed through as it
-/// is. Not supported, unlike python-dotenv: `${VAR}` expansion (values are
-/// literal), keys without `=`, and single-quoted key names.
+/// (after an unquoted value only when preceded by white space, after a
+/// closing quote directly); unquoted values (trailing white space dropped);
+/// single-quoted values (`\'` and `\\` decoded) and double-quoted values
+/// (`\\ \' \" \a \b \f \n \r \t \v` decoded), both of which may span
+/// lines; CRLF and CR line ends (read as LF, as Python reads text, also
+/// inside quoted values); a UTF-8 byte order mark at the start (skipped, as
+/// docker compose does; python-dotenv would make it part of the first name).
+///
+/// A value that has the shape of a reference, `odr://KEY` or
+/// `odr://SERVICE/KEY` (quoted or not, with a valid key name and service),
+/// is resolved from the keyring; any other value, `odr://host/a/b` among
+/// them, is passed through as it is.
+///
+/// `${VAR}` (a `${` closed by a `}`) in a value is refused, naming its
+/// place: python-dotenv would expand it (in any quotes; docker compose
+/// outside single quotes), odr passes values as written, so the file would
+/// mean two things. Not supported either: keys without `=` and
+/// single-quoted key names.
 public struct DotenvFile: Sendable {
   /// One variable.
   public struct Entry: Sendable, Equatable {
@@ -35,7 +44,8 @@ public struct DotenvFile: Sendable {
     self.path = path
     // Line ends as Python reads text files: CRLF and CR become LF (inside
     // quoted values too).
-    let normalized = text.replacing("\r\n", with: "\n").replacing("\r", with: "\n")
+    var normalized = text.replacing("\r\n", with: "\n").replacing("\r", with: "\n")
+    if normalized.unicodeScalars.first == "\u{FEFF}" { normalized.unicodeScalars.removeFirst() }
     var parser = Parser(scalars: Array(normalized.unicodeScalars), path: path)
     entries = try parser.parse()
   }
@@ -66,10 +76,12 @@ public struct DotenvFile: Sendable {
 
     var atLineEnd: Bool { current == nil || current == "\n" || current == "\r" }
 
-    mutating func endLine() throws {
+    mutating func endLine(afterQuote: Bool = false) throws {
       skipBlanks()
       if current == "#" { while !atLineEnd { advance() } }
-      guard atLineEnd else { throw fail("expected the end of the line (or a # comment after white space)") }
+      guard atLineEnd else {
+        throw fail(afterQuote ? "expected the end of the line or a # comment after the closing quote" : "expected the end of the line or a # comment")
+      }
       if current == "\r" { advance() }
       if current == "\n" { advance() }
     }
@@ -99,17 +111,26 @@ public struct DotenvFile: Sendable {
         skipBlanks()
         let valuePlace = place
         let (text, quoted) = try value()
-        try endLine()
-        if text.hasPrefix("odr://") {
-          do { entries.append(Entry(name: name, value: .reference(try SecretReference(text)), place: valuePlace)) } catch let error as CIError {
-            throw CIError(.invalidInput, "\(valuePlace): \(error.message).", underlying: error)
-          }
+        try endLine(afterQuote: quoted)
+        if let reference = try? SecretReference(text) {
+          entries.append(Entry(name: name, value: .reference(reference), place: valuePlace))
         } else {
-          _ = quoted
           entries.append(Entry(name: name, value: .plain(text), place: valuePlace))
         }
       }
       return entries
+    }
+
+    /// Throws when the raw value `scalars[start..<end]` (its first scalar at
+    /// `line`, `column`) holds `${…}`, which python-dotenv would expand.
+    func refuseExpansion(_ start: Int, _ end: Int, line: Int, column: Int) throws {
+      var (line, column) = (line, column)
+      for position in start..<end {
+        if scalars[position] == "$", position + 1 < end, scalars[position + 1] == "{", scalars[(position + 2)..<end].contains("}") {
+          throw CIError(.invalidInput, "\(path):\(line):\(column): ${…} would be expanded by python-dotenv (and by docker compose outside single quotes), but odr passes values as written; write the value out.")
+        }
+        if scalars[position] == "\n" { (line, column) = (line + 1, 1) } else { column += 1 }
+      }
     }
 
     /// The value at the cursor and whether it was quoted.
@@ -123,14 +144,20 @@ public struct DotenvFile: Sendable {
           text = Array(text[..<hash])
         }
         while let last = text.last, last.properties.isWhitespace { text.removeLast() }
+        try refuseExpansion(start, start + text.count, line: line, column: start - lineStart + 1)
         return (String(String.UnicodeScalarView(text)), false)
       }
       let open = place
       advance()
+      let (start, startLine, startColumn) = (index, line, index - lineStart + 1)
       var text = String.UnicodeScalarView()
       while true {
         guard let c = current else { throw CIError(.invalidInput, "\(open): this \(quote == "'" ? "single" : "double")-quoted value is never closed.") }
-        if c == quote { advance(); break }
+        if c == quote {
+          try refuseExpansion(start, index, line: startLine, column: startColumn)
+          advance()
+          break
+        }
         if c == "\\", index + 1 < scalars.count {
           let next = scalars[index + 1]
           let decoded: Unicode.Scalar? = quote == "'"

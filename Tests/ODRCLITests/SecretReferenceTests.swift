@@ -88,7 +88,7 @@ import Testing
     try await storeKeys()
     let marker = root.appending(path: "ran").path
     let cases: [(String, String)] = [
-      ("OK=odr://Weather\nBAD=odr://bad name\n", "bad.env:2:5: in 'odr://bad name'"),
+      ("OK=odr://Weather\nBAD=\"${HOME}\"\n", "bad.env:2:6: ${…} would be expanded by python-dotenv"),
       ("OK=1\n\nMISSING=odr://Nope\n", "bad.env:3:9: no key 'Nope' in \(service)"),
       ("LD_PRELOAD=odr://Weather\n", "bad.env:1:12: LD_PRELOAD is one of the variables"),
       ("A=\"never closed\n", "bad.env:1:3: this double-quoted value is never closed"),

@@ -122,6 +122,7 @@ let package = Package(
     .target(
       name: "ODRCommandLine",
       dependencies: [
+        "CHardening",
         "ODRCI",
         "ODRConfiguration",
         "ODRURL",

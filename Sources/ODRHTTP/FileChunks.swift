@@ -6,6 +6,8 @@ import SystemPackage
 /// A file read in 256 KiB buffers as an async sequence: the body of a
 /// streamed upload, so an object of any size is sent with a few buffers in
 /// memory. The file is opened on the first read and closed at its end.
+/// The iterator reuses its buffer: a new one is allocated (copy on write)
+/// only while the previous chunk is still being sent.
 struct FileChunks: AsyncSequence, Sendable {
   typealias Element = ByteBuffer
   let path: String
@@ -15,6 +17,7 @@ struct FileChunks: AsyncSequence, Sendable {
     let path: String
     var descriptor: SystemPackage.FileDescriptor?
     var finished = false
+    var buffer = ByteBufferAllocator().buffer(capacity: FileChunks.chunkSize)
 
     mutating func next() async throws -> ByteBuffer? {
       guard !finished else { return nil }
@@ -24,7 +27,7 @@ struct FileChunks: AsyncSequence, Sendable {
         }
       }
       guard let descriptor else { return nil }
-      var buffer = ByteBufferAllocator().buffer(capacity: FileChunks.chunkSize)
+      buffer.clear()
       var failure: (any Error)?
       let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: FileChunks.chunkSize) { bytes in
         do { return try descriptor.read(into: bytes) } catch {

@@ -45,6 +45,22 @@ func time(_ executable: String, _ arguments: [String], input: String? = nil, env
 }
 
 /// A bare libsecret lookup on the calling thread: the floor odr is measured against.
+/// A publisher's folder under `work` with a 500-key APIKeys secrets tag of
+/// `bundle`, and the environment of a client whose cache and state are in
+/// `work`.
+func apiKeysSource(in work: URL, bundle: String) throws -> (source: URL, environment: [String: String]) {
+  let source = work.appending(path: "src")
+  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+  try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+    .write(to: source.appending(path: "tags.json"))
+  let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
+  try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
+  var env = ProcessInfo.processInfo.environment
+  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  env["XDG_STATE_HOME"] = work.appending(path: "state").path
+  return (source, env)
+}
+
 func bareLookup(_ name: String, in service: String = service) -> Bool {
   let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)
   defer { g_hash_table_unref(table) }
@@ -146,16 +162,8 @@ if wants("d") {
   if fetchRuns > 0 {
     let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: work) }
-    let source = work.appending(path: "src")
-    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
     let fetchService = "com.odr.bench.fetch"
-    try Data(#"{"bundle": "\#(fetchService)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
-      .write(to: source.appending(path: "tags.json"))
-    let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
-    try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
-    var env = ProcessInfo.processInfo.environment
-    env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
-    env["XDG_STATE_HOME"] = work.appending(path: "state").path
+    let (source, env) = try apiKeysSource(in: work, bundle: fetchService)
     try time(odrPath, ["pack", source.path, "--output", work.appending(path: "catalog").path, "--quiet", "--plaintext-secrets"], environment: env)
     let fetchArgs = ["fetch", "APIKeys", "--catalog", work.appending(path: "catalog").path, "--quiet"]
     let fetchStore = try SecretServiceStore(service: fetchService)
@@ -369,16 +377,8 @@ if wants("i") {
   if trustRuns > 0 {
     let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-trust-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: work) }
-    let source = work.appending(path: "src")
-    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
     let trustService = "com.odr.bench.trust"
-    try Data(#"{"bundle": "\#(trustService)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
-      .write(to: source.appending(path: "tags.json"))
-    let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
-    try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
-    var env = ProcessInfo.processInfo.environment
-    env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
-    env["XDG_STATE_HOME"] = work.appending(path: "state").path
+    let (source, env) = try apiKeysSource(in: work, bundle: trustService)
     let identityName = "bench-\(UUID().uuidString.prefix(8))"
     let identity = AgeIdentity()
     try await SecretServiceStore(service: "odr.identity").setValue(identity.secretKeyString, for: identityName)
@@ -702,16 +702,8 @@ if wants("o") {
   let pqRuns = Int(ProcessInfo.processInfo.environment["ODR_BENCH_PQ_RUNS"] ?? "") ?? 9
   let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-pq-\(UUID().uuidString)")
   defer { try? FileManager.default.removeItem(at: work) }
-  let source = work.appending(path: "src")
-  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
   let pqService = "com.odr.bench.pq"
-  try Data(#"{"bundle": "\#(pqService)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
-    .write(to: source.appending(path: "tags.json"))
-  let keys = (1...500).map { "\"K\($0)\": \"value-\($0)-\(UUID().uuidString)\"" }.joined(separator: ", ")
-  try Data("{\(keys)}".utf8).write(to: source.appending(path: "APIKeys.json"))
-  var env = ProcessInfo.processInfo.environment
-  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
-  env["XDG_STATE_HOME"] = work.appending(path: "state").path
+  let (source, env) = try apiKeysSource(in: work, bundle: pqService)
   let (pq, classic) = (try AgeIdentity(postQuantum: true), AgeIdentity())
   let names = ["bench-pq-\(UUID().uuidString.prefix(8))", "bench-x-\(UUID().uuidString.prefix(8))"]
   let identities = try SecretServiceStore(service: "odr.identity")

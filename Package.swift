@@ -68,7 +68,7 @@ let package = Package(
     ),
     .target(
       name: "ODRTrust",
-      dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["CGcryptRSA", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -114,6 +114,9 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .target(name: "CHardening"),
+    // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
+    // libsecret already loads (libsecret-1-dev depends on libgcrypt20-dev).
+    .target(name: "CGcryptRSA", linkerSettings: [.linkedLibrary("gcrypt")]),
     .target(
       name: "ODRCI",
       dependencies: ["ODRKeys", "CHardening", .product(name: "SystemPackage", package: "swift-system")],

@@ -17,7 +17,7 @@ extension AgeIdentity: KeyringKey {
         odr identity new laptop-pq --pq
         odr identity export ci | gh secret set ODR_IDENTITY
 
-      An identity is X25519 (age1…) or, with --pq, hybrid post-quantum ML-KEM-768 + X25519 (age1pq1…); a pack is encrypted to one kind only. An unencrypted OpenSSH ssh-ed25519 key can also be imported, or passed in --identity-file / ODR_IDENTITY.
+      An identity is X25519 (age1…) or, with --pq, hybrid post-quantum ML-KEM-768 + X25519 (age1pq1…); a pack is encrypted to one kind only. An unencrypted OpenSSH ssh-ed25519 or ssh-rsa key can also be imported, or passed in --identity-file / ODR_IDENTITY.
       """,
     noun: "identity",
     name: "The identity's name.",
@@ -25,10 +25,10 @@ extension AgeIdentity: KeyringKey {
     unreadable: "(not an age identity)",
     importPrompt: "Identity (AGE-SECRET-KEY-1… or AGE-SECRET-KEY-PQ-1…): ",
     new: .init(abstract: "Create an identity in the keyring and print its recipient (age1…, or age1pq1… with --pq).", example: "odr identity new laptop --pq"),
-    public: .init(abstract: "Print an identity's recipient (age1…, age1pq1… or ssh-ed25519 …), to send to the publisher.", example: "odr identity recipient laptop"),
+    public: .init(abstract: "Print an identity's recipient (age1…, age1pq1… or ssh-…), to send to the publisher.", example: "odr identity recipient laptop"),
     export: .init(abstract: "Print the identity as an age identity file (for a CI secret store, or `age -d -i`). Handle it like a password.",
                   example: "odr identity export ci | gh secret set ODR_IDENTITY"),
-    import: .init(abstract: "Store an identity (AGE-SECRET-KEY-1…, AGE-SECRET-KEY-PQ-1…, an identity file holding one, or an unencrypted OpenSSH ssh-ed25519 private key) read from standard input.",
+    import: .init(abstract: "Store an identity (AGE-SECRET-KEY-1…, AGE-SECRET-KEY-PQ-1…, an identity file holding one, or an unencrypted OpenSSH ssh-ed25519 or ssh-rsa private key) read from standard input.",
                   example: "odr identity import laptop < key.txt"),
     list: .init(abstract: "List the identities in the keyring with their recipients.", example: "odr identity list"),
     delete: .init(abstract: "Delete an identity from the keyring (packs encrypted only to it can no longer be read here).",

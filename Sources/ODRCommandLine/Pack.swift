@@ -50,10 +50,10 @@ extension ODR {
     @Flag(help: "Sign with a key the previous catalog does not list as a next signer, starting a new trust root: no hand-over chain leads to it, so every client must pin the new key.")
     var newTrustRoot = false
 
-    @Option(help: ArgumentHelp("Encrypt every secrets tag to this recipient too (age1…, age1pq1…, or \"ssh-ed25519 AAAA…\"); repeatable.", valueName: "recipient"))
+    @Option(help: ArgumentHelp("Encrypt every secrets tag to this recipient too (age1…, age1pq1…, or an SSH public key \"ssh-ed25519 AAAA…\" / \"ssh-rsa AAAA…\"); repeatable.", valueName: "recipient"))
     var recipient: [String] = []
 
-    @Option(help: ArgumentHelp("A file of recipients, one per line, # comments; ssh-ed25519 keys as in authorized_keys (options skipped).", valueName: "file"))
+    @Option(help: ArgumentHelp("A file of recipients, one per line, # comments; SSH keys as in authorized_keys (options skipped).", valueName: "file"))
     var recipientsFile: [String] = []
 
     @Flag(help: "Publish secrets tags that have no recipient in plaintext (with a warning) instead of refusing.")

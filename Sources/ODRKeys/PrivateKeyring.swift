@@ -43,7 +43,7 @@ extension PrivateKeyring {
   /// The identities a client decrypts with: those in `ODR_IDENTITY`
   /// (`environment`: one or more `AGE-SECRET-KEY-1…` or
   /// `AGE-SECRET-KEY-PQ-1…`, newline-separated, or an unencrypted OpenSSH
-  /// ssh-ed25519 private key) and
+  /// ssh-ed25519 or ssh-rsa private key) and
   /// in identity files when any is given — then the keyring is not asked,
   /// which suits CI; otherwise every identity in the keyring.
   public static func identities(environment: String?, files: [String], keyring: () throws -> any SecretStore) async throws -> [AgeIdentity] {

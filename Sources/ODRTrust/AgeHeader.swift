@@ -114,6 +114,9 @@ extension AgeHeader.Stanza {
       try shape(arguments: 2, body: 32)
       try argument(0, bytes: 4)
       try argument(1, bytes: 32)
+    case "ssh-rsa":
+      try shape(arguments: 1, body: nil)
+      try argument(0, bytes: 4)
     case "scrypt":
       try shape(arguments: 2, body: 32)
       try argument(0, bytes: 16)

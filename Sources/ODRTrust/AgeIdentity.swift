@@ -3,7 +3,7 @@ import Crypto
 
 /// An age identity (private key): X25519 (`AGE-SECRET-KEY-1…`), hybrid
 /// post-quantum ML-KEM-768 + X25519 (`AGE-SECRET-KEY-PQ-1…`), or an
-/// unencrypted OpenSSH ssh-ed25519 private key.
+/// unencrypted OpenSSH ssh-ed25519 or ssh-rsa private key.
 ///
 /// Its description never shows the key: use ``secretKeyString`` on purpose.
 public struct AgeIdentity: Sendable, CustomStringConvertible {
@@ -13,6 +13,8 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
     /// The SSH key, its X25519 secret (SHA-512 of the seed, first half)
     /// and the file it came from (what `export` gives back).
     case sshEd25519(SSHKey, Curve25519.KeyAgreement.PrivateKey, file: String)
+    /// The SSH key, its private exponent and the file it came from.
+    case sshRSA(SSHKey, privateExponent: [UInt8], file: String)
   }
 
   let kind: Kind
@@ -41,9 +43,13 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
   public init(_ string: String) throws {
     let text = string.trimmed
     if text.hasPrefix("-----BEGIN") {
-      let (key, seed) = try SSHKey.privateKey(text)
-      let scalar = Array(SHA512.hash(data: seed).prefix(32))
-      self.init(kind: .sshEd25519(key, try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: scalar), file: text + "\n"))
+      switch try SSHKey.privateKey(text) {
+      case (let key, .ed25519(let seed)):
+        let scalar = Array(SHA512.hash(data: seed).prefix(32))
+        self.init(kind: .sshEd25519(key, try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: scalar), file: text + "\n"))
+      case (let key, .rsa(let exponent)):
+        self.init(kind: .sshRSA(key, privateExponent: exponent, file: text + "\n"))
+      }
       return
     }
     // Upper case, as age requires (its Bech32 keeps the case of the prefix).
@@ -59,7 +65,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
     }
   }
 
-  private static let invalid = TrustError(.invalidKey, "This is not an age identity (AGE-SECRET-KEY-1… or AGE-SECRET-KEY-PQ-1…, as `odr identity export` or `age-keygen` write it, or an OpenSSH ssh-ed25519 private key).")
+  private static let invalid = TrustError(.invalidKey, "This is not an age identity (AGE-SECRET-KEY-1… or AGE-SECRET-KEY-PQ-1…, as `odr identity export` or `age-keygen` write it, or an OpenSSH ssh-ed25519 or ssh-rsa private key).")
 
   /// Every identity in the text of an identity file, read as `age` reads
   /// it: either an OpenSSH private key file, or one `AGE-SECRET-KEY-1…` /
@@ -84,12 +90,13 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
   public var isPostQuantum: Bool { recipient.isPostQuantum }
 
   /// What kind of identity this is, for people: "X25519",
-  /// "post-quantum ML-KEM-768 + X25519" or "ssh-ed25519".
+  /// "post-quantum ML-KEM-768 + X25519", "ssh-ed25519" or "ssh-rsa".
   public var kindName: String {
     switch kind {
     case .x25519: "X25519"
     case .mlkem768x25519: "post-quantum ML-KEM-768 + X25519"
     case .sshEd25519: "ssh-ed25519"
+    case .sshRSA: "ssh-rsa"
     }
   }
 
@@ -98,7 +105,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
     switch kind {
     case .x25519(let key): AgeRecipient(kind: .x25519(Array(key.publicKey.rawRepresentation)))
     case .mlkem768x25519(let key, _): AgeRecipient(kind: .mlkem768x25519(Array(key.publicKey.rawRepresentation)))
-    case .sshEd25519(let key, _, _): AgeRecipient(kind: .sshEd25519(key))
+    case .sshEd25519(let key, _, _), .sshRSA(let key, _, _): AgeRecipient(kind: .ssh(key))
     }
   }
 
@@ -108,15 +115,17 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
     switch kind {
     case .x25519(let key): Bech32.encode(hrp: "age-secret-key-", data: Array(key.rawRepresentation)).uppercased()
     case .mlkem768x25519(_, let seed): Bech32.encode(hrp: "age-secret-key-pq-", data: seed).uppercased()
-    case .sshEd25519(_, _, let file): file
+    case .sshEd25519(_, _, let file), .sshRSA(_, _, let file): file
     }
   }
 
   /// The identity file text `age -i` reads: a comment with the recipient,
   /// then the key (an OpenSSH key file as it is).
   public var fileText: String {
-    if case .sshEd25519(_, _, let file) = kind { return file }
-    return "# public key: \(recipient)\n\(secretKeyString)\n"
+    switch kind {
+    case .sshEd25519(_, _, let file), .sshRSA(_, _, let file): file
+    case .x25519, .mlkem768x25519: "# public key: \(recipient)\n\(secretKeyString)\n"
+    }
   }
 
   public var description: String { "age identity for \(recipient)" }
@@ -137,6 +146,9 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
       let shared = try AgeRecipient.tweak(try Self.agree(key, share), for: ssh)
       let salt = share + Array(key.publicKey.rawRepresentation)
       return AgeRecipient.open(stanza.body, with: AgeRecipient.derive(shared, salt: salt, info: AgeRecipient.sshLabel))
+    case (.sshRSA(let ssh, let privateExponent, _), "ssh-rsa"):
+      guard stanza.arguments[0] == ssh.tag, case .rsa(let modulus, let exponent) = ssh.algorithm else { return nil }
+      return RSAOAEP.decrypt(stanza.body, modulus: modulus, exponent: exponent, privateExponent: privateExponent, label: AgeRecipient.rsaLabel)
     case (.mlkem768x25519(let key, _), "mlkem768x25519"):
       let enc = Base64.decodeUnpadded(stanza.arguments[0][...]) ?? []
       // X-Wing's last 32 bytes are the sender's X25519 share: a low-order

@@ -4,12 +4,12 @@ import Crypto
 /// An age recipient: the public half of an ``AgeIdentity``. Packs of
 /// secrets are encrypted to recipients. Three kinds, as age defines them:
 /// X25519 (`age1…`), hybrid post-quantum ML-KEM-768 + X25519
-/// (`age1pq1…`), and SSH Ed25519 keys (`ssh-ed25519 AAAA…`).
+/// (`age1pq1…`), and SSH keys (`ssh-ed25519 AAAA…`, `ssh-rsa AAAA…`).
 public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   enum Kind: Sendable, Hashable {
     case x25519([UInt8])
     case mlkem768x25519([UInt8])
-    case sshEd25519(SSHKey)
+    case ssh(SSHKey)
   }
 
   let kind: Kind
@@ -17,16 +17,17 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   static let pqLabel = "age-encryption.org/mlkem768x25519"
   static let x25519Label = "age-encryption.org/v1/X25519"
   static let sshLabel = "age-encryption.org/v1/ssh-ed25519"
+  static let rsaLabel = "age-encryption.org/v1/ssh-rsa"
   /// X-Wing (ML-KEM-768 + X25519) with HKDF-SHA-256 and ChaCha20-Poly1305,
   /// as the age spec's mlkem768x25519 stanza uses it.
   static let pqSuite = HPKE.Ciphersuite(kem: .XWingMLKEM768X25519, kdf: .HKDF_SHA256, aead: .chaChaPoly)
 
-  /// Parses an `age1…`, `age1pq1…` or `ssh-ed25519 AAAA… [comment]`
-  /// string (surrounding white space ignored).
+  /// Parses an `age1…`, `age1pq1…`, `ssh-ed25519 AAAA… [comment]` or
+  /// `ssh-rsa AAAA… [comment]` string (surrounding white space ignored).
   public init(_ string: String) throws {
     let text = string.trimmed
     if text.hasPrefix("ssh-") || text.hasPrefix("ecdsa-") || text.hasPrefix("sk-") {
-      kind = .sshEd25519(try SSHKey(publicLine: text))
+      kind = .ssh(try SSHKey(publicLine: text))
       return
     }
     guard text == text.lowercased(), let (hrp, data) = Bech32.decode(text) else { throw Self.invalid(text) }
@@ -67,7 +68,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
 
   private static func invalid(_ text: String) -> TrustError {
     let advice = KeyText.looksPrivate(text) ? " Give the identity's recipient (`odr identity recipient NAME` or `age-keygen -y FILE`), never the identity itself." : ""
-    return TrustError(.invalidKey, "Expected an age recipient (age1… or age1pq1… as printed by `odr identity recipient` or `age-keygen -y`, or an ssh-ed25519 public key), got \(KeyText.describe(text)).\(advice)")
+    return TrustError(.invalidKey, "Expected an age recipient (age1… or age1pq1… as printed by `odr identity recipient` or `age-keygen -y`, or an ssh-ed25519 or ssh-rsa public key), got \(KeyText.describe(text)).\(advice)")
   }
 
   /// Whether this is a hybrid post-quantum (ML-KEM-768 + X25519) recipient.
@@ -75,12 +76,12 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     if case .mlkem768x25519 = kind { true } else { false }
   }
 
-  /// The `age1…`, `age1pq1…` or `ssh-ed25519 AAAA…` form.
+  /// The `age1…`, `age1pq1…`, `ssh-ed25519 AAAA…` or `ssh-rsa AAAA…` form.
   public var description: String {
     switch kind {
     case .x25519(let key): Bech32.encode(hrp: "age", data: key)
     case .mlkem768x25519(let key): Bech32.encode(hrp: "age1pq", data: key)
-    case .sshEd25519(let key): key.publicLine
+    case .ssh(let key): key.publicLine
     }
   }
 
@@ -96,7 +97,11 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
                                    ciphersuite: Self.pqSuite, info: Data(Self.pqLabel.utf8))
       let body = try sender.seal(fileKey)
       return .init(type: "mlkem768x25519", arguments: [Base64.unpadded(sender.encapsulatedKey)], body: Array(body))
-    case .sshEd25519(let ssh):
+    case .ssh(let ssh):
+      if case .rsa(let modulus, let exponent) = ssh.algorithm {
+        let body = try RSAOAEP.encrypt(fileKey, modulus: modulus, exponent: exponent, label: Self.rsaLabel)
+        return .init(type: "ssh-rsa", arguments: [ssh.tag], body: body)
+      }
       let key = try ssh.montgomery()
       let (share, shared) = try Self.agree(with: key)
       let tweaked = try Self.tweak(shared, for: ssh)

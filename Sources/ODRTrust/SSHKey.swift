@@ -1,29 +1,33 @@
 import FoundationEssentials
 import Crypto
 
-/// The SSH key forms age reads for its ssh-ed25519 recipient type: a
-/// public key as an authorized_keys line shows it (`ssh-ed25519 AAAA…
-/// comment`, the RFC 4253 wire format in base64) and an unencrypted
+/// The SSH key forms age reads for its ssh-ed25519 and ssh-rsa recipient
+/// types: a public key as an authorized_keys line shows it (`ssh-ed25519
+/// AAAA… comment`, the RFC 4253 wire format in base64) and an unencrypted
 /// OpenSSH private key file (`-----BEGIN OPENSSH PRIVATE KEY-----`).
 struct SSHKey: Sendable, Hashable {
+  enum Algorithm: Sendable, Hashable {
+    case ed25519([UInt8])
+    /// Unsigned big-endian integers.
+    case rsa(modulus: [UInt8], exponent: [UInt8])
+  }
+
   /// The public key in the SSH wire format: what age hashes for the
-  /// stanza's tag and its tweak.
+  /// stanza's tag (and the ssh-ed25519 tweak).
   let wire: [UInt8]
-  /// The Ed25519 public key.
-  let ed25519: [UInt8]
+  let algorithm: Algorithm
 
   static let ed25519Type = "ssh-ed25519"
+  static let rsaType = "ssh-rsa"
   static let privateBegin = "-----BEGIN OPENSSH PRIVATE KEY-----"
   static let privateEnd = "-----END OPENSSH PRIVATE KEY-----"
 
-  /// A public key line: `ssh-ed25519 <base64> [comment]`.
+  /// A public key line: `ssh-ed25519 <base64> [comment]` or `ssh-rsa …`.
   init(publicLine text: String) throws {
     let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
     guard words.count >= 2, let type = words.first else { throw Self.invalid("expected `ssh-ed25519 AAAA… [comment]`") }
-    guard type == Self.ed25519Type else {
-      throw TrustError(.invalidKey, type == "ssh-rsa"
-        ? "ssh-rsa recipients are not supported: age wraps to them with RSA-OAEP under a label, which swift-crypto does not offer. Use an ssh-ed25519 key (`ssh-keygen -t ed25519`) or an age1… recipient."
-        : "\(type) keys are not age recipients; use an ssh-ed25519 key or an age1… recipient.")
+    guard type == Self.ed25519Type || type == Self.rsaType else {
+      throw TrustError(.invalidKey, "\(type) keys are not age recipients; use an ssh-ed25519 or ssh-rsa key, or an age1… recipient.")
     }
     guard let wire = Base64.decodePadded(words[1]) else { throw Self.invalid("its key is not canonical base64") }
     try self.init(wire: wire)
@@ -31,15 +35,25 @@ struct SSHKey: Sendable, Hashable {
 
   init(wire: [UInt8]) throws {
     var reader = SSHReader(wire[...])
-    guard try reader.string() == Array(Self.ed25519Type.utf8), let key = try? reader.string(), key.count == 32, reader.isAtEnd else {
-      throw Self.invalid("the key is not an ssh-ed25519 public key")
+    let type = try reader.string()
+    if type == Array(Self.ed25519Type.utf8), let key = try? reader.string(), key.count == 32, reader.isAtEnd {
+      algorithm = .ed25519(key)
+    } else if type == Array(Self.rsaType.utf8), let exponent = try? reader.integer(), let modulus = try? reader.integer(), reader.isAtEnd {
+      // age refuses RSA keys shorter than 2048 bits, and so does odr.
+      guard modulus.count >= 256, !exponent.isEmpty else { throw Self.invalid("ssh-rsa keys must have at least 2048 bits") }
+      algorithm = .rsa(modulus: modulus, exponent: exponent)
+    } else {
+      throw Self.invalid("the key is not an ssh-ed25519 or ssh-rsa public key")
     }
     self.wire = wire
-    ed25519 = key
   }
 
-  /// The `ssh-ed25519 AAAA…` form, without a comment.
-  var publicLine: String { "\(Self.ed25519Type) \(Data(wire).base64EncodedString())" }
+  var type: String {
+    if case .ed25519 = algorithm { Self.ed25519Type } else { Self.rsaType }
+  }
+
+  /// The `ssh-ed25519 AAAA…` (or `ssh-rsa AAAA…`) form, without a comment.
+  var publicLine: String { "\(type) \(Data(wire).base64EncodedString())" }
 
   /// age's tag for stanzas to this key: the first 4 bytes of SHA-256 of
   /// the wire form, base64.
@@ -47,15 +61,24 @@ struct SSHKey: Sendable, Hashable {
 
   /// The X25519 public key of the same secret: u = (1 + y) / (1 − y).
   func montgomery() throws -> [UInt8] {
+    guard case .ed25519(let ed25519) = algorithm else { throw Self.invalid("the key is not an ssh-ed25519 key") }
     let y = Field25519(littleEndian: ed25519)
     let denominator = Field25519.one - y
     guard !denominator.isZero else { throw Self.invalid("the key is not a usable Ed25519 point") }
     return ((Field25519.one + y) * denominator.inverse).littleEndianBytes
   }
 
+  /// The private half of an SSH key, as an OpenSSH key file holds it.
+  enum Secret: Sendable {
+    /// The Ed25519 seed (32 bytes).
+    case ed25519(seed: [UInt8])
+    /// The RSA private exponent, unsigned big-endian.
+    case rsa(exponent: [UInt8])
+  }
+
   /// Parses an unencrypted OpenSSH private key file holding one
-  /// ssh-ed25519 key: its public key and its 32-byte seed.
-  static func privateKey(_ text: String) throws -> (key: SSHKey, seed: [UInt8]) {
+  /// ssh-ed25519 or ssh-rsa key: its public key and its secret.
+  static func privateKey(_ text: String) throws -> (key: SSHKey, secret: Secret) {
     let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmed }.filter { !$0.isEmpty }
     guard lines.first == privateBegin, lines.last == privateEnd,
           let body = Data(base64Encoded: lines.dropFirst().dropLast().joined()) else {
@@ -72,23 +95,30 @@ struct SSHKey: Sendable, Hashable {
     let key = try SSHKey(wire: try reader.string())
     var secret = SSHReader(try reader.string()[...])
     guard try secret.uint32() == (try secret.uint32()) else { throw invalidPrivate("its check numbers differ") }
-    guard try secret.string() == Array(ed25519Type.utf8), try secret.string() == key.ed25519 else {
-      throw invalidPrivate("its private part does not match its public key")
+    guard try secret.string() == Array(key.type.utf8) else { throw invalidPrivate("its private part is of another type than its public key") }
+    switch key.algorithm {
+    case .ed25519(let ed25519):
+      guard try secret.string() == ed25519 else { throw invalidPrivate("its private part does not match its public key") }
+      let pair = try secret.string()
+      guard pair.count == 64, Array(pair.suffix(32)) == ed25519 else { throw invalidPrivate("its Ed25519 key is malformed") }
+      let seed = Array(pair.prefix(32))
+      guard let signing = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed),
+            Array(signing.publicKey.rawRepresentation) == ed25519 else { throw invalidPrivate("its private key does not match its public key") }
+      return (key, .ed25519(seed: seed))
+    case .rsa(let modulus, let exponent):
+      guard try secret.integer() == modulus, try secret.integer() == exponent else {
+        throw invalidPrivate("its private part does not match its public key")
+      }
+      return (key, .rsa(exponent: try secret.integer()))
     }
-    let pair = try secret.string()
-    guard pair.count == 64, Array(pair.suffix(32)) == key.ed25519 else { throw invalidPrivate("its Ed25519 key is malformed") }
-    let seed = Array(pair.prefix(32))
-    guard let signing = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed),
-          Array(signing.publicKey.rawRepresentation) == key.ed25519 else { throw invalidPrivate("its private key does not match its public key") }
-    return (key, seed)
   }
 
   private static func invalid(_ what: String) -> TrustError {
-    TrustError(.invalidKey, "Expected an ssh-ed25519 public key (as in ~/.ssh/id_ed25519.pub): \(what).")
+    TrustError(.invalidKey, "Expected an ssh-ed25519 or ssh-rsa public key (as in ~/.ssh/id_ed25519.pub): \(what).")
   }
 
   private static func invalidPrivate(_ what: String) -> TrustError {
-    TrustError(.invalidKey, "This OpenSSH private key cannot be read: \(what). odr reads unencrypted ssh-ed25519 keys as ssh-keygen writes them.")
+    TrustError(.invalidKey, "This OpenSSH private key cannot be read: \(what). odr reads unencrypted ssh-ed25519 and ssh-rsa keys as ssh-keygen writes them.")
   }
 }
 
@@ -109,6 +139,11 @@ struct SSHReader {
   mutating func uint32() throws -> UInt32 {
     guard let word = take(4) else { throw TrustError(.invalidKey, "The SSH key is truncated.") }
     return word.reduce(0) { $0 << 8 | UInt32($1) }
+  }
+
+  /// An mpint, as an unsigned big-endian integer without leading zeros.
+  mutating func integer() throws -> [UInt8] {
+    Array(try string().drop(while: { $0 == 0 }))
   }
 
   mutating func string() throws -> [UInt8] {

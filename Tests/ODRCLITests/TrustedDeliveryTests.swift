@@ -141,16 +141,22 @@ import Testing
     #expect(mixed.status != 0 && mixed.stderr.contains("gives up the post-quantum protection"), "\(mixed.stderr)")
     #expect(try Data(contentsOf: published.appending(path: "catalog.json")) == before)
 
-    // An SSH key from an authorized_keys-style file; its private key in ODR_IDENTITY, no keyring.
-    let key = root.appending(path: "id_ed25519")
-    #expect(try await Command.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key.path]).status == 0)
+    // SSH keys from an authorized_keys-style file; a private key in ODR_IDENTITY, no keyring.
     let keys = root.appending(path: "authorized_keys")
-    try Data(("# deploy\nrestrict " + (try String(contentsOf: key.appendingPathExtension("pub"), encoding: .utf8))).utf8).write(to: keys)
+    var lines = "# deploy\n"
+    for type in ["ed25519", "rsa"] {
+      let key = root.appending(path: "id_\(type)")
+      #expect(try await Command.run("/usr/bin/ssh-keygen", ["-q", "-t", type, "-N", "", "-f", key.path]).status == 0)
+      lines += (type == "ed25519" ? "restrict " : "") + (try String(contentsOf: key.appendingPathExtension("pub"), encoding: .utf8))
+    }
+    try Data(lines.utf8).write(to: keys)
     let pack = try await odr(["pack", source.path, "--output", published.path, "--catalog-version", "2", "--recipients-file", keys.path])
     #expect(pack.status == 0 && pack.stderr.contains("authorized_keys options skipped on line 2"), "\(pack.stderr)")
-    let ciEnv = ["ODR_IDENTITY": try String(contentsOf: key, encoding: .utf8), "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
-    let exec = try await odr(["exec", "--fetch", "APIKeys", "--", "/bin/sh", "-c", "test \"$WEATHER\" = \(value)"], ciEnv)
-    #expect(exec.status == 0, "\(exec.stderr)")
+    for type in ["ed25519", "rsa"] {
+      let ciEnv = ["ODR_IDENTITY": try String(contentsOf: root.appending(path: "id_\(type)"), encoding: .utf8), "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]
+      let exec = try await odr(["exec", "--fetch", "APIKeys", "--", "/bin/sh", "-c", "test \"$WEATHER\" = \(value)"], ciEnv)
+      #expect(exec.status == 0 && exec.stderr.isEmpty, "\(type): \(exec.stderr)")
+    }
   }
 
   @Test func aMachineThatIsNotARecipientExitsTenAndChangesNothing() async throws {

@@ -3,9 +3,9 @@ import ODRTesting
 import ODRTrust
 import Testing
 
-/// odr's post-quantum, SSH and X25519 recipients against independent
-/// peers, both ways: pyca/cryptography's HPKE (through the test-side
-/// Tests/Peers/age_pq.py), the stock `age` and pyrage.
+/// odr's post-quantum, SSH (ed25519 and rsa) and X25519 recipients against
+/// independent peers, both ways: pyca/cryptography's HPKE (through the
+/// test-side Tests/Peers/age_pq.py), the stock `age` and pyrage.
 @Suite(.timeLimit(.minutes(3))) struct AgeRecipientKindsTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-age-kinds-\(UUID().uuidString)")
   static let peer = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Peers/age_pq.py").path
@@ -36,10 +36,11 @@ import Testing
     return result
   }
 
-  /// An SSH ed25519 key made by ssh-keygen: the private key file and the public line.
-  func sshKeygen() async throws -> (file: URL, publicLine: String) {
-    let key = root.appending(path: "id_ed25519-\(UUID().uuidString)")
-    let made = try await Command.run("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "odr test", "-f", key.path])
+  /// An SSH key made by ssh-keygen (`ed25519`, or `rsa` of `bits`): the
+  /// private key file and the public line.
+  func sshKeygen(_ type: String = "ed25519", bits: Int = 3072) async throws -> (file: URL, publicLine: String) {
+    let key = root.appending(path: "id_\(type)-\(UUID().uuidString)")
+    let made = try await Command.run("/usr/bin/ssh-keygen", ["-q", "-t", type, "-b", "\(bits)", "-N", "", "-C", "odr test", "-f", key.path])
     try #require(made.status == 0, "\(made.stderr)")
     return (key, try String(contentsOf: key.appendingPathExtension("pub"), encoding: .utf8))
   }
@@ -73,9 +74,9 @@ import Testing
     #expect(error?.code == .invalidKey && error?.message.contains("gives up the post-quantum protection") == true)
   }
 
-  @Test func sshEd25519InteroperatesWithAgeAndPyrage() async throws {
+  @Test(arguments: ["ed25519", "rsa"]) func sshKeysInteroperateWithAgeAndPyrage(type: String) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let (key, publicLine) = try await sshKeygen()
+    let (key, publicLine) = try await sshKeygen(type)
     let recipient = try AgeRecipient(publicLine)
     let identities = try AgeIdentity.parseFile(try String(contentsOf: key, encoding: .utf8))
     #expect(identities.map(\.recipient) == [recipient])
@@ -124,8 +125,11 @@ import Testing
     try #require(made.status == 0, "\(made.stderr)")
     let locked = #expect(throws: TrustError.self) { try AgeIdentity.parseFile(try String(contentsOf: key, encoding: .utf8)) }
     #expect(locked?.message.contains("protected by a passphrase") == true)
-    let rsa = #expect(throws: TrustError.self) { try AgeRecipient("ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ== me@host") }
-    #expect(rsa?.message.contains("ssh-rsa recipients are not supported") == true)
+    let short = try await sshKeygen("rsa", bits: 1024)
+    let weak = #expect(throws: TrustError.self) { try AgeRecipient(short.publicLine) }
+    #expect(weak?.message.contains("at least 2048 bits") == true)
+    let ecdsa = #expect(throws: TrustError.self) { try AgeRecipient("ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTY= me@host") }
+    #expect(ecdsa?.message.contains("are not age recipients") == true)
     let file = """
       # team
       no-agent-forwarding,from="10.0.0.0/8" \(try await sshKeygen().publicLine)

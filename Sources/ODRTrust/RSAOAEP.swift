@@ -1,0 +1,27 @@
+import CGcryptRSA
+
+/// RSA-OAEP with SHA-256 under a label, as age's ssh-rsa stanza uses it
+/// (label `age-encryption.org/v1/ssh-rsa`), by libgcrypt: swift-crypto's
+/// RSA takes no label. Integers are unsigned big-endian.
+enum RSAOAEP {
+  static func encrypt(_ message: [UInt8], modulus: [UInt8], exponent: [UInt8], label: String) throws -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: modulus.count)
+    var length = out.count
+    let label = Array(label.utf8)
+    guard odr_rsa_oaep_encrypt(modulus, modulus.count, exponent, exponent.count, label, label.count,
+                               message, message.count, &out, &length) == 0 else {
+      throw TrustError(.invalidKey, "Cannot encrypt to this ssh-rsa key (libgcrypt refused it).")
+    }
+    return Array(out.prefix(length))
+  }
+
+  /// The message, or nil when `ciphertext` does not open under this key.
+  static func decrypt(_ ciphertext: [UInt8], modulus: [UInt8], exponent: [UInt8], privateExponent: [UInt8], label: String) -> [UInt8]? {
+    var out = [UInt8](repeating: 0, count: modulus.count)
+    var length = out.count
+    let label = Array(label.utf8)
+    guard odr_rsa_oaep_decrypt(modulus, modulus.count, exponent, exponent.count, privateExponent, privateExponent.count,
+                               label, label.count, ciphertext, ciphertext.count, &out, &length) == 0 else { return nil }
+    return Array(out.prefix(length))
+  }
+}

@@ -83,10 +83,12 @@ import Testing
   @Test func pinsOfAKilledHolderAreReclaimed() async throws {
     try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }
-    // A script pins Onboarding and keeps running (exec keeps its pid).
+    // A script pins Onboarding and keeps running (exec keeps its pid) until
+    // killed below: long enough for a loaded CI machine (this test once took
+    // 92 s there, and a 60 s sleep had ended before `--owner` named it).
     let script = Process()
     script.executableURL = URL(filePath: "/bin/sh")
-    script.arguments = ["-c", #""$ODR" begin Onboarding --quiet && echo pinned && exec sleep 60"#]
+    script.arguments = ["-c", #""$ODR" begin Onboarding --quiet && echo pinned && exec sleep 600"#]
     var env = environment
     env["ODR"] = Paths.odr.path
     script.environment = env
@@ -98,7 +100,8 @@ import Testing
     // odr end from another process removes it; a new pin by the script...
     #expect(try await odr(["end", "Onboarding"]).status == 0)
     #expect(try await pins("Onboarding").count == 0)
-    #expect(try await odr(["begin", "Onboarding", "--owner", "\(script.processIdentifier)", "--quiet"]).status == 0)
+    let begin = try await odr(["begin", "Onboarding", "--owner", "\(script.processIdentifier)", "--quiet"])
+    #expect(begin.status == 0, "\(begin.stderr)")
     #expect(try await odr(["begin", "Level2", "--quiet"]).status == 0)  // held by this test process
     #expect(try await pins("Onboarding") == (1, [script.processIdentifier]))
     // ...is reclaimed when the script dies without ending it.

@@ -50,8 +50,10 @@ extension ODR {
         }
       }
       if !missing.isEmpty {
-        let names = missing.map { "'\($0)'" }.joined(separator: ", ")
-        throw KeyringError(.notFound, "No key \(names) for service '\(store.service)'; nothing to delete. `odr list` shows the stored keys.")
+        let list = missing.map { "'\($0)'" }.joined(separator: ", ")
+        let what = missing.count == 1 ? "No key \(list)" : "No keys \(list)"
+        let others = missing.count < names.count ? " (the others were deleted)" : ""
+        throw KeyringError(.notFound, "\(what) for service '\(store.service)'; nothing to delete there\(others). `odr list` shows the stored keys.")
       }
     }
   }

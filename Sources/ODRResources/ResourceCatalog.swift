@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import Crypto
+import ODRBase
 import ODRTrust
 #if canImport(Glibc)
 import Glibc
@@ -200,8 +201,9 @@ public struct ResourceCatalog: Sendable {
   /// The tag named `name`, or the not-found error (Apple's 4994).
   public func tag(_ name: String) throws -> Catalog.Tag {
     guard let tag = catalog.tags[name] else {
-      let known = catalog.tags.keys.sorted().joined(separator: ", ")
-      throw ResourceError(.notFound, "No tag '\(name)' in the catalog of \(catalog.bundle) (tags: \(known)).")
+      let known = catalog.tags.keys.sorted()
+      let guess = NameSuggestion.closest(to: name, among: known).map { " Did you mean '\($0)'?" } ?? ""
+      throw ResourceError(.notFound, "No tag '\(name)' in the catalog of \(catalog.bundle) (tags: \(known.joined(separator: ", "))).\(guess)")
     }
     return tag
   }

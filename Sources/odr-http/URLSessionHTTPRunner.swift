@@ -12,10 +12,17 @@ struct URLSessionHTTPRunner: HTTPRunner {
     let key = options.key
     let policy = options.policy
     // A key over plain http to a host that is not loopback: refused before
-    // anything is sent, unless the key's metadata allows it.
-    if let key, let url = try? policy.url(from: options.url), url.scheme == "http",
-       let refusal = KeyRoute(requested: url).refusal(for: key, at: url), refusal.hasPrefix("plain http") {
-      throw CommandFailure("Key '\(key.name)' is not sent over \(refusal). Use https://, or drop --key.", code: 2)
+    // anything is sent, unless the key's metadata allows it. A key that is
+    // not attached for another reason (a host not among its hosts) is said
+    // on stderr, unless -s: a user debugging a 401 must see it.
+    if let key, let url = try? policy.url(from: options.url), let refusal = KeyRoute(requested: url).refusal(for: key, at: url) {
+      if refusal.hasPrefix("plain http") {
+        throw CommandFailure("Key '\(key.name)' is not sent over \(refusal). Use https://, or drop --key.", code: 2)
+      }
+      if !options.silent {
+        let hosts = key.metadata.hosts.map { " (its hosts: \($0.joined(separator: ", ")))" } ?? " (it has no \"hosts\")"
+        Output.error("key '\(key.name)' is not attached: \(refusal)\(hosts). The request is sent without it.")
+      }
     }
     let lookup: APIClient.KeyLookup? = key.map { key in { @Sendable _ in key } }
     var logger = Logger(label: "odr.http") { _ in OneLineLogHandler() }

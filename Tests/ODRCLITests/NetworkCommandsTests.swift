@@ -72,6 +72,14 @@ import Testing
       #expect(post.stdout.hasSuffix("\r\n\r\nbody:payload"))
       #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
 
+      // A host that is not among the key's hosts: sent without it, and said (not with -s).
+      let other = server.url.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/x"
+      let unattached = try await Command.odr(["http", "GET", other, "--key", "Weather"], environment: env)
+      #expect(unattached.status == 0 && unattached.stderr == "odr: key 'Weather' is not attached: localhost is not one of its hosts (its hosts: 127.0.0.1). The request is sent without it.\n", "\(unattached.stderr)")
+      #expect(server.requests.last?.headers["authorization"] == nil)
+      let silent = try await Command.odr(["http", "GET", other, "--key", "Weather", "-s"], environment: env)
+      #expect(silent.status == 0 && silent.stderr.isEmpty, "\(silent.stderr)")
+
       let away = try await Command.odr(["http", "GET", server.url + "/away", "--key", "Weather"], environment: env)
       #expect(away.status == 0)
       #expect(server.requests.last?.path == "/landing")

@@ -166,7 +166,9 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     let unknown = try await odr(["begin", "Nope"])
     #expect(unknown.status == 3)
-    #expect(unknown.stderr.contains("No tag 'Nope'"))
+    #expect(unknown.stderr.contains("No tag 'Nope'") && !unknown.stderr.contains("Did you mean"))
+    let misspelt = try await odr(["begin", "Levl2"])
+    #expect(misspelt.status == 3 && misspelt.stderr.hasSuffix("Did you mean 'Level2'?\n"), "\(misspelt.stderr)")
     #expect(try await odr(["begin", "Level2", "--if-present"]).status == 3)
     #expect(storeFiles("blobs").isEmpty)
   }

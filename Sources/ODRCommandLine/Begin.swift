@@ -97,6 +97,9 @@ extension ODR {
     @Option(help: ArgumentHelp("Prefer a pin held by this process (default: odr's parent); else the oldest.", valueName: "pid"))
     var owner: Int32?
 
+    @Flag(name: .shortAndLong, help: "Print nothing on success.")
+    var quiet = false
+
     func validate() throws {
       if tags.isEmpty { throw ValidationError("Name at least one tag.") }
     }
@@ -106,6 +109,14 @@ extension ODR {
       for tag in tags { _ = try resources.tag(tag) }
       let unpinned = try await resources.store.pins.unpin(tags, owner: owner ?? getppid())
       if !unpinned.isEmpty { Output.error("\(unpinned.joined(separator: ", ")) had no pin; nothing to end.") }
+      let ended = tags.filter { !unpinned.contains($0) }
+      guard !quiet, !ended.isEmpty else { return }
+      let leases = (try? resources.store.pins.leases()) ?? []
+      let left = ended.map { tag in
+        let count = leases.filter { $0.tag == tag }.count
+        return "\(tag) (\(count == 0 ? "no pin left: purge may remove it" : "\(count) pin\(count == 1 ? "" : "s") left"))"
+      }
+      Output.error("ended access to \(left.joined(separator: ", "))")
     }
   }
 }

@@ -54,6 +54,7 @@ enum ExitStatus {
     case .notFound: 3
     case .commandNotFound: 127
     case .commandNotExecutable: 126
+    case .invalidInput: 2
     default: 1
     }
   }

@@ -19,7 +19,10 @@ extension ODR {
     }
 
     static func key(named name: String) async throws -> Key {
-      try Key(try await keyring().secret(named: name))
+      do { return try Key(try await keyring().secret(named: name)) } catch let error as KeyringError where error.code == .notFound {
+        let command = Key.texts.command
+        throw KeyringError(.notFound, "No \(Key.texts.noun) '\(name)' in the keyring. `odr \(command) list` shows them; `odr \(command) new \(name)` makes one.")
+      }
     }
 
     struct New: AsyncParsableCommand {

@@ -63,7 +63,11 @@ extension ODR {
         }
       }
       let names = try await store.names()
-      try reporting.print(Listing(service: store.service, keys: names)) { Output.write(names.map { $0 + "\n" }.joined()) }
+      try reporting.print(Listing(service: store.service, keys: names)) {
+        Output.write(names.map { $0 + "\n" }.joined())
+        // A pipe gets nothing (no keys, no lines); a person is told.
+        if names.isEmpty && Output.stdoutIsTerminal { Output.error("no keys in \(store.service) (`odr fetch` imports them; `odr set NAME` stores one)") }
+      }
     }
   }
 }

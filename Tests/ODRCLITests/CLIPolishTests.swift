@@ -125,6 +125,30 @@ import Testing
     #expect(none.status == 2 && none.stderr.contains("No catalog"), "\(none.stderr)")
   }
 
+  /// Messages a daily user meets (issue 28): an empty list on a terminal
+  /// says so (a pipe gets nothing), a missing identity is named as one, bad
+  /// dotenv input is a usage error (exit 2).
+  @Test func emptyListsMissingIdentitiesAndBadDotenvSayWhatHappened() async throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-msg-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    let env = KeyringSession.shared.environment
+    let service = "com.example.empty.\(UUID().uuidString.prefix(8).lowercased())"
+    let piped = try await Command.odr(["list", "--service", service], environment: env)
+    #expect(piped.status == 0 && piped.output.isEmpty, "\(piped.output)")
+    let terminal = try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) list --service \(service)", "/dev/null"], environment: env)
+    #expect(terminal.status == 0 && terminal.stdout.contains("odr: no keys in \(service)"), "\(terminal.stdout)")
+
+    let missing = try await Command.odr(["identity", "recipient", "nope-\(UUID().uuidString.prefix(8))"], environment: env)
+    #expect(missing.status == 3 && missing.stderr.contains("No identity 'nope-") && missing.stderr.contains("`odr identity list`"), "\(missing.stderr)")
+    #expect(!missing.stderr.contains("odr set"))
+
+    let dotenv = root.appending(path: "bad.env")
+    try Data("A=\"never closed\n".utf8).write(to: dotenv)
+    let bad = try await Command.odr(["exec", "--env-file", dotenv.path, "--service", service, "--", "/bin/true"], environment: env)
+    #expect(bad.status == 2 && bad.stderr.contains("bad.env:1:3:"), "\(bad.stderr)")
+  }
+
   @Test func listLongShowsMetadataNeverValuesAndGetWritesAPrivateFile() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-list-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }

@@ -141,7 +141,7 @@ import Testing
     #expect(error.stderr.contains("broken.tpl:2:31:"), "\(error.stderr)")
     #expect(!FileManager.default.fileExists(atPath: root.appending(path: "never").path))
     let empty = try file("empty.tpl", "no references\n")
-    #expect(try await odr(["inject", "-i", empty]).status == 1)
+    #expect(try await odr(["inject", "-i", empty]).status == 2)  // bad input: a usage error
     #expect(try await odr(["inject", "-i", empty, "--allow-empty"]).stdout == "no references\n")
   }
 

@@ -16,6 +16,8 @@ package enum HTTPStatusCheck {
     }
     let status = "HTTP \(code)\(s3Code.map { " (\($0))" } ?? "")"
     switch code {
+    case 404 where s3Code == "NoSuchBucket":
+      return ResourceError(.notFound, "\(url.absoluteString) answered \(status): the bucket does not exist. Check the bucket's name, the endpoint (AWS_ENDPOINT_URL) and the region, or create the bucket first.")
     case 404 where url.deletingLastPathComponent().lastPathComponent != "blobs":
       return ResourceError(.notFound, "\(url.absoluteString) answered \(status): nothing is published there. Check the --catalog URL: it names the folder that holds catalog.json.")
     case 404:

@@ -37,6 +37,8 @@ import Testing
     #expect(dry.status == 0, "\(dry.stderr)")
     #expect(dry.stdout.split(separator: "\n").last?.hasPrefix("upload\tcatalog.json") == true, "\(dry.stdout)")
     #expect(try await moto.boto("print(s3.list_objects_v2(Bucket='\(moto.bucket)').get('KeyCount'))").stdout.hasPrefix("0"))
+    let noBucket = try await Command.odr(["publish", published.path, "s3://\(moto.bucket)-missing/apps"], environment: user)
+    #expect(noBucket.status == 3 && noBucket.stderr.contains("NoSuchBucket") && noBucket.stderr.contains("the bucket does not exist"), "\(noBucket.stderr)")
     let publish = try await Command.odr(["publish", published.path, catalog], environment: user)
     #expect(publish.status == 0, "\(publish.stderr)")
     let headers = try await moto.boto("""

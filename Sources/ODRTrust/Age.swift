@@ -109,7 +109,9 @@ public enum Age {
     throw TrustError(.noIdentity, "None of the identities is a recipient of this file.")
   }
 
-  private static func derive(_ key: [UInt8], salt: [UInt8], info: String) -> SymmetricKey {
+  /// HKDF-SHA-256 to a 32-byte key: the header MAC key, the payload key and
+  /// every stanza's wrap key.
+  static func derive(_ key: [UInt8], salt: [UInt8], info: String) -> SymmetricKey {
     HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: key), salt: salt, info: Array(info.utf8), outputByteCount: 32)
   }
 

@@ -139,13 +139,13 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
       let share = Base64.decodeUnpadded(stanza.arguments[0][...]) ?? []
       let shared = try Self.agree(key, share)
       let salt = share + Array(key.publicKey.rawRepresentation)
-      return AgeRecipient.open(stanza.body, with: AgeRecipient.derive(shared, salt: salt, info: AgeRecipient.x25519Label))
+      return AgeRecipient.open(stanza.body, with: Age.derive(shared, salt: salt, info: AgeRecipient.x25519Label))
     case (.sshEd25519(let ssh, let key, _), "ssh-ed25519"):
       guard stanza.arguments[0] == ssh.tag else { return nil }
       let share = Base64.decodeUnpadded(stanza.arguments[1][...]) ?? []
       let shared = try AgeRecipient.tweak(try Self.agree(key, share), for: ssh)
       let salt = share + Array(key.publicKey.rawRepresentation)
-      return AgeRecipient.open(stanza.body, with: AgeRecipient.derive(shared, salt: salt, info: AgeRecipient.sshLabel))
+      return AgeRecipient.open(stanza.body, with: Age.derive(shared, salt: salt, info: AgeRecipient.sshLabel))
     case (.sshRSA(let ssh, let privateExponent, _), "ssh-rsa"):
       guard stanza.arguments[0] == ssh.tag, case .rsa(let modulus, let exponent) = ssh.algorithm else { return nil }
       return RSAOAEP.decrypt(stanza.body, modulus: modulus, exponent: exponent, privateExponent: privateExponent, label: AgeRecipient.rsaLabel)

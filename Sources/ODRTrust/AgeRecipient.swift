@@ -90,7 +90,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     switch kind {
     case .x25519(let key):
       let (share, shared) = try Self.agree(with: key)
-      let wrapKey = Self.derive(shared, salt: share + key, info: Self.x25519Label)
+      let wrapKey = Age.derive(shared, salt: share + key, info: Self.x25519Label)
       return .init(type: "X25519", arguments: [Base64.unpadded(share)], body: try Self.seal(fileKey, with: wrapKey))
     case .mlkem768x25519(let key):
       var sender = try HPKE.Sender(recipientKey: XWingMLKEM768X25519.PublicKey(rawRepresentation: key),
@@ -105,7 +105,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
       let key = try ssh.montgomery()
       let (share, shared) = try Self.agree(with: key)
       let tweaked = try Self.tweak(shared, for: ssh)
-      let wrapKey = Self.derive(tweaked, salt: share + key, info: Self.sshLabel)
+      let wrapKey = Age.derive(tweaked, salt: share + key, info: Self.sshLabel)
       return .init(type: "ssh-ed25519", arguments: [ssh.tag, Base64.unpadded(share)], body: try Self.seal(fileKey, with: wrapKey))
     }
   }
@@ -125,10 +125,6 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     let scalar = try tweak.withUnsafeBytes { try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: $0) }
     let result = try scalar.sharedSecretFromKeyAgreement(with: .init(rawRepresentation: shared))
     return result.withUnsafeBytes { Array($0) }
-  }
-
-  static func derive(_ secret: [UInt8], salt: [UInt8], info: String) -> SymmetricKey {
-    HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: secret), salt: salt, info: Array(info.utf8), outputByteCount: 32)
   }
 
   private static func seal(_ fileKey: [UInt8], with key: SymmetricKey) throws -> [UInt8] {

@@ -47,6 +47,7 @@ extension ODR {
       @NullWhenAbsent var sessionBusAddress: String?
       let sessionBus: Bool
       let provider: Bool
+      @NullWhenAbsent var providerProgram: String?
       @NullWhenAbsent var defaultCollection: String?
       @NullWhenAbsent var locked: Bool?
       let ready: Bool
@@ -64,12 +65,12 @@ extension ODR {
         repaired = try await ImportTransaction(store: store).repair()
       }
       try reporting.print(Report(
-          sessionBusAddress: address, sessionBus: probe.sessionBus, provider: probe.provider,
+          sessionBusAddress: address, sessionBus: probe.sessionBus, provider: probe.provider, providerProgram: probe.providerProgram,
           defaultCollection: probe.defaultCollection, locked: probe.locked, ready: probe.isReady,
           problem: probe.failure.map { .init(code: $0.code.rawValue, message: $0.description) }, repaired: repaired), failed: probe.failure != nil) {
         var lines: [String] = []
         lines.append(line(probe.sessionBus, "session bus", address ?? "DBUS_SESSION_BUS_ADDRESS is not set"))
-        if probe.sessionBus { lines.append(line(probe.provider, "Secret Service", probe.provider ? "org.freedesktop.secrets answered" : "no answer")) }
+        if probe.sessionBus { lines.append(line(probe.provider, "Secret Service", probe.provider ? "org.freedesktop.secrets answered\(probe.providerProgram.map { " (\($0))" } ?? "")" : "no answer")) }
         if probe.provider { lines.append(line(probe.defaultCollection != nil, "default collection", probe.defaultCollection.map { "'\($0)'" } ?? "none")) }
         if let locked = probe.locked { lines.append(line(!locked, "lock state", locked ? "locked" : "unlocked")) }
         lines.append(probe.failure.map { "\n\($0.description)" } ?? "\nThe keyring is ready.")

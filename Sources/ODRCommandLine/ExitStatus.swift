@@ -71,7 +71,9 @@ enum ExitStatus {
     switch error {
     case let error as ResourceError: fail(error.description, code: exitCode(for: error))
     case let error as KeyringError: fail(error.description, code: exitCode(for: error))
-    case let error as KeysError: fail(error.description, code: error.code == .notRecipient ? 10 : 1)
+    case let error as KeysError:
+      // An import cut short by the keyring exits as the keyring's failure does.
+      fail(error.description, code: error.code == .notRecipient ? 10 : (error.underlying as? KeyringError).map(exitCode(for:)) ?? 1)
     case let error as TrustError: fail(error.description, code: exitCode(for: error))
     case let error as CIError: fail(error.description, code: exitCode(for: error))
     case let error as APIError: fail(error.message, code: exitCode(for: error))

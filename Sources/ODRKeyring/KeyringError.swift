@@ -41,6 +41,8 @@ public struct KeyringError: Error, Sendable, CustomStringConvertible {
   /// For `.locked`: the D-Bus path of the locked collection (to ask the
   /// desktop to unlock it).
   var lockedPath: String?
+  /// For `.locked`: the locked collection's label.
+  var lockedLabel: String?
 
   /// Creates an error.
   public init(_ code: Code, _ message: String, underlying: String? = nil) {
@@ -74,7 +76,24 @@ extension KeyringError {
   static func locked(_ collection: String, path: String? = nil) -> KeyringError {
     var error = KeyringError(.locked, "The keyring collection '\(collection)' is locked, and no desktop prompt could unlock it here. Unlock it in your desktop session (log in, or unlock it in Passwords and Keys / seahorse), then try again; odr asks the desktop itself when it runs in a graphical session.")
     error.lockedPath = path
+    error.lockedLabel = collection
     return error
+  }
+
+  static func promptDismissed(_ collection: String) -> KeyringError {
+    KeyringError(.locked, "The keyring collection '\(collection)' is locked, and its unlock prompt was dismissed. Unlock it (answer the prompt, or in Passwords and Keys / seahorse), then try again.")
+  }
+
+  static func promptUnanswered(_ deadline: Duration) -> KeyringError {
+    KeyringError(.timeout, "The keyring's unlock prompt was not answered within \(deadline.formattedSeconds). Answer it within --timeout (give more time, for example --timeout 60), or unlock the keyring first.")
+  }
+
+  static func providerGone(_ underlying: String?) -> KeyringError {
+    KeyringError(.noProvider, "The Secret Service provider went away while odr was using it (it crashed or was stopped), and nothing provides org.freedesktop.secrets now. Start it again (for example log in to the desktop again, or `gnome-keyring-daemon --start --components=secrets`) and run the command again; a cut-short import is put back by the next fetch or `odr doctor --repair`.", underlying: underlying)
+  }
+
+  static func providerChanged(_ underlying: String?) -> KeyringError {
+    KeyringError(.noProvider, "The Secret Service provider was restarted or replaced while odr was using it (the one answering now does not know odr's session). Run the command again; a cut-short import is put back by the next fetch or `odr doctor --repair`.", underlying: underlying)
   }
 
   package static func notFound(_ name: String, service: String) -> KeyringError {

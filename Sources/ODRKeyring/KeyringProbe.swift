@@ -5,6 +5,9 @@ public struct KeyringProbe: Sendable, Equatable {
   public var sessionBus = false
   /// A Secret Service provider answered and opened a session.
   public var provider = false
+  /// The program providing the Secret Service and its pid
+  /// (`keepassxc (pid 812)`), when the bus and `/proc` tell.
+  public var providerProgram: String?
   /// The label of the default collection, when there is one.
   public var defaultCollection: String?
   /// Whether the default collection is locked, once it was found.

@@ -15,6 +15,15 @@ final class Libsecret: Sendable {
   static let shared = Libsecret()
   private let queue = DispatchQueue(label: "odr.libsecret", qos: .userInitiated)
 
+  private init() {
+    // When a provider vanishes mid-call, libsecret can trip GIO's own
+    // assertions ("g_task_return_boolean: assertion '!task->ever_returned'
+    // failed"); odr reports the failure itself, in one line, so GIO's
+    // criticals and warnings are not printed over it.
+    g_log_set_handler("GLib-GIO", GLogLevelFlags(rawValue: G_LOG_LEVEL_CRITICAL.rawValue | G_LOG_LEVEL_WARNING.rawValue),
+                      { _, _, _, _ in }, nil)
+  }
+
   /// Runs `body` on the libsecret queue. The call is cancelled when
   /// `deadline` passes (→ `.timeout`) or the task is cancelled
   /// (→ `CancellationError`).
@@ -43,9 +52,25 @@ final class Libsecret: Sendable {
   private static func run<T>(deadline: Duration, cancellable: Cancellable, _ body: (Session) throws -> T) throws -> T {
     defer { cancellable.disarm() }
     let session = Session(cancellable: cancellable, deadline: deadline)
-    do { return try body(session) } catch let error as KeyringError where error.code == .locked && Session.desktopCanPrompt {
-      // A desktop session: ask it to unlock (it prompts the user), once, within the deadline.
-      guard let path = error.lockedPath, (try? session.unlock(path)) == true else { throw error }
+    do { return try body(session) } catch let error as KeyringError where error.code == .timeout {
+      // libsecret's lookup asks the provider to unlock a locked item by
+      // itself; a prompt left unanswered ends in the deadline too.
+      let check = Session(cancellable: Cancellable(deadline: .milliseconds(500)), deadline: .milliseconds(500))
+      if (try? check.lockedCollection()) != nil { throw KeyringError.promptUnanswered(deadline) }
+      throw error
+    } catch let error as KeyringError where error.code == .locked && Session.desktopCanPrompt {
+      // A desktop session: ask it to unlock (it prompts the user), once,
+      // within the same deadline (--timeout).
+      guard let path = error.lockedPath else { throw error }
+      let unlocked: Bool
+      do { unlocked = try session.unlock(path) } catch let failure as KeyringError where failure.code == .timeout {
+        throw KeyringError.promptUnanswered(deadline)
+      } catch is KeyringError {
+        throw error  // the provider cannot prompt: the collection stays locked
+      }
+      // libsecret dismisses a prompt whose call is cancelled and reports it unanswered.
+      if cancellable.firedReason == .deadline { throw KeyringError.promptUnanswered(deadline) }
+      guard unlocked else { throw KeyringError.promptDismissed(error.lockedLabel ?? "default") }
       return try body(session)
     }
   }
@@ -105,14 +130,31 @@ struct Session {
     return try text(of: value)
   }
 
-  /// Stores a secret in the default collection, replacing an item whose
-  /// attributes are exactly `attributes` (the Secret Service rule).
-  func store(_ attributes: [String: String], label: String, secret: String) throws {
+  /// Stores a secret: an unlocked item whose attributes named in
+  /// `identifying` are exactly `attributes` gets the new secret in place
+  /// (Item.SetSecret); otherwise a new item goes to the default collection.
+  ///
+  /// Updating in place rather than CreateItem with `replace` keeps the
+  /// item's path and works where CreateItem's replace does not: KeePassXC
+  /// 2.7 never completes the prompt of a CreateItem that replaces an item.
+  /// Attributes outside `identifying` are the provider's own (KeePassXC adds
+  /// Title, Path, Uuid, …) and do not make an item another one.
+  func store(_ attributes: [String: String], identifying: Set<String>, label: String, secret: String) throws {
     let service = try connect()
     defer { g_object_unref(service) }
     var error: UnsafeMutablePointer<GError>?
     let value: OpaquePointer = secret.withCString { secret_value_new($0, gssize(secret.utf8.count), "text/plain") }
     defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+    if let path = try existingItem(attributes, identifying: identifying, in: service) {
+      guard let item = secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, cancellable.pointer, &error) else {
+        try check(error)
+        throw KeyringError(.failed, "The Secret Service did not open the item to update.")
+      }
+      defer { g_object_unref(item) }
+      _ = secret_item_set_secret_sync(item, value, cancellable.pointer, &error)
+      try check(error)
+      return
+    }
     let ok = withAttributeTable(attributes) {
       secret_service_store_sync(service, nil, $0, nil, label, value, cancellable.pointer, &error)
     }
@@ -123,6 +165,20 @@ struct Session {
       throw try defaultCollection(of: service) == nil ? .noDefaultCollection(failure.underlying) : failure
     }
     if ok == 0 { throw lockedOr(KeyringError(.failed, "The Secret Service refused to store the key.")) }
+  }
+
+  /// The unlocked item whose `identifying` attributes are `attributes`, if
+  /// there is one. Locked matches are left to CreateItem, which reports or
+  /// prompts for them.
+  private func existingItem(_ attributes: [String: String], identifying: Set<String>,
+                            in service: UnsafeMutablePointer<SecretService>) throws -> String? {
+    try withSearchPaths(attributes, in: service) { unlocked, _ in
+      let paths = strings(unlocked)
+      guard !paths.isEmpty else { return nil }
+      let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
+      let found = try itemAttributes(paths, proxy: proxy)
+      return zip(paths, found).first { $0.1.filter { identifying.contains($0.key) } == attributes }?.0
+    }
   }
 
   /// Deletes every unlocked item matching `attributes`. False when none matched.
@@ -180,6 +236,10 @@ struct Session {
       let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
       var results: [(attributes: [String: String], secret: String?)]
       do { results = try itemAttributes(paths, proxy: proxy).map { ($0, nil) } } catch { throw ReadsFailed(error: error) }
+      // Items the search found must carry what was searched for.
+      if results.contains(where: { item in attributes.contains { item.attributes[$0.key] != $0.value } }) {
+        throw KeyringError(.failed, "The Secret Service found items whose attributes do not match the search; the provider does not follow the Secret Service API (`odr doctor` names it), so odr reads nothing from it.")
+      }
       guard loadSecrets else { return results }
       let table = unlocked!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: paths.count + 1) {
         secret_service_get_secrets_for_dbus_paths_sync(service, $0, cancellable.pointer, &error)
@@ -190,6 +250,12 @@ struct Session {
         if let value = g_hash_table_lookup(table, path) {
           results[index].secret = try text(of: OpaquePointer(value))
         }
+      }
+      // A secret left out: the item was deleted meanwhile (searching again
+      // tells), or the provider answered short — never a silently shorter list.
+      let missing = results.count { $0.secret == nil }
+      if missing > 0 {
+        throw ReadsFailed(error: KeyringError(.failed, "The Secret Service found \(paths.count) items but sent the secrets of only \(paths.count - missing); odr reads all of them or none. Try again; if it persists, the Secret Service provider is at fault (`odr doctor` names it)."))
       }
       return results
     }
@@ -244,12 +310,17 @@ struct Session {
       replies.errors[index] = nil
       try check(error)
     }
-    return replies.variants.map { reply in
+    return try replies.variants.map { reply in
       guard let reply else { return [:] }
       let boxed = g_variant_get_child_value(reply, 0)
       defer { g_variant_unref(boxed) }
       let dictionary = g_variant_get_variant(boxed)
       defer { g_variant_unref(dictionary) }
+      // A provider's bug must not become a GLib assertion in odr.
+      let type = String(cString: g_variant_get_type_string(dictionary))
+      guard type == "a{ss}" else {
+        throw KeyringError(.failed, "The Secret Service sent item attributes of type \(type), not a{ss}; it does not follow the Secret Service API.")
+      }
       var result: [String: String] = [:]
       for index in 0..<g_variant_n_children(dictionary) {
         let entry = g_variant_get_child_value(dictionary, index)
@@ -403,7 +474,7 @@ struct Session {
       g_clear_error(&error)
       return probe
     }
-    g_object_unref(UnsafeMutableRawPointer(bus))
+    defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
     probe.sessionBus = true
     let service: UnsafeMutablePointer<SecretService>
     do { service = try connect() } catch {
@@ -412,6 +483,7 @@ struct Session {
     }
     defer { g_object_unref(service) }
     probe.provider = true
+    probe.providerProgram = providerProgram(on: bus)
     do {
       guard let collection = try defaultCollection(of: service) else {
         probe.failure = .noDefaultCollection()
@@ -424,6 +496,22 @@ struct Session {
       probe.failure = error as? KeyringError
     }
     return probe
+  }
+
+  /// The program that owns `org.freedesktop.secrets` (its executable's
+  /// name, or its script's for an interpreter), with its pid; nil when the
+  /// bus does not say (a sandbox, another user's process).
+  private func providerProgram(on bus: OpaquePointer) -> String? {
+    var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.secrets")]
+    guard let reply = g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                                  "GetConnectionUnixProcessID", g_variant_new_tuple(&arguments, 1), nil,
+                                                  G_DBUS_CALL_FLAGS_NONE, -1, cancellable.pointer, nil)
+    else { return nil }
+    defer { g_variant_unref(reply) }
+    let child = g_variant_get_child_value(reply, 0)
+    defer { g_variant_unref(child) }
+    let pid = g_variant_get_uint32(child)
+    return ProviderProcess.name(pid: pid).map { "\($0) (pid \(pid))" }
   }
 
   /// The collection the `default` alias names, or nil when there is none.
@@ -473,10 +561,20 @@ struct Session {
       switch code {
       case Int32(G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue), Int32(G_DBUS_ERROR_NAME_HAS_NO_OWNER.rawValue):
         return KeyringError.noProvider(text)
-      case Int32(G_DBUS_ERROR_NO_REPLY.rawValue), Int32(G_DBUS_ERROR_TIMEOUT.rawValue), Int32(G_DBUS_ERROR_TIMED_OUT.rawValue):
+      case Int32(G_DBUS_ERROR_NO_REPLY.rawValue):
+        // The provider left the bus without answering: it exited, or
+        // another one took its name (which would not know odr's session).
+        return providerIsGone() ? KeyringError.providerGone(text) : KeyringError.providerChanged(text)
+      case Int32(G_DBUS_ERROR_TIMEOUT.rawValue), Int32(G_DBUS_ERROR_TIMED_OUT.rawValue):
         return KeyringError.timeout(deadline)
       default: break
       }
+    }
+    if let remote = g_dbus_error_get_remote_error(error) {
+      defer { g_free(remote) }
+      // A provider that never opened odr's session: it was restarted or
+      // replaced on the bus since.
+      if String(cString: remote) == "org.freedesktop.Secret.Error.NoSession" { return KeyringError.providerChanged(text) }
     }
     if domain == secret_error_get_quark() {
       switch code {
@@ -496,7 +594,25 @@ struct Session {
       g_clear_error(&busError)
       return KeyringError.noSessionBus(text)
     }
+    // libsecret words some failures of a vanished provider its own way
+    // ("No such secret item at path …").
+    if providerIsGone() { return KeyringError.providerGone(text) }
     return KeyringError(.failed, "The Secret Service call failed.", underlying: text)
+  }
+
+  /// True when nothing owns `org.freedesktop.secrets` now.
+  private func providerIsGone() -> Bool {
+    guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { return true }
+    defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
+    var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.secrets")]
+    guard let reply = g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                                  "NameHasOwner", g_variant_new_tuple(&arguments, 1), nil,
+                                                  G_DBUS_CALL_FLAGS_NONE, 1000, nil, nil)
+    else { return false }
+    defer { g_variant_unref(reply) }
+    let owned = g_variant_get_child_value(reply, 0)
+    defer { g_variant_unref(owned) }
+    return g_variant_get_boolean(owned) == 0
   }
 
   private func text(of value: OpaquePointer) throws -> String {

@@ -34,7 +34,7 @@ public struct SecretServiceStore: SecretStore {
     let attributes = attributes(for: name)
     let label = "odr \(service) \(name)"
     try await Libsecret.shared.perform(deadline: deadline) { session in
-      try session.store(attributes, label: label, secret: value)
+      try session.store(attributes, identifying: Self.identifyingAttributes, label: label, secret: value)
     }
   }
 
@@ -157,7 +157,7 @@ public struct SecretServiceStore: SecretStore {
     let label = "odr \(service) \(name) (catalog token)"
     try await Libsecret.shared.perform(deadline: deadline) { session in
       _ = try session.clear(plain)
-      try session.store(attributes, label: label, secret: value)
+      try session.store(attributes, identifying: Self.identifyingAttributes, label: label, secret: value)
     }
   }
 
@@ -183,6 +183,10 @@ public struct SecretServiceStore: SecretStore {
     }
     return secret
   }
+
+  /// The attributes that tell odr's items apart; a provider may add its
+  /// own (KeePassXC: Title, Path, Uuid, …), which odr ignores.
+  static let identifyingAttributes: Set<String> = ["service", "key", catalogOriginsAttribute]
 
   private func attributes(for name: String) -> [String: String] {
     ["service": service, "key": name]

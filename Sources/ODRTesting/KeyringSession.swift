@@ -16,11 +16,37 @@ public final class KeyringSession: @unchecked Sendable {
   private let script: Process?
   private let control: Pipe?
 
-  /// Starts a new private session.
-  public init() throws {
+  /// The Secret Service providers `scripts/with-keyring` can start.
+  public enum Provider: String, Sendable {
+    case gnomeKeyring = "gnome-keyring"
+    /// KeePassXC's FdoSecrets, headless, on a database made for the session.
+    case keepassxc
+    /// Tests/Peers/fake_secret_service.py: scripted faults.
+    case fake
+  }
+
+  /// The provider the tests run against: `$ODR_KEYRING_PROVIDER` (set by
+  /// `scripts/with-keyring`), gnome-keyring by default.
+  public static var provider: Provider {
+    ProcessInfo.processInfo.environment["ODR_KEYRING_PROVIDER"].flatMap(Provider.init(rawValue:)) ?? .gnomeKeyring
+  }
+
+  /// The attributes `provider` adds to every item on its own (KeePassXC
+  /// keeps each item as an entry with these fields).
+  public static var providerOwnAttributes: Set<String> {
+    provider == .keepassxc ? ["Title", "UserName", "URL", "Notes", "Path", "Uuid"] : []
+  }
+
+  /// Starts a new private session with `provider` (the tests' provider when
+  /// nil); for the fake, `faults` is its fault script (JSON) from the start.
+  public init(provider: Provider? = nil, faults: String? = nil) throws {
     let script = Process()
     script.executableURL = Paths.packageRoot.appending(path: "scripts/with-keyring")
     script.arguments = ["sh", "-c", "echo \"$DBUS_SESSION_BUS_ADDRESS $ODR_KEYRING_PID $ODR_KEYRING_DIR\"; exec cat >/dev/null"]
+    var environment = ProcessInfo.processInfo.environment
+    environment["ODR_KEYRING_PROVIDER"] = (provider ?? Self.provider).rawValue
+    environment["ODR_FAKE_FAULTS"] = faults
+    script.environment = environment
     let control = Pipe(), output = Pipe()
     script.standardInput = control
     script.standardOutput = output
@@ -37,9 +63,44 @@ public final class KeyringSession: @unchecked Sendable {
 
   /// `init`, waiting for the session on a thread of its own rather than
   /// on the cooperative pool.
-  public static func start() async throws -> KeyringSession {
-    try await Command.offPool { try KeyringSession() }
+  public static func start(provider: Provider? = nil, faults: String? = nil) async throws -> KeyringSession {
+    try await Command.offPool { try KeyringSession(provider: provider, faults: faults) }
   }
+
+  // MARK: The fake provider
+
+  /// Gives the fake provider a new fault script (JSON, see
+  /// Tests/Peers/fake_secret_service.py) and resets its call counts.
+  public func configure(faults: String) async throws {
+    try await send(to: "/org/odr/Fake", "org.odr.Fake.Configure", "string:\(faults)")
+  }
+
+  /// The fake's call counts since the last ``configure(faults:)``.
+  public func stats() async throws -> (calls: Int, mutations: Int) {
+    let result = try await Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/odr/Fake",
+                                                              "org.odr.Fake.Stats"], environment: environment)
+    guard let start = result.stdout.firstIndex(of: "{"), let end = result.stdout.lastIndex(of: "}"),
+          let json = try? JSONSerialization.jsonObject(with: Data(result.stdout[start...end].utf8)) as? [String: Any],
+          let calls = json["calls"] as? Int, let mutations = json["mutations"] as? Int
+    else { throw TestFailure("the fake provider's Stats answered \(result.output)") }
+    return (calls, mutations)
+  }
+
+  /// Brings a crashed fake back on the bus (from its state file) and waits
+  /// until it owns the name again.
+  public func revive() async throws {
+    kill(daemonPID, SIGUSR1)
+    for _ in 0..<400 {
+      let owner = try await Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                               "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets"], environment: environment)
+      if owner.stdout.contains("boolean true") { return }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    throw TestFailure("the fake provider did not come back within 2 s")
+  }
+
+  /// The fake's state file (its items, as it would keep them on disk).
+  public var fakeState: URL { directory.appending(path: "fake-state.json") }
 
   private init(busAddress: String, daemonPID: Int32, directory: URL) {
     self.busAddress = busAddress

@@ -49,7 +49,12 @@ import Testing
     #expect(try await secretToolLookup() == "second")
   }
 
-  @Test func secretToolOverwritingOdrsItemLeavesOneItem() async throws {
+  /// secret-tool replaces through CreateItem, which KeePassXC 2.7.4 (Debian
+  /// 12) answers with an access dialog even when its confirmations are off
+  /// (its issue #9255, fixed in 2.7.5): headless, secret-tool waits forever.
+  /// odr updates an existing item with Item.SetSecret instead.
+  @Test(.disabled(if: KeyringSession.provider == .keepassxc, "KeePassXC 2.7.4 never completes secret-tool's replacing CreateItem"))
+  func secretToolOverwritingOdrsItemLeavesOneItem() async throws {
     let store = try makeSUT()
     try await store.setValue("first", for: "Weather")
     try await secretToolStore("second")
@@ -61,7 +66,9 @@ import Testing
     let store = try makeSUT()
     try await store.setValue("v", for: "Maps")
     let result = try await Command.secretTool(["search", "--all", "service", service, "key", "Maps"])
-    let attributes = result.output.split(separator: "\n").filter { $0.hasPrefix("attribute.") }.sorted()
+    // KeePassXC keeps every item as an entry and shows its fields as attributes too.
+    let own = KeyringSession.providerOwnAttributes.map { "attribute.\($0) =" }
+    let attributes = result.output.split(separator: "\n").filter { line in line.hasPrefix("attribute.") && !own.contains { line.hasPrefix($0) } }.sorted()
     #expect(attributes == ["attribute.key = Maps", "attribute.service = \(service)"])
     #expect(result.output.contains("label = odr \(service) Maps"))
   }
@@ -79,7 +86,8 @@ import Testing
   /// (`odr fetch` reading identities while `odr identity delete` runs):
   /// an item found by the search and gone before its attributes or secret
   /// are read is skipped, not an error.
-  @Test func readingAllSurvivesItemsDeletedMeanwhileByAnotherClient() async throws {
+  @Test(.disabled(if: KeyringSession.provider == .keepassxc, "KeePassXC 2.7.4 crashes (SIGSEGV) when one client deletes items another is reading"))
+  func readingAllSurvivesItemsDeletedMeanwhileByAnotherClient() async throws {
     let store = try makeSUT()
     let names = (0..<40).map { "K\($0)" }
     for name in names { try await store.setValue("v-\(name)", for: name) }

@@ -1,0 +1,90 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// The provider dies at every call of a 20-key `odr fetch` in turn — before
+/// answering, and after applying each change unanswered — and comes back
+/// from what it had stored. After each crash every reader sees one whole
+/// document, old or new, never a mix, and no key is missing
+/// (docs/design.md, "Keyring layout", all or nothing).
+@Suite(.timeLimit(.minutes(4))) struct ProviderCrashImportTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-provider-crash-\(UUID().uuidString)")
+  let bundle = "com.odr.provider-crash.\(UUID().uuidString.prefix(8).lowercased())"
+  let names = (1...20).map { String(format: "K%02d", $0) }
+
+  func publish(_ generation: String, version: Int, environment: [String: String]) async throws {
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    let document = "{" + names.map { "\"\($0)\": \"\(generation)-\($0)\"" }.joined(separator: ", ") + "}"
+    try Data(document.utf8).write(to: source.appending(path: "APIKeys.json"))
+    let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--catalog-version", "\(version)",
+                                      "--quiet", "--plaintext-secrets"], environment: environment)
+    try #require(pack.status == 0, "\(pack.stderr)")
+  }
+
+  @Test func aCrashAtEveryCallOfAnImportMixesNothingAndLosesNothing() async throws {
+    let session = try await KeyringSession.start(provider: .fake)
+    defer { session.end() }
+    defer { try? FileManager.default.removeItem(at: root) }
+    var env = session.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    env["ODR_CATALOG"] = root.appending(path: "pub").path
+    env["ODR_SERVICE"] = nil
+    let environment = env
+
+    try await publish("old", version: 1, environment: env)
+    try #require(try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
+    let before = root.appending(path: "before.json")
+    try FileManager.default.copyItem(at: session.fakeState, to: before)
+    try await publish("new", version: 2, environment: env)
+
+    /// What every reader sees: the generation of one whole document, or a
+    /// description of what is wrong with it.
+    func readers() async throws -> Result<String, TestFailure> {
+      let all = try await Command.odr(["env", "--format", "json", "--service", bundle], environment: environment)
+      guard all.status == 0, let values = try? JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [String: String] else {
+        return .failure(TestFailure("odr env: \(all.stderr)"))
+      }
+      let missing = names.filter { values[$0] == nil }
+      guard missing.isEmpty else { return .failure(TestFailure("lost \(missing)")) }
+      let generations = Set(values.values.map { $0.prefix { $0 != "-" } })
+      guard generations.count == 1, let generation = generations.first else { return .failure(TestFailure("mixed \(values)")) }
+      let one = try await Command.odr(["get", "K07", "--service", bundle], environment: environment)
+      guard one.stdout == values["K07"] else { return .failure(TestFailure("odr get K07 said \(one.output), odr env \(values["K07"] ?? "")")) }
+      return .success(String(generation))
+    }
+
+    // A clean import, to count its calls and changes.
+    try await session.configure(faults: #"{"restore": "\#(before.path)"}"#)
+    try #require(try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
+    let (calls, mutations) = try await session.stats()
+    try #require(try await readers().get() == "new")
+    try #require(mutations >= names.count)
+
+    let crashes = (1...calls).map { #"{"call": \#($0)}"# } + (1...mutations).map { #"{"mutation": \#($0), "when": "after"}"# }
+    var outcomes: [String: Int] = [:]
+    var failures: [String] = []
+    for crash in crashes {
+      try await session.configure(faults: #"{"restore": "\#(before.path)", "crash": \#(crash)}"#)
+      let fetch = try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env)
+      try await session.revive()
+      if fetch.status == 0 || fetch.status != 5 || fetch.stderr.split(separator: "\n").count != 1 || fetch.stderr.contains("locked") {
+        failures.append("\(crash): fetch exited \(fetch.status): \(fetch.stderr)")
+      }
+      switch try await readers() {
+      case .success(let generation): outcomes[generation, default: 0] += 1
+      case .failure(let failure): failures.append("\(crash): \(failure)")
+      }
+    }
+    print("provider crash positions: \(calls) calls + \(mutations) changes of a \(names.count)-key import; readers saw \(outcomes); \(failures.count) failures")
+    #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    #expect(outcomes.values.reduce(0, +) == crashes.count)
+
+    // The next import completes what the crash cut short.
+    try #require(try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
+    #expect(try await readers().get() == "new")
+  }
+}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ODRBase
 import ODRCI
 import ODRConfiguration
@@ -91,7 +92,14 @@ enum ExitStatus {
         if !message.isEmpty { print(message) }
         Glibc.exit(0)
       }
-      if !message.isEmpty { Output.prompt(message + "\n") }
+      // One line, as every other failure: ArgumentParser's message and its
+      // "See 'odr X --help'" hint, without the synopsis it prints around them.
+      let hint = message.split(separator: "\n").lazy.map { $0.trimmingCharacters(in: .whitespaces) }
+        .first { $0.hasPrefix("See '") }.map { " " + $0.replacingOccurrences(of: " for more information.", with: ".") } ?? ""
+      var line = ODR.message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
+      if line.hasPrefix("Error: ") { line.removeFirst("Error: ".count) }
+      line = line.split(separator: "\n").first.map(String.init) ?? line
+      if !line.isEmpty { Output.error(line + (line.hasSuffix(".") ? "" : ".") + hint) }
       // ArgumentParser uses EX_USAGE (64) for usage errors; odr uses 2.
       Glibc.exit(code == .validationFailure ? 2 : code.rawValue)
     }

@@ -27,7 +27,7 @@ struct StoreOptions: ParsableArguments {
 
   func validate() throws {
     guard Self.validTimeouts.contains(timeout) else {
-      throw ValidationError("--timeout must be between 0 and 600 seconds.")
+      throw ValidationError("--timeout must be more than 0 and at most 600 seconds (for example --timeout 0.5 or --timeout 60).")
     }
   }
 

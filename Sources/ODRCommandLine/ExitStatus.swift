@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import ODRBase
 import ODRCI
 import ODRConfiguration
@@ -94,11 +93,14 @@ enum ExitStatus {
       }
       // One line, as every other failure: ArgumentParser's message and its
       // "See 'odr X --help'" hint, without the synopsis it prints around them.
-      let hint = message.split(separator: "\n").lazy.map { $0.trimmingCharacters(in: .whitespaces) }
-        .first { $0.hasPrefix("See '") }.map { " " + $0.replacingOccurrences(of: " for more information.", with: ".") } ?? ""
-      var line = ODR.message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
+      let see = message.split(separator: "\n").lazy.map { $0.drop { $0 == " " } }.first { $0.hasPrefix("See '") }
+      let hint = see.map { " " + ($0.split(separator: "'").dropFirst().first.map { "See '\($0)'." } ?? String($0)) } ?? ""
+      let lines = ODR.message(for: error).split(separator: "\n").map { $0.drop { $0 == " " } }
+      var line = String(lines.first ?? "")
       if line.hasPrefix("Error: ") { line.removeFirst("Error: ".count) }
-      line = line.split(separator: "\n").first.map(String.init) ?? line
+      // A list of accepted values ("  - shell") joins the line.
+      let items = lines.dropFirst().filter { $0.hasPrefix("- ") }.map { $0.dropFirst(2) }
+      if !items.isEmpty { line += " " + items.joined(separator: ", ") }
       if !line.isEmpty { Output.error(line + (line.hasSuffix(".") ? "" : ".") + hint) }
       // ArgumentParser uses EX_USAGE (64) for usage errors; odr uses 2.
       Glibc.exit(code == .validationFailure ? 2 : code.rawValue)

@@ -22,7 +22,7 @@ extension ODR {
 
     @OptionGroup var catalog: CatalogOptions
 
-    @Argument(help: "The tags to access.")
+    @Argument(help: "The tags to access.", completion: Completions.tags)
     var tags: [String]
 
     @Flag(help: "Only pin tags already on disk; never download.")
@@ -91,7 +91,7 @@ extension ODR {
 
     @OptionGroup var catalog: CatalogOptions
 
-    @Argument(help: "The tags to end access to.")
+    @Argument(help: "The tags to end access to.", completion: Completions.tags)
     var tags: [String]
 
     @Option(help: ArgumentHelp("Prefer a pin held by this process (default: odr's parent); else the oldest.", valueName: "pid"))

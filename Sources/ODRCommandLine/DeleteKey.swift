@@ -18,7 +18,7 @@ extension ODR {
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: "The key names.")
+    @Argument(help: "The key names.", completion: Completions.keys)
     var names: [String] = []
 
     @Flag(help: "Delete every key of the service.")

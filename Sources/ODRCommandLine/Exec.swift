@@ -32,7 +32,7 @@ extension ODR {
     @Flag(help: "Mask key values in the command's stdout and stderr.")
     var mask = false
 
-    @Option(name: .customLong("env-file"), help: ArgumentHelp("A dotenv file whose odr:// references are resolved; repeatable, later files win.", valueName: "file"))
+    @Option(name: .customLong("env-file"), help: ArgumentHelp("A dotenv file whose odr:// references are resolved; repeatable, later files win.", valueName: "file"), completion: .file())
     var envFiles: [String] = []
 
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))

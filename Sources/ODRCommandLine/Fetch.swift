@@ -23,7 +23,7 @@ extension ODR {
 
     @OptionGroup var identity: IdentityOptions
 
-    @Argument(help: "The tags to fetch.")
+    @Argument(help: "The tags to fetch.", completion: Completions.tags)
     var tags: [String]
 
     @Flag(help: "Delete keys that an earlier `odr fetch` imported and the documents no longer hold (never keys stored by `odr set` or other tools).")

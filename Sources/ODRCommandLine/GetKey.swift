@@ -20,10 +20,10 @@ extension ODR {
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: "The key name.")
+    @Argument(help: "The key name.", completion: Completions.keys)
     var name: String
 
-    @Option(help: ArgumentHelp("Write the value to this file (mode 0600, written atomically) instead of standard output.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write the value to this file (mode 0600, written atomically) instead of standard output.", valueName: "file"), completion: .file())
     var outFile: String?
 
     @Flag(help: "Replace --out-file if it exists.")

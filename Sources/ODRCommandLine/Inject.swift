@@ -17,10 +17,10 @@ extension ODR {
 
     @OptionGroup var source: KeySourceOptions
 
-    @Option(name: .customShort("i"), help: ArgumentHelp("The template.", valueName: "file"))
+    @Option(name: .customShort("i"), help: ArgumentHelp("The template.", valueName: "file"), completion: .file())
     var input: String
 
-    @Option(name: .customShort("o"), help: ArgumentHelp("Write here (0600, atomically) instead of standard output.", valueName: "file"))
+    @Option(name: .customShort("o"), help: ArgumentHelp("Write here (0600, atomically) instead of standard output.", valueName: "file"), completion: .file())
     var output: String?
 
     @Flag(help: "Replace the output file if it exists.")

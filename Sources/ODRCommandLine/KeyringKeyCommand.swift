@@ -43,7 +43,7 @@ extension ODR {
 
     struct Public: AsyncParsableCommand {
       static var configuration: CommandConfiguration { Key.texts.public.configuration(name: Key.texts.publicCommand) }
-      @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
+      @Argument(help: ArgumentHelp(Key.texts.name), completion: Completions.privateKeys(service: Key.service)) var name: String
 
       func run() async throws {
         Output.write("\(try await key(named: name).publicText)\n")
@@ -52,7 +52,7 @@ extension ODR {
 
     struct Export: AsyncParsableCommand {
       static var configuration: CommandConfiguration { Key.texts.export.configuration(name: "export") }
-      @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
+      @Argument(help: ArgumentHelp(Key.texts.name), completion: Completions.privateKeys(service: Key.service)) var name: String
       @Flag(help: "Print the private key even on a terminal (where it stays in the scrollback and any recording).")
       var force = false
 
@@ -88,7 +88,7 @@ extension ODR {
 
     struct Delete: AsyncParsableCommand {
       static var configuration: CommandConfiguration { Key.texts.delete.configuration(name: "delete") }
-      @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
+      @Argument(help: ArgumentHelp(Key.texts.name), completion: Completions.privateKeys(service: Key.service)) var name: String
 
       func run() async throws {
         guard try await keyring().store.deleteValue(for: name) else {

@@ -27,10 +27,10 @@ extension ODR {
         """
     )
 
-    @Argument(help: "The publisher folder (holding tags.json).")
+    @Argument(help: "The publisher folder (holding tags.json).", completion: .directory)
     var source: String
 
-    @Option(name: .shortAndLong, help: "Where to write the catalog folder.")
+    @Option(name: .shortAndLong, help: "Where to write the catalog folder.", completion: .directory)
     var output: String
 
     @Option(help: "The catalog version (overrides tags.json; default 1). Clients refuse older versions than they have seen.")
@@ -44,7 +44,7 @@ extension ODR {
     @Option(help: ArgumentHelp("A key allowed to sign the next versions (ed25519:…); repeatable (default: the signing key). List a new key here, signed by the old one, to rotate.", valueName: "key"))
     var nextSigner: [String] = []
 
-    @Option(help: ArgumentHelp("The folder of the catalog this one replaces, when --output starts empty (a build folder): its hand-over chain is carried and its signers decide which keys may sign (default: --output).", valueName: "folder"))
+    @Option(help: ArgumentHelp("The folder of the catalog this one replaces, when --output starts empty (a build folder): its hand-over chain is carried and its signers decide which keys may sign (default: --output).", valueName: "folder"), completion: .directory)
     var previous: String?
 
     @Flag(help: "Sign with a key the previous catalog does not list as a next signer, starting a new trust root: no hand-over chain leads to it, so every client must pin the new key.")
@@ -53,7 +53,7 @@ extension ODR {
     @Option(help: ArgumentHelp("Encrypt every secrets tag to this recipient too (age1…, age1pq1…, or an SSH public key \"ssh-ed25519 AAAA…\" / \"ssh-rsa AAAA…\"); repeatable.", valueName: "recipient"))
     var recipient: [String] = []
 
-    @Option(help: ArgumentHelp("A file of recipients, one per line, # comments; SSH keys as in authorized_keys (options skipped).", valueName: "file"))
+    @Option(help: ArgumentHelp("A file of recipients, one per line, # comments; SSH keys as in authorized_keys (options skipped).", valueName: "file"), completion: .file())
     var recipientsFile: [String] = []
 
     @Flag(help: "Publish secrets tags that have no recipient in plaintext (with a warning) instead of refusing.")

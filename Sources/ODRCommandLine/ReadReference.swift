@@ -20,7 +20,7 @@ extension ODR {
     @Argument(help: ArgumentHelp("The reference, odr://KEY or odr://SERVICE/KEY.", valueName: "reference"))
     var reference: String
 
-    @Option(help: ArgumentHelp("Write the value to this file (0600) instead of standard output.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write the value to this file (0600) instead of standard output.", valueName: "file"), completion: .file())
     var outFile: String?
 
     @Flag(help: "Replace --out-file if it exists.")

@@ -22,7 +22,7 @@ extension ODR {
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: "The key name ([A-Za-z][A-Za-z0-9_.-]{0,127}).")
+    @Argument(help: "The key name ([A-Za-z][A-Za-z0-9_.-]{0,127}).", completion: Completions.keys)
     var name: String
 
     @Flag(help: "Keep a trailing newline read from a pipe.")

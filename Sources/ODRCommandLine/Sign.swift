@@ -25,10 +25,10 @@ extension ODR {
 
     @OptionGroup var signing: SigningKeyOptions
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Where the signature goes (default FILE.sig).", valueName: "file"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where the signature goes (default FILE.sig).", valueName: "file"), completion: .file())
     var output: String?
 
-    @Option(help: ArgumentHelp("Also write the public key as an OpenPGP certificate (binary) to this file.", valueName: "file"))
+    @Option(help: ArgumentHelp("Also write the public key as an OpenPGP certificate (binary) to this file.", valueName: "file"), completion: .file())
     var certificate: String?
 
     @Option(help: ArgumentHelp("The name the certificate carries.", valueName: "text"))

@@ -10,10 +10,11 @@ import Glibc
 /// Which signing key `odr pack` and `odr sign` use: --sign NAME (the
 /// keyring), --sign-key-file F, else $ODR_SIGNING_KEY.
 struct SigningKeyOptions: ParsableArguments {
-  @Option(help: ArgumentHelp("Sign with this signing key from the keyring (see `odr signing-key`).", valueName: "name"))
+  @Option(help: ArgumentHelp("Sign with this signing key from the keyring (see `odr signing-key`).", valueName: "name"),
+          completion: Completions.privateKeys(service: PrivateKeyring.signingKeyService))
   var sign: String?
 
-  @Option(help: ArgumentHelp("Sign with the exported key in this file (ed25519-secret:…).", valueName: "file"))
+  @Option(help: ArgumentHelp("Sign with the exported key in this file (ed25519-secret:…).", valueName: "file"), completion: .file())
   var signKeyFile: String?
 
   func validate() throws {

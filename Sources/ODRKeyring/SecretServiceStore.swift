@@ -110,7 +110,20 @@ public struct SecretServiceStore: SecretStore {
     let items = try await Libsecret.shared.perform(deadline: deadline) { session in
       try session.search(attributes, loadSecrets: false)
     }
-    return Set(items.compactMap { $0.attributes["key"] }).filter { !KeyringInput.isRecord($0) }.sorted()
+    return Self.names(of: items)
+  }
+
+  private static func names(of items: [(attributes: [String: String], secret: String?)]) -> [String] {
+    Set(items.compactMap { $0.attributes["key"] }).filter { !KeyringInput.isRecord($0) }.sorted()
+  }
+
+  /// ``names()`` on the calling thread, which it blocks (for shell
+  /// completion, which asks synchronously). Never call it from async code.
+  public func namesBlocking() throws -> [String] {
+    let attributes = ["service": service]
+    return Self.names(of: try Libsecret.shared.performBlocking(deadline: deadline) { session in
+      try session.search(attributes, loadSecrets: false)
+    })
   }
 
   /// Deletes every key of the service (and odr's records), one

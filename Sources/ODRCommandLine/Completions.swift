@@ -1,0 +1,66 @@
+import ArgumentParser
+import FoundationEssentials
+import ODRConfiguration
+import ODRKeyring
+import ODRResources
+
+/// Shell completion of the names odr knows — keys, tags, identities and
+/// signing keys — answered from the keyring and the catalogs on disk, never
+/// the network, each within a second. Synchronous: odr parses its command
+/// line with `parseAsRoot`, which runs only synchronous completions.
+enum Completions {
+  /// How long one keyring read may take while the shell waits.
+  static let deadline = Duration.seconds(1)
+
+  /// The keys of the service named on the command line (`--service S`),
+  /// else `$ODR_SERVICE`, else the bundle of the catalog on disk.
+  static let keys = CompletionKind.custom { words, _, prefix in
+    let catalogBundle = { () -> String? in tagCatalogs(words).first?.bundle }
+    guard let service = value(of: "--service", in: words) ?? StoreOptions.environmentService ?? catalogBundle(),
+          let store = try? SecretServiceStore(service: service, deadline: deadline),
+          let names = try? store.namesBlocking()
+    else { return [] }
+    return names.filter { $0.hasPrefix(prefix) }
+  }
+
+  /// The tags of the catalogs of `--catalog`, `$ODR_CATALOG` or odr.json:
+  /// a folder's catalog.json, or the copy kept from the last online load.
+  static let tags = CompletionKind.custom { words, _, prefix in
+    Set(tagCatalogs(words).flatMap(\.tags.keys)).filter { $0.hasPrefix(prefix) }.sorted()
+  }
+
+  /// The names of the private keys kept under `service` (`odr.identity`,
+  /// `odr.signing-key`).
+  static func privateKeys(service: String) -> CompletionKind {
+    .custom { _, _, prefix in
+      guard let store = try? SecretServiceStore(service: service, deadline: deadline),
+            let names = try? store.namesBlocking()
+      else { return [] }
+      return names.filter { $0.hasPrefix(prefix) }
+    }
+  }
+
+  /// The value after `option` among the words typed so far.
+  static func value(of option: String, in words: [String]) -> String? {
+    guard let index = words.lastIndex(of: option), words.indices.contains(index + 1) else { return nil }
+    return words[index + 1]
+  }
+
+  /// The catalogs the command line points at, as far as the disk knows them.
+  private static func tagCatalogs(_ words: [String]) -> [Catalog] {
+    let typed = words.indices.filter { words[$0] == "--catalog" && words.indices.contains($0 + 1) }.map { words[$0 + 1] }
+    // Completion must not fail loudly: no configuration, no names.
+    guard let configuration = try? ODRConfiguration.discover(.init(catalog: typed)),
+          let locations = try? configuration.requireLocations()
+    else { return [] }
+    return locations.compactMap { location in
+      if location.isFileURL {
+        let file = location.hasDirectoryPath || !location.path.hasSuffix(".json") ? location.appending(path: "catalog.json") : location
+        // An unreadable or foreign file offers no tags.
+        return (try? Data(contentsOf: file)).flatMap { try? Catalog.decode($0) }
+      }
+      // Nothing kept yet: no tags until the first online load.
+      return (try? ResourceCatalog.loadKept(from: location))?.catalog
+    }
+  }
+}

@@ -21,7 +21,8 @@ public enum CommandLineTool {
   }
 
   /// Runs the hot paths, `odr get NAME` and `odr --version`, on the calling
-  /// thread without ArgumentParser, and exits; hands `odr http` to the
+  /// thread without ArgumentParser, and exits; answers shell completion
+  /// requests on the calling thread; hands `odr http` to the
   /// helper before any parsing; returns at once for anything else. Call it
   /// first thing in `odr`'s `main`, before anything has started the
   /// concurrency runtime's threads.
@@ -34,5 +35,12 @@ public enum CommandLineTool {
       exit(0)
     }
     if let quick = QuickGet(arguments: arguments) { quick.run() }
+    // A shell's completion request may read the keyring, synchronously
+    // (Completions): answer it here, on the main thread, before the
+    // concurrency runtime starts. parseAsRoot throws the completions.
+    if arguments.first == "---completion" {
+      do { _ = try ODR.parseAsRoot() } catch { ODR.exit(withError: error) }
+      ODR.exit()
+    }
   }
 }

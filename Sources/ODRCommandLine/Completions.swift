@@ -6,8 +6,9 @@ import ODRResources
 
 /// Shell completion of the names odr knows — keys, tags, identities and
 /// signing keys — answered from the keyring and the catalogs on disk, never
-/// the network, each within a second. Synchronous: odr parses its command
-/// line with `parseAsRoot`, which runs only synchronous completions.
+/// the network, each within a second. Synchronous (parseAsRoot runs only
+/// synchronous completions), on the main thread: CommandLineTool.runHotPath
+/// answers completion requests before the concurrency runtime starts.
 enum Completions {
   /// How long one keyring read may take while the shell waits.
   static let deadline = Duration.seconds(1)
@@ -16,7 +17,10 @@ enum Completions {
   /// else `$ODR_SERVICE`, else the bundle of the catalog on disk.
   static let keys = CompletionKind.custom { words, _, prefix in
     let catalogBundle = { () -> String? in tagCatalogs(words).first?.bundle }
+    // odr's own services (private keys) are fenced here as in the key
+    // commands, whatever a catalog on disk names as its bundle.
     guard let service = value(of: "--service", in: words) ?? StoreOptions.environmentService ?? catalogBundle(),
+          (try? KeyringInput.validate(keyService: service)) != nil,
           let store = try? SecretServiceStore(service: service, deadline: deadline),
           let names = try? store.namesBlocking()
     else { return [] }

@@ -13,8 +13,10 @@ enum ProviderProcess {
     let executable = link("/proc/\(pid)/exe") ?? arguments.first
     guard let program = executable.map(baseName), !program.isEmpty else { return nil }
     let interpreters = ["python", "perl", "ruby", "node", "sh", "bash"]
+    // A script path, not inline code (`python3 -c '…'`), is named.
     if interpreters.contains(where: { program.hasPrefix($0) }),
-       let script = arguments.dropFirst().first(where: { !$0.hasPrefix("-") }) {
+       let script = arguments.dropFirst().first(where: { !$0.hasPrefix("-") }),
+       !script.contains(where: \.isWhitespace) {
       return baseName(script)
     }
     return program

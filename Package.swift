@@ -217,6 +217,7 @@ let package = Package(
       name: "ODRCLITests",
       dependencies: ["odr", "odr-http", "WeatherClient", "ODRTesting", "ODRTrust", "ODRResources", "ODRCommandLine", "ODRURL",
                      .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools)],
+      exclude: ["Golden"],
       swiftSettings: strictSettings
     ),
   ],

@@ -1,7 +1,9 @@
 import ArgumentParser
 import FoundationEssentials
+import ODRConfiguration
 import ODRKeyring
 import ODRKeys
+import ODRResources
 import ODRURL
 import SystemPackage
 #if canImport(Glibc)
@@ -56,7 +58,7 @@ extension ODR {
       }
     }
 
-    @Option(help: ArgumentHelp("The key to attach (from the keyring of --service).", valueName: "name"))
+    @Option(help: ArgumentHelp("The key to attach (from the keyring of --service, $ODR_SERVICE, or the catalog's bundle).", valueName: "name"))
     var key: String?
 
     @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A header to send, NAME:VALUE (repeatable).", valueName: "name:value"))
@@ -78,6 +80,8 @@ extension ODR {
     var maxTime: Double = 30
 
     @OptionGroup var keyring: StoreOptions
+
+    @OptionGroup var catalog: CatalogOptions
 
     func validate() throws {
       let (method, _) = try methodAndURL
@@ -109,8 +113,19 @@ extension ODR {
         options.headers.append((String(name), String(header.dropFirst(name.count + 1).drop { $0 == " " })))
       }
       if let data { options.body = try Self.readBody(data) }
-      if let key { options.key = try await keyring.makeStore().key(named: key) }
+      if let key { options.key = try await store(context).key(named: key) }
       try await runner.http(options)
+    }
+
+    /// The keyring of --service, else $ODR_SERVICE, else the bundle of the
+    /// catalog (--catalog, $ODR_CATALOG, odr.json), as fetch, exec and env.
+    private func store(_ context: CommandContext) async throws -> any SecretStore {
+      guard keyring.service == nil, StoreOptions.environmentService == nil else { return try keyring.makeStore() }
+      let bundle: String
+      do { bundle = try await catalog.loadFromDisk(context).catalog.bundle } catch is ConfigurationError {
+        throw ValidationError("No service for --key: pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
+      }
+      return try keyring.makeStore(defaultService: bundle)
     }
 
     /// The body from `@FILE`, or stdin for `-`.

@@ -72,6 +72,17 @@ import Testing
       #expect(post.stdout.hasSuffix("\r\n\r\nbody:payload"))
       #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
 
+      // No --service and no $ODR_SERVICE: the catalog's bundle, as fetch, exec and env.
+      var catalogOnly = env
+      catalogOnly["ODR_SERVICE"] = nil
+      catalogOnly["ODR_CATALOG"] = root.appending(path: "pub").path
+      let byBundle = try await Command.odr(["http", server.url + "/bundle", "--key", "Weather"], environment: catalogOnly)
+      #expect(byBundle.status == 0, "\(byBundle.stderr)")
+      #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
+      catalogOnly["ODR_CATALOG"] = nil
+      let noService = try await Command.odr(["http", server.url + "/x", "--key", "Weather"], environment: catalogOnly)
+      #expect(noService.status == 2 && noService.stderr.contains("No service for --key"), "\(noService.stderr)")
+
       // A host that is not among the key's hosts: sent without it, and said (not with -s).
       let other = server.url.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/x"
       let unattached = try await Command.odr(["http", "GET", other, "--key", "Weather"], environment: env)

@@ -81,10 +81,25 @@ public struct KeyImporter: Sendable {
           continue
         }
         if opened == nil { opened = try await identities() }
-        documents.append((file.path, try decrypt(data, file: file, tag: name, recipients: tag.encryption?.recipients ?? 0, with: opened ?? [])))
+        do {
+          documents.append((file.path, try decrypt(data, file: file, tag: name, recipients: tag.encryption?.recipients ?? 0, with: opened ?? [])))
+        } catch let error as KeysError where error.code == .notRecipient && !(opened ?? []).isEmpty && !inMemoryOnly {
+          throw await removedRecipient(error, tag: name)
+        }
       }
     }
     return try APIKeysDocument.keys(of: documents)
+  }
+
+  /// A machine that has an identity and keys an earlier fetch imported, but
+  /// is not among the recipients now, was most likely removed by the
+  /// publisher: sending its recipient again is not the first advice.
+  private func removedRecipient(_ error: KeysError, tag: String) async -> KeysError {
+    // The metadata record exists only after an `odr fetch` imported keys; a
+    // keyring that cannot be read now keeps the general advice.
+    guard let imported = try? await store.values(for: [KeyringInput.metadataName]), !imported.isEmpty else { return error }
+    let bundle = catalog.catalog.bundle
+    return KeysError(.notRecipient, "\(tag) (catalog version \(catalog.catalog.version) of \(bundle)) is no longer encrypted to this machine: it holds keys an earlier fetch imported, so the publisher has most likely removed its recipient. The keys it holds stay in the keyring (`odr delete --all --service \(bundle)` removes them; expect them to be rotated). If this machine should still read \(tag), ask the publisher to add its recipient back (`odr identity recipient NAME` prints it).")
   }
 
   private func decrypt(_ data: Data, file: Catalog.File, tag: String, recipients: Int, with identities: [AgeIdentity]) throws -> Data {

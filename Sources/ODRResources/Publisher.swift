@@ -28,6 +28,7 @@ public struct Publisher: Sendable {
   public func pack(to output: URL, version: Int? = nil, options: PackOptions = PackOptions()) throws -> Catalog {
     let manifest = try readManifest()
     var catalog = try makeCatalog(manifest, version: version)
+    warnOfKeysInPlainTags(catalog, options: options)
     let sealed = try seal(&catalog, manifest: manifest, options: options)
     let previous = try previousCatalog(in: options.previous ?? output, needed: options.signingKey != nil)
     if let key = options.signingKey {
@@ -193,6 +194,16 @@ public struct Publisher: Sendable {
       catalog.tags[name] = tag
     }
     return sealed
+  }
+
+  /// An `APIKeys.json` in a tag that is not a secrets tag is published as
+  /// it is, unchecked and unencrypted: say so before anything is written.
+  private func warnOfKeysInPlainTags(_ catalog: Catalog, options: PackOptions) {
+    for (name, tag) in catalog.tags.sorted(by: { $0.key < $1.key }) where !tag.secrets {
+      for file in tag.files where file.path.split(separator: "/").last?.lowercased() == "apikeys.json" {
+        options.notify("warning: '\(file.path)' is in '\(name)', which is not a secrets tag: it is published in plaintext, as any file. If it holds API keys, put it in a tag with \"secrets\": true (and recipients).")
+      }
+    }
   }
 
   /// A machine dropped from the recipients keeps what it fetched: say so.

@@ -20,39 +20,64 @@ public struct PublisherManifest: Sendable {
   public var version: Int?
   public var tags: [String: TagSpec]
 
-  /// Parses and validates `tags.json`.
+  /// Parses and validates `tags.json`; every error names the line and
+  /// column it is about (`tags.json:4:7: …`).
   public static func decode(_ data: Data) throws -> PublisherManifest {
+    let bytes = [UInt8](data)
+    func invalid(_ offset: Int?, _ message: String) -> ResourceError {
+      let place = offset.map { JSONOutline.position(of: $0, in: bytes) }.map { "tags.json:\($0.line):\($0.column)" } ?? "tags.json"
+      return ResourceError(.invalidSource, "\(place): \(message)")
+    }
+    let outline: JSONOutline
+    do { outline = try JSONOutline(bytes) } catch {
+      throw invalid(error.offset, "expected \(error.expected). tags.json is JSON: {\"bundle\": \"com.example.app\", \"tags\": {…}}.")
+    }
+    /// Where the key at `path` (object keys only, the last one its name) is.
+    func offset(_ path: [String]) -> Int? {
+      outline.keys.first { $0.path == path.dropLast() && $0.name == path.last }?.offset
+    }
+    for key in outline.keys where key.path.isEmpty || key.path.count == 2 && key.path[0] == "tags" {
+      let (known, place) = key.path.isEmpty ? (Raw.fields, "the top level") : (RawTag.fields, "tag '\(key.path[1])'")
+      guard !known.contains(key.name) else { continue }
+      let guess = NameSuggestion.closest(to: key.name, among: known).map { " Did you mean '\($0)'?" } ?? ""
+      throw invalid(key.offset, "unknown field '\(key.name.prefix(60))' in \(place).\(guess) Known fields: \(known.joined(separator: ", ")).")
+    }
     if let duplicate = StrictJSON.firstDuplicateKey(in: data) {
       let place = duplicate.path.isEmpty ? "the top level" : duplicate.path.joined(separator: ".")
-      throw ResourceError(.invalidSource, "tags.json: '\(duplicate.key.prefix(60))' appears twice in \(place); names must be unique.")
+      let second = outline.keys.filter { $0.path == duplicate.path && $0.name == duplicate.key }.dropFirst().first?.offset
+      throw invalid(second, "'\(duplicate.key.prefix(60))' appears twice in \(place); names must be unique.")
     }
     let raw: Raw
-    do { raw = try JSONDecoder().decode(Raw.self, from: data) } catch let error as ResourceError {
-      throw error
-    } catch {
-      throw ResourceError(.invalidSource, "tags.json is not valid: \(DecodingErrorDescription(error)).")
+    do { raw = try JSONDecoder().decode(Raw.self, from: data) } catch {
+      let codingPath: [any CodingKey]
+      switch error as? DecodingError {
+      case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?: codingPath = context.codingPath
+      case .keyNotFound(_, let context)?: codingPath = context.codingPath
+      default: codingPath = []
+      }
+      throw invalid(offset(codingPath.filter { $0.intValue == nil }.map(\.stringValue)), "not valid: \(DecodingErrorDescription(error)).")
     }
     guard BundleID.isValid(raw.bundle) else {
-      throw ResourceError(.invalidSource, "tags.json: bundle '\(raw.bundle)' is not a bundle id (letters, digits, '.', '_', '-').")
+      throw invalid(offset(["bundle"]), "bundle '\(raw.bundle)' is not a bundle id (letters, digits, '.', '_', '-').")
     }
-    if let version = raw.version, version < 1 { throw ResourceError(.invalidSource, "tags.json: version must be 1 or more.") }
+    if let version = raw.version, version < 1 { throw invalid(offset(["version"]), "version must be 1 or more.") }
     var tags: [String: TagSpec] = [:]
     var lowercased: [String: String] = [:]
-    for (name, spec) in raw.tags {
+    for (name, spec) in raw.tags.sorted(by: { $0.key < $1.key }) {
       try Naming.validate(tag: name)
       if let other = lowercased.updateValue(name, forKey: name.lowercased()) {
-        throw ResourceError(.invalidSource, "tags.json: tags '\(other)' and '\(name)' differ only in case; tag names must be unique.")
+        throw invalid(offset(["tags", name]), "tags '\(other)' and '\(name)' differ only in case; tag names must be unique.")
       }
       guard let category = TagCategory(rawValue: spec.category) else {
-        throw ResourceError(.invalidSource, "tags.json: tag '\(name)' has unknown category '\(spec.category)'; use initial, prefetch or onDemand.")
+        throw invalid(offset(["tags", name, "category"]), "tag '\(name)' has unknown category '\(spec.category)'; use initial, prefetch or onDemand.")
       }
       let priority = spec.preservationPriority ?? 0.5
       guard (0...1).contains(priority) else {
-        throw ResourceError(.invalidSource, "tags.json: tag '\(name)' has preservationPriority \(priority); it must be between 0 and 1.")
+        throw invalid(offset(["tags", name, "preservationPriority"]), "tag '\(name)' has preservationPriority \(priority); it must be between 0 and 1.")
       }
-      guard !spec.files.isEmpty else { throw ResourceError(.invalidSource, "tags.json: tag '\(name)' lists no files.") }
+      guard !spec.files.isEmpty else { throw invalid(offset(["tags", name, "files"]), "tag '\(name)' lists no files.") }
       if spec.recipients?.isEmpty == false && spec.secrets != true {
-        throw ResourceError(.invalidSource, "tags.json: tag '\(name)' lists recipients but is not a secrets tag; only secrets tags are encrypted.")
+        throw invalid(offset(["tags", name, "recipients"]), "tag '\(name)' lists recipients but is not a secrets tag; only secrets tags are encrypted.")
       }
       tags[name] = TagSpec(category: category, order: spec.order ?? 0, preservationPriority: priority,
                            secrets: spec.secrets ?? false, recipients: spec.recipients ?? [], files: spec.files)
@@ -60,21 +85,13 @@ public struct PublisherManifest: Sendable {
     return PublisherManifest(bundle: raw.bundle, version: raw.version, tags: tags)
   }
 
-  // The JSON shape, with unknown keys refused.
+  // The JSON shape; unknown keys are refused before decoding, by position.
   private struct Raw: Decodable {
     var bundle: String
     var version: Int?
     var tags: [String: RawTag]
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case bundle, version, tags }
-
-    init(from decoder: any Decoder) throws {
-      try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue), where: "the top level")
-      let container = try decoder.container(keyedBy: CodingKeys.self)
-      bundle = try container.decode(String.self, forKey: .bundle)
-      version = try container.decodeIfPresent(Int.self, forKey: .version)
-      tags = try container.decode([String: RawTag].self, forKey: .tags)
-    }
+    static let fields = ["bundle", "version", "tags"]
   }
 
   private struct RawTag: Decodable {
@@ -85,32 +102,6 @@ public struct PublisherManifest: Sendable {
     var recipients: [String]?
     var files: [String]
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case category, order, preservationPriority, secrets, recipients, files }
-
-    init(from decoder: any Decoder) throws {
-      let tag = decoder.codingPath.last?.stringValue ?? "?"
-      try rejectUnknownKeys(decoder, known: CodingKeys.allCases.map(\.rawValue), where: "tag '\(tag)'")
-      let container = try decoder.container(keyedBy: CodingKeys.self)
-      category = try container.decode(String.self, forKey: .category)
-      order = try container.decodeIfPresent(Int.self, forKey: .order)
-      preservationPriority = try container.decodeIfPresent(Double.self, forKey: .preservationPriority)
-      secrets = try container.decodeIfPresent(Bool.self, forKey: .secrets)
-      recipients = try container.decodeIfPresent([String].self, forKey: .recipients)
-      files = try container.decode([String].self, forKey: .files)
-    }
-  }
-}
-
-private struct AnyKey: CodingKey {
-  var stringValue: String
-  var intValue: Int? { nil }
-  init(stringValue: String) { self.stringValue = stringValue }
-  init?(intValue: Int) { nil }
-}
-
-private func rejectUnknownKeys(_ decoder: any Decoder, known: [String], where place: String) throws {
-  let keys = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue)
-  if let unknown = keys.sorted().first(where: { !known.contains($0) }) {
-    throw ResourceError(.invalidSource, "tags.json: unknown field '\(unknown.prefix(60))' in \(place); known fields: \(known.joined(separator: ", ")).")
+    static let fields = ["category", "order", "preservationPriority", "secrets", "recipients", "files"]
   }
 }

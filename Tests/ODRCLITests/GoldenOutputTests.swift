@@ -103,11 +103,21 @@ import Testing
     let env = environment
     var transcript = ""
     for arguments in Self.helps {
-      transcript += try await record(arguments + ["--help"], input: nil, environment: env)
+      transcript += try await record(arguments + ["--help"], input: nil, environment: env).entry
     }
+    var failures = 0
     for step in Self.session {
-      transcript += try await record(step.arguments, input: step.input, environment: env)
+      let (entry, result) = try await record(step.arguments, input: step.input, environment: env)
+      transcript += entry
+      // Every failure is one `odr: …` line on stderr; `odr exec` passes its
+      // child's status on and adds nothing to the child's own output.
+      guard result.status != 0, step.arguments.first != "exec" else { continue }
+      failures += 1
+      let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+      #expect(lines.count == 2 && lines[0].hasPrefix("odr: ") && lines[1].isEmpty,
+              "odr \(step.arguments.joined(separator: " ")) (exit \(result.status)) printed \(lines.count - 1) lines on stderr:\n\(result.stderr)")
     }
+    #expect(failures >= 20)
     if ProcessInfo.processInfo.environment["ODR_UPDATE_GOLDEN"] == "1" {
       try FileManager.default.createDirectory(at: Self.golden.deletingLastPathComponent(), withIntermediateDirectories: true)
       try transcript.write(to: Self.golden, atomically: true, encoding: .utf8)
@@ -122,13 +132,14 @@ import Testing
       """)
   }
 
-  /// One command's entry: the command line, its exit code, stdout, stderr.
-  func record(_ arguments: [String], input: String?, environment: [String: String]) async throws -> String {
+  /// One command's entry: the command line, its exit code, stdout, stderr;
+  /// and the command's result itself.
+  func record(_ arguments: [String], input: String?, environment: [String: String]) async throws -> (entry: String, result: Command.Result) {
     let arguments = arguments.map { $0.replacingOccurrences(of: "$PKG", with: Paths.packageRoot.path).replacingOccurrences(of: "$ROOT", with: root.path) }
     let result = try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", root.appending(path: "work").path, Paths.odr.path] + arguments,
                                        input: input, environment: environment)
     let line = (["odr"] + arguments).map { $0.contains(" ") || $0.isEmpty ? "'\($0)'" : $0 }.joined(separator: " ")
-    return normalized("""
+    let entry = normalized("""
       $ \(line)
       [exit \(result.status)]
       --- stdout
@@ -137,6 +148,7 @@ import Testing
       \(result.stderr)
 
       """)
+    return (entry, result)
   }
 
   /// `text` with what changes from run to run replaced by placeholders.

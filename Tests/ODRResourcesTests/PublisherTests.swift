@@ -1,6 +1,7 @@
 import Foundation
 import ODRResources
 import ODRTrust
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct PublisherTests {
@@ -82,17 +83,20 @@ import Testing
   }
 
   @Test(arguments: [
-    (#"{"bundle":"b","tags":{"T":{"category":"sometimes","files":["shared.txt"]}}}"#, "unknown category 'sometimes'"),
+    (#"{"bundle":"b","tags":{"T":{"category":"sometimes","files":["shared.txt"]}}}"#, "tags.json:1:28: tag 'T' has unknown category 'sometimes'"),
     (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["nope.txt"]}}}"#, "'nope.txt', which is not in"),
     (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["../etc/passwd"]}}}"#, "unsafe path"),
     (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["/etc/passwd"]}}}"#, "unsafe path"),
     (#"{"bundle":"b","tags":{"bad tag":{"category":"initial","files":["shared.txt"]}}}"#, "Invalid tag name"),
     (#"{"bundle":"b","tags":{"Tag":{"category":"initial","files":["shared.txt"]},"tag":{"category":"initial","files":["shared.txt"]}}}"#, "differ only in case"),
-    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["shared.txt"],"preservationPriorty":1}}}"#, "unknown field 'preservationPriorty'"),
-    (#"{"bundle":"b","tags":{"T":{"category":"initial","preservationPriority":2,"files":["shared.txt"]}}}"#, "between 0 and 1"),
-    (#"{"bundle":"b c","tags":{}}"#, "not a bundle id"),
-    (#"not json"#, "tags.json is not valid"),
-    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["shared.txt"]},"T":{"category":"initial","files":["shared.txt"]}}}"#, "'T' appears twice in tags"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["shared.txt"],"preservationPriorty":1}}}"#, "tags.json:1:72: unknown field 'preservationPriorty'"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","preservationPriority":2,"files":["shared.txt"]}}}"#, "tags.json:1:49: tag 'T' has preservationPriority 2.0; it must be between 0 and 1"),
+    (#"{"bundle":"b c","tags":{}}"#, "tags.json:1:2: bundle 'b c' is not a bundle id"),
+    (#"not json"#, "tags.json:1:1: expected a value"),
+    ("{\n  \"bundle\": \"b\",\n  \"tags\": {\"T\": {\"category\": \"initial\", \"files\": [\"shared.txt\"],}}\n}", "tags.json:3:65: expected a key in double quotes"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":"shared.txt"}}}"#, "tags.json:1:49: not valid: wrong type at tags.T.files"),
+    (#"{"bundle":"b","tag":{}}"#, "tags.json:1:15: unknown field 'tag' in the top level. Did you mean 'tags'?"),
+    (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["shared.txt"]},"T":{"category":"initial","files":["shared.txt"]}}}"#, "tags.json:1:73: 'T' appears twice in tags"),
     (#"{"bundle":"b","tags":{"T":{"category":"initial","files":["shared.txt"]},"\u0054":{"category":"initial","files":["shared.txt"]}}}"#, "'T' appears twice"),
   ])
   func badSourceIsRefusedBeforeAnythingIsWritten(tagsJSON: String, expected: String) throws {
@@ -182,5 +186,23 @@ import Testing
         "Everything": { "category": "onDemand", "files": ["APIKeys.json"] } } }
       """)
     #expect(throws: ResourceError.self) { try Publisher(source: folder.root).pack(to: folder.output, options: plain) }
+  }
+
+  @Test func anAPIKeysFileInATagThatIsNotSecretIsPackedWithAWarning() throws {
+    let folder = try makeSUT()
+    defer { folder.remove() }
+    try folder.write("config/apikeys.json", #"{"Weather": "k-123"}"#)
+    try folder.tags("""
+      { "bundle": "com.example.demo", "tags": {
+        "Config": { "category": "initial", "files": ["config/"] },
+        "Onboarding": { "category": "initial", "files": ["Onboarding/"] } } }
+      """)
+    let notices = Mutex<[String]>([])
+    var options = PackOptions()
+    options.notify = { notice in notices.withLock { $0.append(notice) } }
+    try Publisher(source: folder.root).pack(to: folder.output, options: options)
+    #expect(notices.withLock { $0 } == [
+      "warning: 'config/apikeys.json' is in 'Config', which is not a secrets tag: it is published in plaintext, as any file. If it holds API keys, put it in a tag with \"secrets\": true (and recipients).",
+    ])
   }
 }

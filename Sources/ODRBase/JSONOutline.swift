@@ -1,26 +1,27 @@
 /// A strict JSON reader that keeps positions: where the first syntax error
 /// is, and where each object key is, so `odr.json` problems can be named by
 /// line and column (Foundation's decoder says only "not valid JSON").
-struct JSONOutline {
+/// `odr.json` and `tags.json` use it.
+package struct JSONOutline {
   /// A key of an object, the keys leading to its object, and its offset.
-  struct Key {
-    let path: [String]
-    let name: String
-    let offset: Int
+  package struct Key {
+    package let path: [String]
+    package let name: String
+    package let offset: Int
   }
 
   /// A syntax error: what was expected, at which byte.
-  struct SyntaxError: Error {
-    let offset: Int
-    let expected: String
+  package struct SyntaxError: Error {
+    package let offset: Int
+    package let expected: String
   }
 
-  private(set) var keys: [Key] = []
+  package private(set) var keys: [Key] = []
   private let bytes: [UInt8]
   private var index = 0
 
   /// Reads `bytes`; throws the first syntax error.
-  init(_ bytes: [UInt8]) throws(SyntaxError) {
+  package init(_ bytes: [UInt8]) throws(SyntaxError) {
     self.bytes = bytes
     skipSpace()
     try value(path: [])
@@ -29,11 +30,11 @@ struct JSONOutline {
   }
 
   /// 1-based line and column of `offset`.
-  func position(of offset: Int) -> (line: Int, column: Int) {
+  package func position(of offset: Int) -> (line: Int, column: Int) {
     Self.position(of: offset, in: bytes)
   }
 
-  static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+  package static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
     let before = bytes[..<min(offset, bytes.count)]
     let line = before.filter { $0 == UInt8(ascii: "\n") }.count + 1
     let column = before.count - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1

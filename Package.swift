@@ -42,6 +42,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    // AsyncHTTPClient's TLS; named so its errors are told apart by type.
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     // FileDescriptor: reads and writes that retry on EINTR and finish short writes.
     .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     // Tests only: child processes awaited without holding a thread.
@@ -85,6 +87,8 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "NIOCore", package: "swift-nio", condition: tools),
         .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+        .product(name: "NIOPosix", package: "swift-nio", condition: tools),
+        .product(name: "NIOSSL", package: "swift-nio-ssl", condition: tools),
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: strictSettings

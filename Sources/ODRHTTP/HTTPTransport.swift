@@ -243,22 +243,16 @@ public struct HTTPTransport: BlobTransport {
   /// A transport error in plain words.
   static func failure(_ error: any Error, url: URL, address: URL, timeouts: Timeouts?) -> ResourceError {
     let place = "\(address.host ?? "?"):\(address.port ?? (address.scheme == "https" ? 443 : 80))"
-    let text = String(describing: error)
-    let reason: String
-    if let error = error as? HTTPClientError, error == .connectTimeout {
-      reason = "connecting to \(place) timed out\(timeouts.map { " after \($0.connect)" } ?? "")"
-    } else if let error = error as? HTTPClientError, error == .readTimeout {
-      reason = "\(url.absoluteString) stalled: no data for \(timeouts.map { "\($0.stall)" } ?? "too long")"
-    } else if let error = error as? HTTPClientError, error == .remoteConnectionClosed {
-      reason = "\(place) closed the connection mid-transfer"
-    } else if text.contains("Connection refused") || text.contains("errno: 111") {
-      reason = "cannot connect to \(place): connection refused (is the server running?)"
-    } else if String(reflecting: type(of: error)).contains("SSL") || text.contains("SSL") {
-      reason = "the TLS handshake with \(place) failed: it may not serve HTTPS on that port (try http://), or its certificate is not trusted here"
-    } else if text.contains("Connection reset") || text.contains("errno: 104") {
-      reason = "\(place) reset the connection"
-    } else {
-      reason = "downloading \(url.absoluteString) failed: \(text.prefix(200))"
+    let reason = switch TransportFailure(error) {
+    case .unknownHost(let host):
+      "the host \(host) does not resolve (DNS knows no such name)" + (url.scheme == "s3" ? "; check the S3 endpoint (AWS_ENDPOINT_URL, or \"endpoint\" in odr.json)" : "")
+    case .connectTimeout: "connecting to \(place) timed out\(timeouts.map { " after \($0.connect)" } ?? "")"
+    case .stalled: "\(url.absoluteString) stalled: no data for \(timeouts.map { "\($0.stall)" } ?? "too long")"
+    case .closed: "\(place) closed the connection mid-transfer"
+    case .refused: "cannot connect to \(place): connection refused (is the server running?)"
+    case .tls: "the TLS handshake with \(place) failed: it may not serve HTTPS on that port (try http://), or its certificate is not trusted here"
+    case .reset: "\(place) reset the connection"
+    case .other: "downloading \(url.absoluteString) failed: \(String(describing: error).prefix(200))"
     }
     return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); nothing was installed. Check the connection and the URL, then try again.",
                          underlying: error)

@@ -56,7 +56,7 @@ public struct FileTransport: BlobTransport {
 
   func dataSync(at url: URL, limit: Int) throws -> Data {
     guard FileIO.kind(of: url) == .file else {
-      throw ResourceError(.notFound, "Nothing at '\(url.path)'. Check --catalog (a folder made by `odr pack`, or its catalog.json).")
+      throw ResourceError(.notFound, "Nothing at '\(url.path)'. A catalog is a folder made by `odr pack`, or its catalog.json.")
     }
     guard let size = FileIO.size(of: url), size <= Int64(limit) else {
       throw ResourceError(.integrity, "'\(url.path)' is larger than \(limit) bytes; refusing it.")

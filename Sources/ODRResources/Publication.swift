@@ -48,6 +48,9 @@ public struct Publication: Sendable {
   public init(folder: URL, destination: any PublishDestination, newTrustRoot: Bool = false) async throws {
     self.folder = folder
     self.destination = destination
+    guard FileIO.kind(of: folder.appending(path: "catalog.json")) == .file else {
+      throw ResourceError(.notFound, "No catalog.json in '\(folder.path)'. odr publish uploads a folder made by `odr pack` (odr pack SOURCE --output \(folder.lastPathComponent)).")
+    }
     catalogBytes = try FileTransport().dataSync(at: folder.appending(path: "catalog.json"), limit: ResourceCatalog.maxCatalogBytes)
     let catalog = try Catalog.decode(catalogBytes)
     let signatureFile = folder.appending(path: "catalog.json.sig")

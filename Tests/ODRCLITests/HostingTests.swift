@@ -101,6 +101,15 @@ import Testing
     let tls = try await Command.odr(["begin", "Level2"], environment: environment(["https://127.0.0.1:\(nginx.port)/"]))
     #expect(tls.status == 7)
     #expect(tls.stderr.contains("TLS handshake") && tls.stderr.split(separator: "\n").count == 1, "\(tls.stderr)")
+    // A name DNS does not know (.invalid never resolves, RFC 6761): said in words, for S3 with where its endpoint comes from.
+    let unknown = try await Command.odr(["begin", "Level2"], environment: environment(["https://odr-test.invalid/"]))
+    #expect(unknown.status == 7)
+    #expect(unknown.stderr.hasPrefix("odr: The host odr-test.invalid does not resolve (DNS knows no such name); nothing was installed."), "\(unknown.stderr)")
+    var s3 = environment(["s3://bucket/prefix"])
+    s3.merge(["AWS_ENDPOINT_URL": "http://odr-s3.invalid:9000", "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"]) { $1 }
+    let bucket = try await Command.odr(["begin", "Level2"], environment: s3)
+    #expect(bucket.status == 7 && bucket.stderr.contains("The host odr-s3.invalid does not resolve (DNS knows no such name); check the S3 endpoint (AWS_ENDPOINT_URL"), "\(bucket.stderr)")
+    #expect(!bucket.stderr.contains("SocketAddressError"))
   }
 
   /// Starts `odr begin Movie` and kills it once `fraction` of the blob is on disk.

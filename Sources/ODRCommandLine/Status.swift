@@ -9,12 +9,13 @@ extension ODR {
       commandName: "status",
       abstract: "Explain each tag: category, on disk or not, size, and who pins it.",
       discussion: """
-        --verify also re-hashes every file in the store and exits 4 if one is damaged.
+        For a catalog on a host, status reads the copy kept from the last online load and asks nothing; it says when the host last confirmed it. --refresh asks the host first (a conditional request), as fetch and begin do. --verify also re-hashes every file in the store and exits 4 if one is damaged, naming its tag and path.
 
         Example:
           odr status --catalog /srv/odr
           odr status --json
           odr status --verify --offline
+          odr status --refresh
         """
     )
 
@@ -25,21 +26,64 @@ extension ODR {
     @Flag(help: "Re-hash every file in the store; exit 4 if one does not match.")
     var verify = false
 
+    @Flag(help: "Ask the catalog's host for a newer catalog first (default: the copy kept on disk, no request).")
+    var refresh = false
+
+    func validate() throws {
+      if refresh && catalog.offline { throw ValidationError("--refresh asks the host and --offline forbids it; pick one.") }
+    }
+
     struct Report: Encodable {
-      struct Verification: Encodable { let checked: Int, damaged: [String] }
-      let bundle: String, version: Int, store: String, tags: [TagStatus]
+      struct Verification: Encodable {
+        /// A file of a tag whose blob is damaged.
+        struct DamagedFile: Encodable { let sha256: String, tag: String, path: String }
+        /// The damaged blobs' SHA-256 names, and the tag files they hold.
+        let checked: Int, damaged: [String], damagedFiles: [DamagedFile]
+      }
+      let bundle: String, version: Int, store: String
+      @NullWhenAbsent var checked: Date?
+      let tags: [TagStatus]
       @NullWhenAbsent var verification: Verification?
     }
 
     func run(_ context: CommandContext) async throws {
-      let resources = try await catalog.loadFromDisk(context)
+      let resources = try await refresh ? catalog.load(context) : catalog.loadFromDisk(context)
       let tags = try resources.tagStatuses()
-      let verification = verify ? resources.store.verify() : nil
-      let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path, tags: tags,
-                          verification: verification.map { Report.Verification(checked: $0.checked, damaged: $0.damaged) })
+      let verification = verify ? Self.verification(of: resources) : nil
+      let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path,
+                          checked: resources.checkedAt, tags: tags, verification: verification)
       try reporting.print(report, failed: verification?.damaged.isEmpty == false) { printText(report) }
       if let verification, !verification.damaged.isEmpty {
-        throw ResourceError(.integrity, "\(verification.damaged.count) of \(verification.checked) files in the store are damaged: \(verification.damaged.joined(separator: ", ")). Delete them and run `odr begin` again to re-download.")
+        let files = verification.damaged.map { sha256 in
+          let files = verification.damagedFiles.filter { $0.sha256 == sha256 }
+          return files.isEmpty ? "blob \(sha256.prefix(12))… (no tag of this catalog)" : files.map { "\($0.tag): \($0.path)" }.joined(separator: ", ")
+        }
+        let tags = Set(verification.damagedFiles.map(\.tag)).sorted()
+        let names = verification.damaged.map { "\($0.prefix(12))…" }.joined(separator: ", ")
+        let again = tags.isEmpty ? "" : ", then `odr begin \(tags.joined(separator: " "))` downloads \(tags.count == 1 ? "it" : "them") again"
+        throw ResourceError(.integrity, "\(verification.damaged.count) of \(verification.checked) files in the store are damaged: \(files.joined(separator: "; ")). Delete their blobs from \(resources.store.root.appending(path: "blobs").path) (named by SHA-256: \(names))\(again).")
+      }
+    }
+
+    /// Every blob in the store re-hashed; each damaged one with the tag
+    /// files it holds.
+    private static func verification(of resources: ResourceCatalog) -> Report.Verification {
+      let (checked, damaged) = resources.store.verify()
+      let files = resources.catalog.tags.sorted { $0.key < $1.key }.flatMap { name, tag in
+        tag.files.filter { damaged.contains($0.sha256) }.map { Report.Verification.DamagedFile(sha256: $0.sha256, tag: name, path: $0.path) }
+      }
+      return Report.Verification(checked: checked, damaged: damaged, damagedFiles: files)
+    }
+
+    /// "5 minutes ago", for the kept catalog's last check.
+    static func ago(_ date: Date, now: Date = Date()) -> String {
+      let seconds = max(0, Int(now.timeIntervalSince(date)))
+      func count(_ n: Int, _ unit: String) -> String { "\(n) \(unit)\(n == 1 ? "" : "s") ago" }
+      switch seconds {
+      case ..<60: return "less than a minute ago"
+      case ..<3600: return count(seconds / 60, "minute")
+      case ..<86400: return count(seconds / 3600, "hour")
+      default: return count(seconds / 86400, "day")
       }
     }
 
@@ -47,6 +91,9 @@ extension ODR {
       let tags = report.tags
       let verification = report.verification
       var lines = ["\(report.bundle) version \(report.version), store \(report.store)"]
+      if let checked = report.checked {
+        lines.append("  the catalog kept on disk, last confirmed by its host \(Self.ago(checked)); `odr status --refresh` asks the host now")
+      }
       for tag in tags {
         var state = tag.onDisk ? "on disk" : "not on disk"
         if tag.secrets { state = tag.recipients == nil ? "never on disk (odr fetch imports it)" : tag.onDisk ? "ciphertext on disk" : "not on disk" }

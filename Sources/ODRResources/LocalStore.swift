@@ -93,6 +93,22 @@ public struct LocalStore: Sendable {
     }
   }
 
+  /// When the source last confirmed the kept catalog: the modification time
+  /// of the kept catalog.json, which a load from the source sets (written,
+  /// or revalidated unchanged). nil when none is kept.
+  public var catalogCheckedAt: Date? {
+    var info = stat()
+    guard stat(root.appending(path: "catalog.json").path, &info) == 0 else { return nil }
+    return Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+  }
+
+  /// Records that the source confirmed the kept catalog just now.
+  func markCatalogChecked() {
+    // Best effort: a time left unset only makes `odr status` call the kept
+    // catalog older than it is.
+    _ = utimensat(AT_FDCWD, root.appending(path: "catalog.json").path, nil, 0)
+  }
+
   // MARK: Blobs
 
   /// Where a verified blob lives.

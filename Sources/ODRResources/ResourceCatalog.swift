@@ -24,6 +24,11 @@ public struct ResourceCatalog: Sendable {
   /// on first use, an expired catalog served offline): one line each.
   public var notices: [String] = []
 
+  /// When the source last confirmed this catalog, for a catalog read from
+  /// the copy kept on disk without asking the source (``loadKept(from:cacheHome:trust:)``);
+  /// nil when it was just loaded from its source.
+  public var checkedAt: Date?
+
   /// The largest catalog.json accepted.
   public static let maxCatalogBytes = 4 << 20
 
@@ -80,6 +85,7 @@ public struct ResourceCatalog: Sendable {
         throw ResourceError(.network, "\(catalogURL.absoluteString) answered \"not modified\" to a request that had nothing to revalidate. The server is misbehaving.")
       }
       try trust.refuseIfExpired(kept.catalog)
+      kept.store.markCatalogChecked()
       return ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: transport)
     }
     let signatureURL = catalogURL.deletingLastPathComponent().appending(path: catalogURL.lastPathComponent + ".sig")
@@ -89,6 +95,7 @@ public struct ResourceCatalog: Sendable {
       .admit(catalog, signedBy: signedBy, location: catalogURL, policy: trust)
     let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
     try await store.accept(catalog, bytes: bytes, signature: signatureBytes)
+    store.markCatalogChecked()
     store.removeStalePartials(keeping: catalog)
     try await index.remember(catalogURL, .init(bundle: catalog.bundle, version: catalog.version, validators: validators.isEmpty ? nil : validators))
     var resources = ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
@@ -134,6 +141,7 @@ public struct ResourceCatalog: Sendable {
     let catalogURL = try catalogLocation(location)
     let kept = try keptCatalog(at: catalogURL, index: CatalogIndex(cacheHome: cacheHome), cacheHome: cacheHome, trust: trust)
     var resources = ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: OfflineTransport())
+    resources.checkedAt = kept.store.catalogCheckedAt
     if let expires = kept.catalog.expires, expires < trust.now() {
       resources.notices.append("warning: the catalog of \(kept.catalog.bundle) (version \(kept.catalog.version)) expired on \(expires.formatted(.iso8601)); serving what is on disk. Online, it will be refused until the publisher re-signs it.")
     }

@@ -86,6 +86,34 @@ import Testing
     #expect(nginx.requests.filter { $0.path == "/catalog.json" }.map(\.status) == [200, 304, 200])
   }
 
+  @Test func statusSaysItShowsTheKeptCatalogAndRefreshAsksTheHost() async throws {
+    _ = try await publish()
+    defer { try? FileManager.default.removeItem(at: root) }
+    let nginx = try await Nginx.start(root: published)
+    defer { nginx.stop() }
+    let env = environment([nginx.url.absoluteString])
+    #expect(try await Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
+    // Backdate the last confirmation by two hours: status says how old its copy is.
+    let kept = store.appending(path: "catalog.json")
+    try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7300)], ofItemAtPath: kept.path)
+    try FileManager.default.removeItem(at: published)
+    _ = try await publish(version: 40)
+    let requests = nginx.requests.count
+    let stale = try await Command.odr(["status"], environment: env)
+    #expect(stale.status == 0 && nginx.requests.count == requests)
+    #expect(stale.stdout.hasPrefix("com.example.demo version 3, store "), "\(stale.stdout)")
+    #expect(stale.stdout.contains("\n  the catalog kept on disk, last confirmed by its host 2 hours ago; `odr status --refresh` asks the host now\n"), "\(stale.stdout)")
+    let json = try JSONSerialization.jsonObject(with: Data(try await Command.odr(["status", "--json"], environment: env).stdout.utf8)) as? [String: Any]
+    #expect(json?["checked"] is String)
+    let refreshed = try await Command.odr(["status", "--refresh"], environment: env)
+    #expect(refreshed.status == 0, "\(refreshed.stderr)")
+    #expect(refreshed.stdout.hasPrefix("com.example.demo version 40, store ") && !refreshed.stdout.contains("last confirmed"), "\(refreshed.stdout)")
+    #expect(nginx.requests.filter { $0.path == "/catalog.json" }.count == 2)
+    let after = try await Command.odr(["status"], environment: env)
+    #expect(after.stdout.contains("version 40") && after.stdout.contains("last confirmed by its host less than a minute ago"), "\(after.stdout)")
+    #expect(try await Command.odr(["status", "--refresh", "--offline"], environment: env).status == 2)
+  }
+
   @Test func aNeverLoadedCatalogOnARefusedPortFailsFastAndA404SaysCheckTheURL() async throws {
     _ = try await publish()
     defer { try? FileManager.default.removeItem(at: root) }

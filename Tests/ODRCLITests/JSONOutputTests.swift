@@ -76,7 +76,7 @@ import Testing
 
     #expect(try await odr(["begin", "Level2", "--quiet"]).status == 0)
     let status = try decode(Status.self, try await odr(["status", "--json", "--verify"]))
-    #expect(status.keys == ["bundle", "version", "store", "tags", "verification"])
+    #expect(status.keys == ["bundle", "version", "store", "checked", "tags", "verification"])
     let level = try #require(status.value.tags.first { $0.name == "Level2" })
     #expect(level.onDisk && level.pins == 1 && level.lastUse != nil)
     #expect(abs(level.pinnedBy[0].since.timeIntervalSinceNow) < 600)

@@ -146,9 +146,18 @@ import Testing
     try bytes.write(to: url)
     let damaged = try await odr(["status", "--verify", "--json"])
     #expect(damaged.status == 4)
-    #expect(damaged.stderr.contains(victim))
     let report = try JSONSerialization.jsonObject(with: Data(damaged.stdout.utf8)) as? [String: Any]
-    #expect((report?["verification"] as? [String: Any])?["damaged"] as? [String] == [victim])
+    let verification = report?["verification"] as? [String: Any]
+    #expect(verification?["damaged"] as? [String] == [victim])
+    let files = try #require(verification?["damagedFiles"] as? [[String: String]])
+    #expect(!files.isEmpty && files.allSatisfy { $0["sha256"] == victim })
+    // Named by tag and path, with what to do; doing it repairs the store.
+    let (tag, path) = (try #require(files[0]["tag"]), try #require(files[0]["path"]))
+    #expect(damaged.stderr.contains("are damaged: \(tag): \(path)") && damaged.stderr.contains(String(victim.prefix(12))), "\(damaged.stderr)")
+    #expect(damaged.stderr.contains("then `odr begin \(Set(files.compactMap { $0["tag"] }).sorted().joined(separator: " "))` downloads"), "\(damaged.stderr)")
+    try FileManager.default.removeItem(at: url)
+    #expect(try await odr(["begin", tag, "--quiet"]).status == 0)
+    #expect(try await odr(["status", "--verify"]).status == 0)
   }
 
   @Test func pathPrintsTheVerifiedLocalFile() async throws {

@@ -1,4 +1,6 @@
+import CHardening
 import ODRKeys
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -78,20 +80,14 @@ public enum CommandRunner {
   /// its output is written.
   public static func runMasked(_ arguments: [String], environment: [String], masking values: [String]) throws -> Int32 {
     let path = try resolve(arguments[0])
-    var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
-    guard pipe(&out) == 0, pipe(&err) == 0, (out + err).allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 }) else {
-      throw CIError(.io, "Cannot create pipes for the command: \(String(cString: strerror(errno))).")
-    }
-    // Bigger pipes, fewer reads and wakeups (best effort: the limit is the system's).
-    _ = fcntl(out[0], Self.setPipeSize, Self.pipeSize)
-    _ = fcntl(err[0], Self.setPipeSize, Self.pipeSize)
+    let out = try channel(to: STDOUT_FILENO), err = try channel(to: STDERR_FILENO)
     installForwarding()
 
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO)
-    posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO)
+    posix_spawn_file_actions_adddup2(&actions, out.write, STDOUT_FILENO)
+    posix_spawn_file_actions_adddup2(&actions, err.write, STDERR_FILENO)
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -118,16 +114,56 @@ public enum CommandRunner {
         }
       }
     }
-    close(out[1])
-    close(err[1])
+    close(out.write)
+    close(err.write)
     guard result == 0 else {
-      close(out[0])
-      close(err[0])
+      close(out.read)
+      close(err.read)
       throw startFailure(arguments[0], errno: result)
     }
     Forwarding.child = pid
     if Forwarding.pending != 0 { kill(pid, Forwarding.pending) }
-    return pump(child: pid, from: [out[0], err[0]], masking: values)
+    return pump(child: pid, from: [out, err], masking: values)
+  }
+
+  // MARK: The command's outputs
+
+  /// What the command writes `target` through: a pipe, or when odr's own
+  /// `target` is a terminal, a pseudo-terminal like it, so the command still
+  /// sees a terminal (colours, progress bars, line buffering) while odr
+  /// masks what it writes.
+  private static func channel(to target: Int32) throws -> (read: Int32, write: Int32, terminal: Bool) {
+    if isatty(target) == 1, let pty = pseudoTerminal(like: target) { return (pty.read, pty.write, true) }
+    var ends: [Int32] = [-1, -1]
+    guard pipe(&ends) == 0, ends.allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 }) else {
+      throw CIError(.io, "Cannot create pipes for the command: \(String(cString: strerror(errno))).")
+    }
+    // A bigger pipe, fewer reads and wakeups (best effort: the limit is the system's).
+    _ = fcntl(ends[0], Self.setPipeSize, Self.pipeSize)
+    return (ends[0], ends[1], false)
+  }
+
+  /// A new pseudo-terminal with `terminal`'s settings and size, except
+  /// that output is passed on unprocessed (`terminal` does its own): its
+  /// master to read, its slave for the command. Not the command's
+  /// controlling terminal (the command keeps odr's, so Ctrl-C and job
+  /// control work as before). nil when none can be made: then a pipe.
+  private static func pseudoTerminal(like terminal: Int32) -> (read: Int32, write: Int32)? {
+    var master: Int32 = -1, slave: Int32 = -1
+    guard odr_open_pseudo_terminal(&master, &slave) == 0 else { return nil }
+    var settings = termios()
+    if tcgetattr(terminal, &settings) == 0 {
+      settings.c_oflag &= ~tcflag_t(OPOST)
+      _ = tcsetattr(slave, TCSANOW, &settings)
+    }
+    copyWindowSize(from: terminal, to: master)
+    return (master, slave)
+  }
+
+  /// Gives the pseudo-terminal `master` the window size of `terminal`.
+  private static func copyWindowSize(from terminal: Int32, to master: Int32) {
+    var size = winsize()
+    if ioctl(terminal, UInt(TIOCGWINSZ), &size) == 0 { _ = ioctl(master, UInt(TIOCSWINSZ), &size) }
   }
 
   /// Ends odr the way a child with wait `status` ended: its exit code, or
@@ -154,9 +190,9 @@ public enum CommandRunner {
   /// Copies the child's stdout and stderr to odr's, masked, until both are
   /// closed, or the child has ended and nothing came for 100 ms (a
   /// background grandchild may keep the pipes open forever).
-  private static func pump(child pid: pid_t, from descriptors: [Int32], masking values: [String]) -> Int32 {
-    var maskers = descriptors.map { _ in SecretMasker(values: values) }
-    var fds = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+  private static func pump(child pid: pid_t, from channels: [(read: Int32, write: Int32, terminal: Bool)], masking values: [String]) -> Int32 {
+    var maskers = channels.map { _ in SecretMasker(values: values) }
+    var fds = channels.map { pollfd(fd: $0.read, events: Int16(POLLIN), revents: 0) }
     let targets = [STDOUT_FILENO, STDERR_FILENO]
     var buffer = [UInt8](repeating: 0, count: Int(pipeSize))
     var status: Int32 = 0
@@ -169,6 +205,12 @@ public enum CommandRunner {
       }
     }
     while fds.contains(where: { $0.fd >= 0 }) {
+      // The terminal was resized: so are the command's pseudo-terminals.
+      if Forwarding.resized.exchange(false, ordering: .relaxed) {
+        for (k, channel) in channels.enumerated() where channel.terminal && fds[k].fd >= 0 {
+          copyWindowSize(from: targets[k], to: fds[k].fd)
+        }
+      }
       let ready = poll(&fds, nfds_t(fds.count), 100)
       if ready < 0 && errno == EINTR { continue }
       if ready <= 0 {
@@ -215,6 +257,8 @@ public enum CommandRunner {
   private enum Forwarding {
     nonisolated(unsafe) static var child: pid_t = 0
     nonisolated(unsafe) static var pending: Int32 = 0
+    /// Set by SIGWINCH, read by the pump (lock-free, so signal-safe).
+    static let resized = Atomic<Bool>(false)
   }
 
   private static func installForwarding() {
@@ -233,6 +277,11 @@ public enum CommandRunner {
       sigaction(signal, &action, nil)
       sigaddset(&unblock, signal)
     }
+    var resize = sigaction()
+    resize.__sigaction_handler.sa_handler = { _ in Forwarding.resized.store(true, ordering: .relaxed) }
+    sigemptyset(&resize.sa_mask)
+    sigaction(SIGWINCH, &resize, nil)
+    sigaddset(&unblock, SIGWINCH)
     // This thread pumps the output until the end: let it take the signals
     // even if odr was started with them blocked (Foundation's Process does).
     pthread_sigmask(SIG_UNBLOCK, &unblock, nil)

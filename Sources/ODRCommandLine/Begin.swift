@@ -71,9 +71,21 @@ extension ODR {
         }
         try? await resources.store.usage.touch(tags)
       } else {
-        let bar = ProgressBar(quiet: quiet)
-        defer { bar.finish() }
-        try await request.beginAccessing(progress: bar.callback)
+        let bar = ProgressBar(tags: tags, quiet: quiet)
+        do {
+          try await Interruption.cancelling { try await request.beginAccessing(observing: bar.observer) }
+          bar.finish()
+        } catch let interruption as Interruption {
+          bar.finish()
+          let at = bar.latest.map { " at \(ProgressBar.mebibytes($0.bytesCompleted)) of \(ProgressBar.mebibytes($0.bytesTotal)) MiB" } ?? ""
+          let kept = resources.store.resumableBytes(of: try tags.flatMap { try resources.tag($0).files })
+          let again = "`odr begin \(tags.joined(separator: " "))`"
+          let next = kept > 0 ? "\(again) resumes from the \(ProgressBar.mebibytes(kept)) MiB kept" : "\(again) downloads it again (the server gave nothing to resume from)"
+          throw CommandFailure("interrupted\(at); nothing was pinned. \(next).", code: interruption.exitCode)
+        } catch {
+          bar.finish()
+          throw error
+        }
       }
     }
   }

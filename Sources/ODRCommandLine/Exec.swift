@@ -3,7 +3,7 @@ import ODRCI
 import ODRKeys
 
 extension ODR {
-  /// `odr exec [--only A,B] [--pristine] [--mask] [--fetch TAG] -- CMD…`
+  /// `odr exec [--only A,B] [--pristine] [--no-mask] [--fetch TAG] -- CMD…`
   struct Exec: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "exec",
@@ -11,16 +11,16 @@ extension ODR {
       discussion: """
         A key's variable is its "env" metadata, else its name in upper snake case (Weather -> WEATHER, mapsKey -> MAPS_KEY). Two keys with one variable, invalid names, and variables such as PATH, LD_* or BASH_ENV are refused.
 
-        Without --mask, odr replaces itself with the command: its exit code and signals are the command's own. With --mask, odr runs it as a child, replaces every key value in its stdout and stderr (also base64 and percent-encoded forms) with ***, forwards signals sent to odr, and exits as the command did. Exit 127: command not found; 126: not executable.
+        Masked by default (as `op run`): odr runs the command as a child, replaces every key value in its stdout and stderr (also base64 and percent-encoded forms) with ***, forwards signals sent to odr, and exits as the command did. Where odr's stdout or stderr is a terminal, the command's is a pseudo-terminal like it, so colours, progress bars and prompts survive. With --no-mask, odr replaces itself with the command (execve): its pid, exit code and signals are the command's own and its output is not looked at. Exit 127: command not found; 126: not executable.
 
         With --env-file (repeatable), the variables are exactly those of the dotenv files (later files win): a value that is an odr:// reference is resolved from the keyring (one search per service; with --fetch, from the pack), others pass as written. Every line of every file is parsed first; errors name file:line:column.
 
         Example:
           odr exec --service com.example.demo -- ./deploy.sh
-          odr exec --env-file .env.example --mask -- make test
-          odr exec --only Weather --mask -- sh -c 'curl -fsS -H "X-Api-Key: $WEATHER_API_KEY" https://api.weather.example/'
+          odr exec --env-file .env.example -- make test
+          odr exec --only Weather -- sh -c 'curl -fsS "$URL?key=$WEATHER_API_KEY"'
           (single quotes: the variable is expanded by the child shell, not by yours)
-          odr exec --fetch APIKeys --catalog https://cdn.example/odr --pristine -- make test
+          odr exec --fetch APIKeys --catalog https://cdn.example/odr -- make test
         """
     )
 
@@ -29,8 +29,8 @@ extension ODR {
     @Flag(help: "Start the command with only the keys plus PATH, HOME, USER, LANG and TERM.")
     var pristine = false
 
-    @Flag(help: "Mask key values in the command's stdout and stderr.")
-    var mask = false
+    @Flag(inversion: .prefixedNo, help: "Mask key values in the command's stdout and stderr (default); --no-mask execs the command unwatched.")
+    var mask = true
 
     @Option(name: .customLong("env-file"), help: ArgumentHelp("A dotenv file whose odr:// references are resolved; repeatable, later files win.", valueName: "file"), completion: .file())
     var envFiles: [String] = []

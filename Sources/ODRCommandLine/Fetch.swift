@@ -44,8 +44,9 @@ extension ODR {
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.load(context)
       let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
-      let bar = ProgressBar(quiet: !reporting.isForPeople)
-      let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout)).fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.callback)
+      let bar = ProgressBar(tags: tags, quiet: !reporting.isForPeople)
+      defer { bar.finish() }
+      let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout)).fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.observer)
       bar.finish()
       try reporting.print(report) {
         if report.keys.isEmpty {

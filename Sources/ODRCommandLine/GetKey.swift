@@ -14,7 +14,7 @@ extension ODR {
         Example:
           odr get Weather --service com.example.demo
           odr get Weather --service com.example.demo --out-file weather.key
-          odr http GET https://api.weather.example/v1 --key Weather --service com.example.demo
+          odr http https://api.example.com/v1 --key Weather --service com.example.demo
         """
     )
 

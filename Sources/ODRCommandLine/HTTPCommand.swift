@@ -21,7 +21,7 @@ extension ODR {
 
         Example:
           odr http https://api.weather.example/v1/forecast?city=Oslo --key Weather
-          odr http -X POST -H Content-Type:application/json -d @item.json https://api.example.com/items
+          odr http POST https://api.example.com/items -d @item.json -o reply.json
           odr http GET https://api.example.com/health -o health.json -s
         """
     )

@@ -23,7 +23,7 @@ extension ODR {
         With --sign NAME (a key made by `odr signing-key new`), --sign-key-file F or $ODR_SIGNING_KEY, catalog.json.sig holds an Ed25519 signature of catalog.json, the catalog expires after --expires (default 90d) and lists the keys allowed to sign the next versions (--next-signer, default the signing key). The catalog carries the hand-over chain of the one it replaces (in --output, or --previous for a build that packs into an empty folder), plus a statement by the signing key when --next-signer names other keys: a client that pins an earlier key and keeps no state (CI) follows the chain to the new one. A signing key that the previous catalog does not list as a next signer is refused unless --new-trust-root.
 
         Example:
-          odr pack resources/Demo --output /srv/www/odr --sign release --recipient age1… --catalog-version 4
+          odr pack resources/Demo --output pub --sign release --recipient age1…
         """
     )
 

@@ -4,49 +4,103 @@ import Synchronization
 import Glibc
 #endif
 
-/// One progress line on stderr while a command downloads: bytes, rate and
-/// time left, redrawn at most ten times a second. Silent unless stderr is a
-/// terminal (and not `--quiet`), so pipes and logs never see it.
+/// The progress of a command's downloads on stderr, for people. On a
+/// terminal, one line redrawn in place at most ten times a second: the tags,
+/// a bar, MiB done of MiB, and once a rate is known, the rate and the time
+/// left. With `TERM=dumb` (or no TERM), plain lines instead, at most one a
+/// second, with no escape sequence. Nothing when stderr is not a terminal
+/// or with `--quiet`. Resuming (and a source that refuses to resume) is said
+/// in a line of its own, unless quiet, wherever stderr goes.
 final class ProgressBar: Sendable {
-  private struct State { var lastDraw: ContinuousClock.Instant?; var drawn = false }
+  enum Style { case silent, redrawn, plain }
+
+  private struct State {
+    var lastDraw: ContinuousClock.Instant?
+    var drawn = false
+    var latest: ResourceRequest.LoadProgress?
+  }
   private let start = ContinuousClock.now
   private let state = Mutex(State())
-  let enabled: Bool
+  private let label: String
+  private let quiet: Bool
+  let style: Style
 
-  init(quiet: Bool) {
-    enabled = !quiet && isatty(STDERR_FILENO) == 1
+  /// A bar for downloading `tags`.
+  init(tags: [String], quiet: Bool) {
+    label = tags.joined(separator: " ")
+    self.quiet = quiet
+    let term = getenv("TERM").map { String(cString: $0) } ?? ""
+    style = quiet || isatty(STDERR_FILENO) != 1 ? .silent : term.isEmpty || term == "dumb" ? .plain : .redrawn
   }
 
-  /// The callback to hand to `beginAccessing(progress:)`, or nil when silent.
-  var callback: ResourceRequest.Progress? {
-    guard enabled else { return nil }
-    return { [self] done, total in update(done, total) }
+  /// The observer to hand to `beginAccessing(observing:)`, or nil when quiet.
+  var observer: ResourceRequest.LoadObserver? {
+    guard !quiet else { return nil }
+    return { [self] progress in update(progress) }
   }
 
-  private func update(_ done: Int64, _ total: Int64) {
+  /// The last progress heard of (for the interruption message).
+  var latest: ResourceRequest.LoadProgress? { state.withLock { $0.latest } }
+
+  private func update(_ progress: ResourceRequest.LoadProgress) {
     let now = ContinuousClock.now
+    let interval: Duration = style == .plain ? .seconds(1) : .milliseconds(100)
     let draw = state.withLock { state -> Bool in
-      if let last = state.lastDraw, now - last < .milliseconds(100), done < total { return false }
+      state.latest = progress
+      guard style != .silent, progress.event == nil, progress.bytesCompleted > 0 else { return false }
+      if let last = state.lastDraw, now - last < interval, progress.bytesCompleted < progress.bytesTotal { return false }
       state.lastDraw = now
-      state.drawn = true
+      state.drawn = style == .redrawn
       return true
     }
+    if let event = progress.event { say(event) }
     guard draw else { return }
-    let seconds = max(Double((now - start).components.attoseconds) / 1e18 + Double((now - start).components.seconds), 0.001)
-    let rate = Double(done) / seconds
+    let line = text(progress, elapsed: now - start)
+    Output.prompt(style == .plain ? line + "\n" : "\r\u{1b}[2K" + line)
+  }
+
+  /// "Movie [######..........] 24.9 / 256.0 MiB  12.3 MiB/s, 19 s left"
+  private func text(_ progress: ResourceRequest.LoadProgress, elapsed: Duration) -> String {
+    let (done, total) = (progress.bytesCompleted, progress.bytesTotal)
     let fraction = total > 0 ? Double(done) / Double(total) : 1
-    let filled = Int(fraction * 24)
-    let eta = rate > 0 ? Int((Double(total - done) / rate).rounded(.up)) : 0
-    let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: 24 - filled)
-    Output.prompt("\r\u{1b}[2K[\(bar)] \(megabytes(done)) / \(megabytes(total)) MB  \(megabytes(Int64(rate))) MB/s  ETA \(eta) s")
+    let filled = min(24, Int(fraction * 24))
+    let bar = style == .plain ? "\(Int(fraction * 100))%" : "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: 24 - filled) + "]"
+    var line = "\(label) \(bar) \(Self.mebibytes(done)) / \(Self.mebibytes(total)) MiB"
+    // A rate counts the bytes downloaded now, never those resumed from disk,
+    // and is shown once there is enough to measure.
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let downloaded = done - progress.bytesResumed
+    if seconds >= 0.5, downloaded > 0 {
+      let rate = Double(downloaded) / seconds
+      let left = Int((Double(total - done) / rate).rounded(.up))
+      line += "  \(Self.mebibytes(Int64(rate))) MiB/s" + (done < total ? ", \(left) s left" : "")
+    }
+    return line
   }
 
-  /// Clears the line, if one was drawn.
-  func finish() {
-    if state.withLock({ $0.drawn }) { Output.prompt("\r\u{1b}[2K") }
+  private func say(_ event: ResourceRequest.LoadProgress.Event) {
+    clearLine()
+    switch event {
+    case .resumed(let path, let offset, let size):
+      Output.error("resuming \(path) at \(Self.mebibytes(offset)) of \(Self.mebibytes(size)) MiB (kept from an interrupted download)")
+    case .restarted(let path, let discarded):
+      Output.error("the server does not resume \(path) (it ignores ranges, or the file changed): starting over; \(Self.mebibytes(discarded)) MiB kept from before discarded")
+    }
   }
 
-  private func megabytes(_ bytes: Int64) -> String {
+  /// Clears the redrawn line, if one was drawn.
+  func finish() { clearLine() }
+
+  private func clearLine() {
+    let drawn = state.withLock { state in
+      defer { state.drawn = false }
+      return state.drawn
+    }
+    if drawn { Output.prompt("\r\u{1b}[2K") }
+  }
+
+  /// Bytes in MiB with one decimal.
+  static func mebibytes(_ bytes: Int64) -> String {
     let tenths = (bytes * 10 + 524_288) / 1_048_576
     return "\(tenths / 10).\(tenths % 10)"
   }

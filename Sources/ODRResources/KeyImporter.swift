@@ -34,13 +34,13 @@ public struct KeyImporter: Sendable {
   /// other tools). With `dryRun`, nothing is written: the report says what
   /// would change. `progress` hears of the downloads.
   public func fetch(tags: [String], prune: Bool = false, dryRun: Bool = false,
-                    progress: ResourceRequest.Progress? = nil) async throws -> ImportReport {
+                    progress: ResourceRequest.LoadObserver? = nil) async throws -> ImportReport {
     try KeyringInput.validate(keyService: store.service)
     let resolved = try tags.map { ($0, try catalog.tag($0)) }
     let plain = resolved.filter { !$0.1.secrets }.map(\.0)
     if !plain.isEmpty {
       let request = try ResourceRequest(tags: Set(plain), catalog: catalog)
-      try await request.beginAccessing(progress: progress)
+      try await request.beginAccessing(observing: progress)
       request.endAccessing()
     }
     let secretTags = resolved.filter(\.1.secrets)

@@ -102,6 +102,17 @@ public struct LocalStore: Sendable {
     return Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
   }
 
+  /// The bytes of `files` that interrupted downloads kept on disk and the
+  /// next install can resume from (a partial file with the validators of
+  /// its response).
+  public func resumableBytes(of files: [Catalog.File]) -> Int64 {
+    let partial = root.appending(path: "partial")
+    return Set(files.map(\.sha256)).reduce(0) { total, sha256 in
+      guard FileIO.kind(of: partial.appending(path: sha256 + ".resume")) == .file else { return total }
+      return total + (FileIO.size(of: partial.appending(path: sha256)) ?? 0)
+    }
+  }
+
   /// Records that the source confirmed the kept catalog just now.
   func markCatalogChecked() {
     // Best effort: a time left unset only makes `odr status` call the kept
@@ -120,9 +131,21 @@ public struct LocalStore: Sendable {
     FileIO.size(of: blobURL(file.sha256)) == file.size
   }
 
+  /// What an install tells its observer as it goes.
+  public enum InstallEvent: Sendable, Equatable {
+    /// A chunk of this many bytes arrived.
+    case bytes(Int)
+    /// The download goes on from this offset: the bytes before it were kept
+    /// on disk by an interrupted download (and re-hashed), not downloaded.
+    case resumed(at: Int64)
+    /// Resuming was asked but the source sent the whole file (it ignores
+    /// ranges, or the file changed): the kept bytes were discarded.
+    case restarted(discarding: Int64)
+  }
+
   /// Installs `file` from `source` unless it is already there. Hashes the
   /// bytes as they arrive; a mismatch installs nothing. `progress` is told
-  /// how many bytes each chunk brought.
+  /// of each chunk and of a resume.
   ///
   /// An interrupted download (a dropped connection, a killed process) keeps
   /// its partial file and the validators of its response; the next install
@@ -130,7 +153,7 @@ public struct LocalStore: Sendable {
   /// `If-Range`). A source that answers with the whole blob instead starts
   /// it over. Only a hash or size mismatch throws the partial file away.
   public func install(_ file: Catalog.File, from source: URL, transport: any BlobTransport,
-                      progress: (Int) -> Void = { _ in }) async throws {
+                      progress: (InstallEvent) -> Void = { _ in }) async throws {
     if contains(file) { return }
     try await FileLock(url: root.appending(path: "locks/\(file.sha256)")).withExclusive {
       if contains(file) { return }  // another process installed it while we waited
@@ -158,6 +181,9 @@ public struct LocalStore: Sendable {
       do {
         try await transport.stream(source, resume: resume, start: { offset, validators in
           if offset == 0 {
+            // Resuming was refused, or a mirror sends the whole file after
+            // another sent a part: what was kept or counted goes.
+            if size > 0 { progress(.restarted(discarding: size)) }
             hasher = SHA256()
             size = 0
           }
@@ -169,7 +195,7 @@ public struct LocalStore: Sendable {
           } else {
             unlink(resumeFile.path)
           }
-          if offset > 0 { progress(Int(offset)) }
+          if offset > 0 { progress(.resumed(at: offset)) }
         }) { chunk in
           size += Int64(chunk.count)
           guard size <= file.size else {
@@ -177,7 +203,7 @@ public struct LocalStore: Sendable {
           }
           hasher.update(bufferPointer: chunk)
           try FileIO.writeAll(fd, chunk, path: partial.path)
-          progress(chunk.count)
+          progress(.bytes(chunk.count))
         }
       } catch let error as ResourceError where error.code == .integrity {
         discard()

@@ -251,28 +251,43 @@ public struct ResourceCatalog: Sendable {
       }
       _ = try await store.purge(catalog: catalog, budget: budget, all: false, dryRun: false, reserve: total, protecting: requested)
     }
-    var done: Int64 = 0
+    var (done, resumed): (Int64, Int64) = (0, 0)
     progress?(.init(bytesCompleted: 0, bytesTotal: total, filesCompleted: 0, filesTotal: missing.count))
     for (index, file) in missing.enumerated() {
       try Task.checkCancellation()
       try await scheduler.acquire(id: ticket.id, priority: ticket.priority())
       do {
-        try await installTryingSources(file) { bytes in
-          done += Int64(bytes)
-          progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index, filesTotal: missing.count))
+        // What this file added to the counts, taken back if it starts over.
+        var (fileDone, fileResumed): (Int64, Int64) = (0, 0)
+        try await installTryingSources(file) { step in
+          var event: ResourceRequest.LoadProgress.Event?
+          switch step {
+          case .bytes(let count):
+            (done, fileDone) = (done + Int64(count), fileDone + Int64(count))
+          case .resumed(let offset):
+            (done, fileDone) = (done + offset, fileDone + offset)
+            (resumed, fileResumed) = (resumed + offset, fileResumed + offset)
+            event = .resumed(path: file.path, offset: offset, size: file.size)
+          case .restarted(let discarded):
+            (done, resumed) = (done - fileDone, resumed - fileResumed)
+            (fileDone, fileResumed) = (0, 0)
+            event = .restarted(path: file.path, discarded: discarded)
+          }
+          progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index, filesTotal: missing.count,
+                          bytesResumed: resumed, event: event))
         }
       } catch {
         await scheduler.release()
         throw error
       }
       await scheduler.release()
-      progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index + 1, filesTotal: missing.count))
+      progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index + 1, filesTotal: missing.count, bytesResumed: resumed))
     }
   }
 
   /// Installs `file`; when its bytes do not match the catalog and the
   /// transport has another source (a mirror), tries that one.
-  private func installTryingSources(_ file: Catalog.File, progress: (Int) -> Void) async throws {
+  private func installTryingSources(_ file: Catalog.File, progress: (LocalStore.InstallEvent) -> Void) async throws {
     let source = blobLocation(file.sha256)
     while true {
       do {

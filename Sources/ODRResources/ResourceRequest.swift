@@ -32,17 +32,39 @@ public final class ResourceRequest: Sendable {
     public let bytesTotal: Int64
     public let filesCompleted: Int
     public let filesTotal: Int
+    /// The part of `bytesCompleted` an interrupted download had kept on
+    /// disk: resumed, not downloaded by this load (a rate leaves it out).
+    public let bytesResumed: Int64
+    /// What just happened to the file being downloaded, for a display to
+    /// say; nil on a plain update.
+    public let event: Event?
 
-    public init(bytesCompleted: Int64, bytesTotal: Int64, filesCompleted: Int, filesTotal: Int) {
+    /// A resume, or a resume the source refused.
+    public enum Event: Sendable, Equatable {
+      /// `path` goes on from `offset` of its `size` bytes.
+      case resumed(path: String, offset: Int64, size: Int64)
+      /// The source sent `path` whole instead of the rest (it ignores
+      /// ranges, or the file changed): `discarded` kept bytes are gone.
+      case restarted(path: String, discarded: Int64)
+    }
+
+    public init(bytesCompleted: Int64, bytesTotal: Int64, filesCompleted: Int, filesTotal: Int,
+                bytesResumed: Int64 = 0, event: Event? = nil) {
       self.bytesCompleted = bytesCompleted
       self.bytesTotal = bytesTotal
       self.filesCompleted = filesCompleted
       self.filesTotal = filesTotal
+      self.bytesResumed = bytesResumed
+      self.event = event
     }
   }
 
   /// Called with (bytes downloaded, bytes to download) as data arrives.
   public typealias Progress = @Sendable (Int64, Int64) -> Void
+
+  /// Called with each ``LoadProgress`` as data arrives and when a download
+  /// resumes or starts over.
+  public typealias LoadObserver = @Sendable (LoadProgress) -> Void
 
   /// The loading priority that goes before every other (Apple's
   /// `NSBundleResourceRequestLoadingPriorityUrgent`).
@@ -103,12 +125,20 @@ public final class ResourceRequest: Sendable {
   /// hears of every chunk (so do ``progressUpdates()`` observers); cancel
   /// the task, or call ``cancel()``, to cancel the request.
   public func beginAccessing(progress: Progress? = nil) async throws {
+    var observer: LoadObserver?
+    if let progress { observer = { update in progress(update.bytesCompleted, update.bytesTotal) } }
+    try await beginAccessing(observing: observer)
+  }
+
+  /// ``beginAccessing(progress:)``, with the whole ``LoadProgress`` (files,
+  /// resumed bytes, resumes) for a display that says more than bytes.
+  public func beginAccessing(observing observer: LoadObserver?) async throws {
     // Pin first (a lease held by this process), so no purge takes the files
     // between download and use; a failed begin takes its pin back.
     let pinnedHere = try await pin()
     let task = Task {
       try await catalog.install(resolved, ticket: (id, { [weak self] in self?.loadingPriority ?? 0.5 })) { [self] update in
-        progress?(update.bytesCompleted, update.bytesTotal)
+        observer?(update)
         publish(update)
       }
     }

@@ -47,10 +47,14 @@ import Testing
   @Test func execInjectsByMetadataAndPassesTheExitCode() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try await fetched()
-    let run = try await odr(["exec", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "$MAPS"; exit 42"#])
+    // --no-mask: odr becomes the command, its output untouched.
+    let run = try await odr(["exec", "--no-mask", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "$MAPS"; exit 42"#])
     #expect(run.status == 42)
     #expect(run.stdout == "\(weather)|\(maps)")
-    let only = try await odr(["exec", "--only", "Maps", "--", "sh", "-c", #"printf '%s|%s' "${WEATHER_KEY-unset}" "$MAPS""#])
+    // Masked by default.
+    let masked = try await odr(["exec", "--", "sh", "-c", #"printf '%s|%s' "$WEATHER_KEY" "$MAPS"; exit 42"#])
+    #expect(masked.status == 42 && masked.stdout == "***|***")
+    let only = try await odr(["exec", "--no-mask", "--only", "Maps", "--", "sh", "-c", #"printf '%s|%s' "${WEATHER_KEY-unset}" "$MAPS""#])
     #expect(only.stdout == "unset|\(maps)")
     #expect(try await odr(["exec", "--only", "Nope", "--", "true"]).status == 3)
     #expect(try await odr(["exec", "--", "no-such-command-odr"]).status == 127)
@@ -69,6 +73,24 @@ import Testing
       let run = try await odr(["exec"] + mask + ["--", "sh", "-c", "kill -TERM $$"])
       #expect(run.signaled && run.status == SIGTERM, "\(mask): \(run.status) \(run.stderr)")
     }
+  }
+
+  @Test func maskedExecOnATerminalGivesTheCommandATerminalAndStillMasks() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await fetched()
+    let script = #"test -t 1 && echo out-tty; test -t 2 && echo err-tty >&2; printf 'key=%s\n' "$WEATHER_KEY"; stty size"#
+    // `script` runs odr on a pseudo-terminal: the command's outputs are terminals too.
+    let line = ([Paths.odr.path, "exec", "--", "sh", "-c", script]).map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ")
+    var env = environment
+    env["COLUMNS"] = nil
+    let onTerminal = try await Command.run("/usr/bin/script", ["-qec", "stty rows 33 cols 99; " + line, "/dev/null"], environment: env)
+    #expect(onTerminal.status == 0, "\(onTerminal.output)")
+    #expect(onTerminal.stdout.contains("out-tty\r\n") && onTerminal.stdout.contains("err-tty\r\n"), "\(onTerminal.stdout)")
+    #expect(onTerminal.stdout.contains("key=***\r\n") && !onTerminal.stdout.contains(weather), "\(onTerminal.stdout)")
+    #expect(onTerminal.stdout.contains("33 99\r\n"), "the terminal's size: \(onTerminal.stdout)")
+    // Through pipes, pipes.
+    let piped = try await odr(["exec", "--", "sh", "-c", script])
+    #expect(piped.stdout.hasPrefix("key=***\n") && !piped.output.contains("-tty") && !piped.output.contains(weather), "\(piped.output)")
   }
 
   @Test func pristineKeepsOnlyTheKeysAndTheBasics() async throws {
@@ -146,7 +168,7 @@ import Testing
     try await publish()
     var env = environment
     env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/odr-bus"
-    let run = try await odr(["exec", "--fetch", "APIKeys", "--", "sh", "-c", #"printf '%s' "$WEATHER_KEY""#], environment: env)
+    let run = try await odr(["exec", "--fetch", "APIKeys", "--no-mask", "--", "sh", "-c", #"printf '%s' "$WEATHER_KEY""#], environment: env)
     #expect(run.status == 0, "\(run.stderr)")
     #expect(run.stdout == weather)
     #expect(try await odr(["env", "--fetch", "APIKeys", "--format", "json"], environment: env).stdout.contains(maps))

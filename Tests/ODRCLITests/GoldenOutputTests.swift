@@ -75,6 +75,8 @@ import Testing
     (["env", "--format", "yaml", "--service", "com.example.demo"], nil),
     (["url", "check", "https://a.example/", "--policy", "loose"], nil),
     (["verify", "$ROOT/nowhere"], nil),
+    (["status", "--refresh", "--offline"], nil),
+    (["publish", "$ROOT/nowhere", "$ROOT/out"], nil),
   ]
 
   var environment: [String: String] {
@@ -103,7 +105,15 @@ import Testing
     let env = environment
     var transcript = ""
     for arguments in Self.helps {
-      transcript += try await record(arguments + ["--help"], input: nil, environment: env).entry
+      let (entry, help) = try await record(arguments + ["--help"], input: nil, environment: env)
+      transcript += entry
+      // At 80 columns no example wraps: each line of an example block is indented, so a copied line is a whole command.
+      var inExample = false
+      for line in help.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
+        if line == "Example:" || line == "Examples:" { inExample = true; continue }
+        if line.isEmpty { inExample = false }
+        #expect(!inExample || line.hasPrefix("  "), "odr \(arguments.joined(separator: " ")) --help wraps an example at 80 columns: '\(line)'")
+      }
     }
     var failures = 0
     for step in Self.session {
@@ -160,7 +170,7 @@ import Testing
       (#"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"#, "<TIME>"),
       (#"\b\d+(\.\d+)? ?(ms|s)\b"#, "<DURATION>"),
       (#"in \d+(\.\d+)? seconds?"#, "in <DURATION>"),
-      (#"\b[0-9]+ (days?|hours?|minutes?) ago\b"#, "<AGO>"),
+      (#"\b([0-9]+ (days?|hours?|minutes?)|less than a minute) ago\b"#, "<AGO>"),
       (#"\bpid \d+\b"#, "pid <PID>"),
       (#"(by |, )\d+ \(odrPackageTests\)"#, "$1<PID> (odrPackageTests)"),
     ]

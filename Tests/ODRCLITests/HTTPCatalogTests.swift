@@ -102,23 +102,35 @@ import Testing
     }
   }
 
-  @Test func aTerminalGetsAProgressBarAndAPipeDoesNot() async throws {
+  @Test func aTerminalGetsAProgressBarADumbTerminalPlainLinesAndAPipeNothing() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try await withSUT { server, sha in
       server.setFault(.slow(chunk: 1 << 20, pause: .milliseconds(20)), forPathEndingWith: sha)
       // `script` runs odr on a pseudo-terminal and copies what it shows.
-      let terminal = try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie", "/dev/null"], environment: environment(server))
+      func onTerminal(_ term: String, _ arguments: String = "") async throws -> Command.Result {
+        var env = environment(server)
+        env["TERM"] = term
+        try? FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
+        return try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie\(arguments)", "/dev/null"], environment: env)
+      }
+      let terminal = try await onTerminal("xterm")
       #expect(terminal.status == 0, "\(terminal.output)")
-      #expect(terminal.stdout.contains("MB/s") && terminal.stdout.contains("ETA"))
-      #expect(terminal.stdout.contains("30.5 / 30.5 MB"))
+      #expect(terminal.stdout.contains("\r\u{1b}[2KMovie [########################] 30.5 / 30.5 MiB"), "\(terminal.stdout)")
+      #expect(terminal.stdout.range(of: #"MiB  [0-9]+\.[0-9] MiB/s, [0-9]+ s left"#, options: .regularExpression) != nil, "\(terminal.stdout)")
+      #expect(!terminal.stdout.contains(" 0.0 MiB/s"))
+      // TERM=dumb: plain lines, not one escape sequence or carriage return of odr's own.
+      let dumb = try await onTerminal("dumb")
+      #expect(dumb.status == 0, "\(dumb.output)")
+      let lines = dumb.stdout.split(separator: "\r\n").map(String.init)
+      #expect(!dumb.stdout.contains("\u{1b}") && !lines.contains { $0.contains("\r") }, "\(dumb.stdout)")
+      #expect(lines.contains { $0.range(of: #"^Movie [0-9]+% [0-9.]+ / 30\.5 MiB"#, options: .regularExpression) != nil }, "\(dumb.stdout)")
+      #expect(lines.last?.hasPrefix("odr: Movie: available and pinned") == true)
       try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
       let piped = try await Command.odr(["begin", "Movie"], environment: environment(server))
       #expect(piped.status == 0)
-      #expect(!piped.stderr.contains("MB/s") && !piped.stderr.contains("\r"))
-      try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
-      let quiet = try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) begin Movie --quiet", "/dev/null"], environment: environment(server))
-      #expect(quiet.status == 0)
-      #expect(!quiet.stdout.contains("MB/s"))
+      #expect(!piped.stderr.contains("MiB/s") && !piped.stderr.contains("\r"))
+      let quiet = try await onTerminal("xterm", " --quiet")
+      #expect(quiet.status == 0 && quiet.stdout.isEmpty, "\(quiet.stdout)")
     }
   }
 

@@ -176,14 +176,57 @@ import Testing
     try await killMidway(env, sha: sha, size: size, fraction: 0.5)
     #expect(try await nginx.logged(pathEndingWith: sha))
     let served = nginx.requests.count
-    let rerun = try await Command.odr(["begin", "Movie", "--quiet"], environment: env)
+    let rerun = try await Command.odr(["begin", "Movie"], environment: env)
     #expect(rerun.status == 0, "\(rerun.stderr)")
+    #expect(rerun.stderr.hasPrefix("odr: resuming movies/intro.bin at ") && rerun.stderr.contains(" of 64.0 MiB (kept from an interrupted download)\n"), "\(rerun.stderr)")
     let resumed = nginx.requests.dropFirst(served).filter { $0.path.hasSuffix(sha) }
     #expect(resumed.map(\.status) == [206])
     let fraction = Double(resumed.reduce(0) { $0 + $1.bytes }) / Double(size)
     #expect(fraction <= 0.55, "re-downloaded \(fraction) of the blob")
     #expect(try await blobIsInstalled(sha))
     #expect(((try? FileManager.default.contentsOfDirectory(atPath: store.appending(path: "partial").path)) ?? []).isEmpty)
+  }
+
+  @Test func ctrlCOnATerminalClearsTheBarSaysHowToResumeAndPinsNothing() async throws {
+    let size = 64 << 20
+    let sha = try #require(try await publish(bigBytes: size))
+    defer { try? FileManager.default.removeItem(at: root) }
+    let nginx = try await Nginx.start(root: published, rate: "16m")
+    defer { nginx.stop() }
+    var env = environment([nginx.url.absoluteString])
+    env["TERM"] = "xterm"
+    let terminalEnvironment = env
+    // On a pseudo-terminal (`script`), Ctrl-C typed once a quarter is on disk.
+    let output = try await Command.offPool { () throws -> (status: Int32, text: String) in
+      let process = Process()
+      process.executableURL = URL(filePath: "/usr/bin/script")
+      process.arguments = ["-qec", "\(Paths.odr.path) begin Movie", "/dev/null"]
+      process.environment = terminalEnvironment
+      let input = Pipe(), output = Pipe()
+      process.standardInput = input
+      process.standardOutput = output
+      try process.run()
+      let partial = store.appending(path: "partial/\(sha)")
+      for _ in 0..<5000 where ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0) < size / 4 {
+        guard process.isRunning else { break }
+        usleep(2_000)
+      }
+      input.fileHandleForWriting.write(Data([0x03]))
+      let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      process.waitUntilExit()
+      return (process.terminationStatus, text)
+    }
+    #expect(output.status == 130, "\(output.text)")
+    // The bar is cleared, then one line says where it stopped and what resumes it.
+    let line = try #require(output.text.split(separator: "\r\n").last.map(String.init))
+    #expect(line.contains("\u{1b}[2Kodr: interrupted at ") && line.contains(" of 64.0 MiB; nothing was pinned. `odr begin Movie` resumes from the ")
+            && line.hasSuffix(" MiB kept."), "\(output.text)")
+    let status = try JSONSerialization.jsonObject(with: Data(try await Command.odr(["status", "--json"], environment: env).stdout.utf8)) as? [String: Any]
+    let movie = (status?["tags"] as? [[String: Any]])?.first { $0["name"] as? String == "Movie" }
+    #expect(movie?["pins"] as? Int == 0 && movie?["onDisk"] as? Bool == false)
+    let rerun = try await Command.odr(["begin", "Movie"], environment: env)
+    #expect(rerun.status == 0 && rerun.stderr.hasPrefix("odr: resuming movies/intro.bin at "), "\(rerun.stderr)")
+    #expect(nginx.requests.last { $0.path.hasSuffix(sha) }?.status == 206)
   }
 
   @Test func aServerThatIgnoresRangesGetsTheWholeBlobAgain() async throws {
@@ -195,8 +238,9 @@ import Testing
     slow.stop()
     let plain = try await Nginx.start(root: published, maxRanges: 0)
     defer { plain.stop() }
-    let rerun = try await Command.odr(["begin", "Movie", "--quiet"], environment: environment([plain.url.absoluteString]))
+    let rerun = try await Command.odr(["begin", "Movie"], environment: environment([plain.url.absoluteString]))
     #expect(rerun.status == 0, "\(rerun.stderr)")
+    #expect(rerun.stderr.hasPrefix("odr: the server does not resume movies/intro.bin (it ignores ranges, or the file changed): starting over; "), "\(rerun.stderr)")
     #expect(plain.requests.filter { $0.path.hasSuffix(sha) }.map(\.status) == [200])
     #expect(try await blobIsInstalled(sha))
   }

@@ -87,7 +87,7 @@ import Testing
     #expect(get.stdout == "old-1-\(bundle)", "\(get.stderr)")
     let read = try await Command.odr(["read", "odr://\(bundle)/K001"], environment: env)
     #expect(read.stdout == "old-1-\(bundle)", "\(read.stderr)")
-    let exec = try await Command.odr(["exec", "--service", bundle, "--", "sh", "-c", #"printf '%s' "$K001""#], environment: env)
+    let exec = try await Command.odr(["exec", "--service", bundle, "--no-mask", "--", "sh", "-c", #"printf '%s' "$K001""#], environment: env)
     #expect(exec.stdout == "old-1-\(bundle)", "\(exec.stderr)")
     #expect(try await lookup("K001") == "new-1-\(bundle)")
     #expect(try await lookup("_odr.journal") != nil)

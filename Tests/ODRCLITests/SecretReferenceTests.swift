@@ -40,7 +40,7 @@ import Testing
   /// The environment a command sees, as JSON, for the given variables.
   func seen(_ arguments: [String], names: [String]) async throws -> [String: String] {
     let script = "import os, json, sys; print(json.dumps({k: os.environ.get(k) for k in sys.argv[1:]}))"
-    let result = try await odr(["exec"] + arguments + ["--", "/usr/bin/python3", "-c", script] + names)
+    let result = try await odr(["exec", "--no-mask"] + arguments + ["--", "/usr/bin/python3", "-c", script] + names)
     try #require(result.status == 0, "\(result.stderr)")
     return try JSONDecoder().decode([String: String?].self, from: Data(result.stdout.utf8)).compactMapValues { $0 }
   }
@@ -110,7 +110,7 @@ import Testing
     let path = try file("argv.env", "TOKEN=odr://Weather\n")
     // The command prints its own and its parent's command lines, then the value.
     let script = #"tr '\0' ' ' < /proc/$$/cmdline; echo; tr '\0' ' ' < /proc/$PPID/cmdline; echo; echo "token=$TOKEN""#
-    let plain = try await odr(["exec", "--env-file", path, "--", "/bin/sh", "-c", script])
+    let plain = try await odr(["exec", "--env-file", path, "--no-mask", "--", "/bin/sh", "-c", script])
     let lines = plain.stdout.split(separator: "\n")
     #expect(lines.count == 3 && !lines[0].contains(weather) && !lines[1].contains(weather))
     #expect(lines.last == "token=\(weather)")

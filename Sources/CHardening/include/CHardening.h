@@ -9,4 +9,10 @@ int odr_set_non_dumpable(void);
 /// would do (<malloc.h> is not part of Swift's Glibc module).
 int odr_map_large_buffers(void);
 
+/// A new pseudo-terminal pair, both ends close-on-exec and neither the
+/// caller's controlling terminal (posix_openpt, grantpt, unlockpt and
+/// ptsname_r need _XOPEN_SOURCE, which Swift's Glibc module leaves out).
+/// 0 on success, else -1 with errno set.
+int odr_open_pseudo_terminal(int *master, int *slave);
+
 #endif

@@ -1,0 +1,51 @@
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Ctrl-C (SIGINT) or SIGTERM during a download: the work is cancelled and
+/// unwinds — the partial file kept for the next run to resume, the pins it
+/// took given back, the progress line cleared — instead of the process dying
+/// mid-line. A second signal while it unwinds ends the process at once.
+struct Interruption: Error {
+  /// The signal that interrupted.
+  let signal: Int32
+
+  /// The shell's code for a process ended by `signal`: 130 for SIGINT.
+  var exitCode: Int32 { 128 + signal }
+
+  /// Runs `body`; a SIGINT or SIGTERM meanwhile cancels it, and this throws
+  /// an ``Interruption`` whatever `body` threw on its way out.
+  static func cancelling<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let received = Atomic<Int32>(0)
+    let task = Task { try await body() }
+    let signals = [SIGINT, SIGTERM]
+    let sources = signals.map { number in
+      Glibc.signal(number, SIG_IGN)  // delivered to the source below instead
+      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+      source.setEventHandler {
+        guard received.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent).exchanged else {
+          Glibc.signal(number, SIG_DFL)
+          raise(number)
+          return
+        }
+        task.cancel()
+      }
+      source.resume()
+      return source
+    }
+    defer {
+      for source in sources { source.cancel() }
+      for number in signals { Glibc.signal(number, SIG_DFL) }
+    }
+    do {
+      let value = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+      if received.load(ordering: .sequentiallyConsistent) != 0 { throw Interruption(signal: received.load(ordering: .sequentiallyConsistent)) }
+      return value
+    } catch {
+      let number = received.load(ordering: .sequentiallyConsistent)
+      throw number != 0 ? Interruption(signal: number) : error
+    }
+  }
+}

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Ctrl-C (SIGINT) or SIGTERM during a download: the work is cancelled and
-/// unwinds — the partial file kept for the next run to resume, the pins it
+/// unwinds — a resumable partial file kept for the next run, the pins it
 /// took given back, the progress line cleared — instead of the process dying
 /// mid-line. A second signal while it unwinds ends the process at once.
 struct Interruption: Error {
@@ -16,7 +16,9 @@ struct Interruption: Error {
   var exitCode: Int32 { 128 + signal }
 
   /// Runs `body`; a SIGINT or SIGTERM meanwhile cancels it, and this throws
-  /// an ``Interruption`` whatever `body` threw on its way out.
+  /// an ``Interruption`` whatever `body` threw on its way out. A `body` that
+  /// finished anyway (the signal came as it ended) returns its value: its
+  /// work is done and must be reported as done.
   static func cancelling<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let received = Atomic<Int32>(0)
     let task = Task { try await body() }
@@ -40,9 +42,7 @@ struct Interruption: Error {
       for number in signals { Glibc.signal(number, SIG_DFL) }
     }
     do {
-      let value = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
-      if received.load(ordering: .sequentiallyConsistent) != 0 { throw Interruption(signal: received.load(ordering: .sequentiallyConsistent)) }
-      return value
+      return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     } catch {
       let number = received.load(ordering: .sequentiallyConsistent)
       throw number != 0 ? Interruption(signal: number) : error

@@ -5,7 +5,6 @@ import ODRKeyring
 import ODRKeys
 import ODRResources
 import ODRURL
-import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -130,15 +129,7 @@ extension ODR {
 
     /// The body from `@FILE`, or stdin for `-`.
     private static func readBody(_ source: String) throws -> Data {
-      if source == "-" {
-        var body = Data()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-          let n = (try? buffer.withUnsafeMutableBytes { try FileDescriptor.standardInput.read(into: $0) }) ?? 0
-          if n == 0 { return body }
-          body.append(contentsOf: buffer[0..<n])
-        }
-      }
+      if source == "-" { return Data(try StandardInput.readAll(what: "the body")) }
       let path = String(source.dropFirst())
       do { return try Data(contentsOf: URL(filePath: path)) } catch {
         throw CommandFailure("Cannot read the body from '\(path)'.", code: 3)

@@ -1,5 +1,4 @@
 import ODRKeyring
-import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +10,8 @@ import Glibc
 /// `echo "$KEY" | odr set NAME` stores the key alone) unless `keepNewline`.
 enum SecretInput {
   static func read(prompt: String, keepNewline: Bool) throws -> String {
-    let bytes = isatty(STDIN_FILENO) == 1 ? readLineWithoutEcho(prompt: prompt) : readAll(limit: KeyringInput.maxValueBytes + 2)
+    let bytes = isatty(STDIN_FILENO) == 1 ? readLineWithoutEcho(prompt: prompt)
+      : try StandardInput.readAll(limit: KeyringInput.maxValueBytes + 2, what: "the value")
     var value = bytes[...]
     if !keepNewline, value.last == UInt8(ascii: "\n") {
       value = value.dropLast()
@@ -21,20 +21,6 @@ enum SecretInput {
       throw KeyringError(.invalidInput, "The value on standard input is not UTF-8 text.")
     }
     return text
-  }
-
-  /// Everything on stdin, stopping once `limit` bytes are read (the store
-  /// then refuses the value as too large).
-  private static func readAll(limit: Int) -> [UInt8] {
-    var result: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-    while result.count <= limit {
-      let n = (try? chunk.withUnsafeMutableBytes { try FileDescriptor.standardInput.read(into: $0) }) ?? 0
-      if n == 0 { break }
-      result.append(contentsOf: chunk[0..<n])
-    }
-    for i in chunk.indices { chunk[i] = 0 }
-    return result
   }
 
   private static func readLineWithoutEcho(prompt: String) -> [UInt8] {

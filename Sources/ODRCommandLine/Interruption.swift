@@ -22,7 +22,13 @@ struct Interruption: Error {
   static func cancelling<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let received = Atomic<Int32>(0)
     let task = Task { try await body() }
-    let signals = [SIGINT, SIGTERM]
+    // A signal odr was started with ignored (`odr begin … &` in a script)
+    // stays ignored.
+    let signals = [SIGINT, SIGTERM].filter { number in
+      var current = sigaction()
+      sigaction(number, nil, &current)
+      return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) != 1  // SIG_IGN
+    }
     let sources = signals.map { number in
       Glibc.signal(number, SIG_IGN)  // delivered to the source below instead
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())

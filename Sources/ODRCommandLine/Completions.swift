@@ -20,11 +20,9 @@ enum Completions {
     // odr's own services (private keys) are fenced here as in the key
     // commands, whatever a catalog on disk names as its bundle.
     guard let service = value(of: "--service", in: words) ?? StoreOptions.environmentService ?? catalogBundle(),
-          (try? KeyringInput.validate(keyService: service)) != nil,
-          let store = try? SecretServiceStore(service: service, deadline: deadline),
-          let names = try? store.namesBlocking()
+          (try? KeyringInput.validate(keyService: service)) != nil
     else { return [] }
-    return names.filter { $0.hasPrefix(prefix) }
+    return names(in: service, startingWith: prefix)
   }
 
   /// The tags of the catalogs of `--catalog`, `$ODR_CATALOG` or odr.json:
@@ -36,12 +34,16 @@ enum Completions {
   /// The names of the private keys kept under `service` (`odr.identity`,
   /// `odr.signing-key`).
   static func privateKeys(service: String) -> CompletionKind {
-    .custom { _, _, prefix in
-      guard let store = try? SecretServiceStore(service: service, deadline: deadline),
-            let names = try? store.namesBlocking()
-      else { return [] }
-      return names.filter { $0.hasPrefix(prefix) }
-    }
+    .custom { _, _, prefix in names(in: service, startingWith: prefix) }
+  }
+
+  /// The names kept under `service` that start with `prefix`; none when the
+  /// keyring does not answer within the deadline (completion never fails loudly).
+  private static func names(in service: String, startingWith prefix: String) -> [String] {
+    guard let store = try? SecretServiceStore(service: service, deadline: deadline),
+          let names = try? store.namesBlocking()
+    else { return [] }
+    return names.filter { $0.hasPrefix(prefix) }
   }
 
   /// The value after `option` among the words typed so far.

@@ -112,19 +112,8 @@ extension ODR {
         options.headers.append((String(name), String(header.dropFirst(name.count + 1).drop { $0 == " " })))
       }
       if let data { options.body = try Self.readBody(data) }
-      if let key { options.key = try await store(context).key(named: key) }
+      if let key { options.key = try await keyring.makeStore(bundleOf: catalog, context, purpose: " for --key").key(named: key) }
       try await runner.http(options)
-    }
-
-    /// The keyring of --service, else $ODR_SERVICE, else the bundle of the
-    /// catalog (--catalog, $ODR_CATALOG, odr.json), as fetch, exec and env.
-    private func store(_ context: CommandContext) async throws -> any SecretStore {
-      guard keyring.service == nil, StoreOptions.environmentService == nil else { return try keyring.makeStore() }
-      let bundle: String
-      do { bundle = try await catalog.loadFromDisk(context).catalog.bundle } catch is ConfigurationError {
-        throw ValidationError("No service for --key: pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
-      }
-      return try keyring.makeStore(defaultService: bundle)
     }
 
     /// The body from `@FILE`, or stdin for `-`.

@@ -65,13 +65,6 @@ struct KeySourceOptions: ParsableArguments {
       return try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
                                 identities: identity.source(timeout: keyring.timeout)).keysInMemory(tags: [tag])
     }
-    if keyring.service == nil && StoreOptions.environmentService == nil {
-      let bundle: String
-      do { bundle = try await catalog.loadFromDisk(context).catalog.bundle } catch is ConfigurationError {
-        throw ValidationError("No service: pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
-      }
-      return try await keyring.makeStore(defaultService: bundle).keys()
-    }
-    return try await keyring.makeStore().keys()
+    return try await keyring.makeStore(bundleOf: catalog, context).keys()
   }
 }

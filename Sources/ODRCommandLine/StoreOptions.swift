@@ -1,5 +1,7 @@
 import ArgumentParser
+import ODRConfiguration
 import ODRKeyring
+import ODRResources
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,5 +61,18 @@ struct StoreOptions: ParsableArguments {
       throw ValidationError("No service: pass --service BUNDLE_ID (for example --service com.example.demo) or set ODR_SERVICE.")
     }
     return try makeStore(service: service)
+  }
+
+  /// The store of --service, else `$ODR_SERVICE`, else the bundle of the
+  /// catalog `catalog` names (read from disk where it can be), as fetch,
+  /// exec, env and http find it. `purpose` goes in the message when there is
+  /// none (" for --key").
+  func makeStore(bundleOf catalog: CatalogOptions, _ context: CommandContext, purpose: String = "") async throws -> any SecretStore {
+    guard service == nil, Self.environmentService == nil else { return try makeStore() }
+    let bundle: String
+    do { bundle = try await catalog.loadFromDisk(context).catalog.bundle } catch is ConfigurationError {
+      throw ValidationError("No service\(purpose): pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
+    }
+    return try makeStore(defaultService: bundle)
   }
 }

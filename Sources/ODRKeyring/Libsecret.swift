@@ -502,16 +502,24 @@ struct Session {
   /// name, or its script's for an interpreter), with its pid; nil when the
   /// bus does not say (a sandbox, another user's process).
   private func providerProgram(on bus: OpaquePointer) -> String? {
+    guard let pid = Self.askBus(bus, "GetConnectionUnixProcessID", timeout: -1, cancellable: cancellable.pointer, read: g_variant_get_uint32)
+    else { return nil }
+    return ProviderProcess.name(pid: pid).map { "\($0) (pid \(pid))" }
+  }
+
+  /// Asks the bus daemon `method` about the name `org.freedesktop.secrets`
+  /// and reads its one answer with `read`; nil when the bus does not answer.
+  private static func askBus<T>(_ bus: OpaquePointer, _ method: String, timeout: Int32,
+                                cancellable: UnsafeMutablePointer<GCancellable>?, read: (OpaquePointer) -> T) -> T? {
     var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.secrets")]
     guard let reply = g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                                  "GetConnectionUnixProcessID", g_variant_new_tuple(&arguments, 1), nil,
-                                                  G_DBUS_CALL_FLAGS_NONE, -1, cancellable.pointer, nil)
+                                                  method, g_variant_new_tuple(&arguments, 1), nil,
+                                                  G_DBUS_CALL_FLAGS_NONE, timeout, cancellable, nil)
     else { return nil }
     defer { g_variant_unref(reply) }
-    let child = g_variant_get_child_value(reply, 0)
-    defer { g_variant_unref(child) }
-    let pid = g_variant_get_uint32(child)
-    return ProviderProcess.name(pid: pid).map { "\($0) (pid \(pid))" }
+    let value = g_variant_get_child_value(reply, 0)!
+    defer { g_variant_unref(value) }
+    return read(value)
   }
 
   /// The collection the `default` alias names, or nil when there is none.
@@ -604,15 +612,9 @@ struct Session {
   private func providerIsGone() -> Bool {
     guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { return true }
     defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
-    var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.secrets")]
-    guard let reply = g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                                  "NameHasOwner", g_variant_new_tuple(&arguments, 1), nil,
-                                                  G_DBUS_CALL_FLAGS_NONE, 1000, nil, nil)
-    else { return false }
-    defer { g_variant_unref(reply) }
-    let owned = g_variant_get_child_value(reply, 0)
-    defer { g_variant_unref(owned) }
-    return g_variant_get_boolean(owned) == 0
+    // The session's cancellable may have fired already: this asks on its own, for at most 1 s.
+    guard let owned = Self.askBus(bus, "NameHasOwner", timeout: 1000, cancellable: nil, read: g_variant_get_boolean) else { return false }
+    return owned == 0
   }
 
   private func text(of value: OpaquePointer) throws -> String {

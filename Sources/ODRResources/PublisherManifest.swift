@@ -51,8 +51,8 @@ public struct PublisherManifest: Sendable {
     do { raw = try JSONDecoder().decode(Raw.self, from: data) } catch {
       let codingPath: [any CodingKey]
       switch error as? DecodingError {
-      case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?: codingPath = context.codingPath
-      case .keyNotFound(_, let context)?: codingPath = context.codingPath
+      case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?, .keyNotFound(_, let context)?:
+        codingPath = context.codingPath
       default: codingPath = []
       }
       throw invalid(offset(codingPath.filter { $0.intValue == nil }.map(\.stringValue)), "not valid: \(DecodingErrorDescription(error)).")

@@ -156,6 +156,7 @@ let package = Package(
     .target(
       name: "ODRTesting",
       dependencies: [
+        "ODRCommandLine",
         .product(name: "Subprocess", package: "swift-subprocess", condition: tools),
         .product(name: "Hummingbird", package: "hummingbird", condition: tools),
         .product(name: "HTTPTypes", package: "swift-http-types", condition: tools),

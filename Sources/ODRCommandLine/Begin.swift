@@ -1,9 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
 import ODRResources
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension ODR {
   /// `odr begin TAG…`: download, verify and pin tags.
@@ -54,26 +51,26 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.load(context)
-      let request = try ResourceRequest(tags: Set(tags), catalog: resources, holder: owner ?? getppid())
+      let request = try ResourceRequest(tags: Set(tags), catalog: resources, holder: owner ?? context.pinHolder)
       request.loadingPriority = try loadingPriority()
-      try await access(request, resources)  // pins before it downloads; a failure unpins
+      try await access(request, resources, context)  // pins before it downloads; a failure unpins
       request.keepLeaseForHolder()
       if !quiet {
         let bytes = try tags.reduce(Int64(0)) { try $0 + resources.tag($1).size }
-        Output.error("\(tags.joined(separator: ", ")): available and pinned (\(ByteSize.format(bytes)) in \(resources.store.root.path))")
+        context.output.error("\(tags.joined(separator: ", ")): available and pinned (\(ByteSize.format(bytes)) in \(resources.store.root.path))")
       }
     }
 
-    private func access(_ request: ResourceRequest, _ resources: ResourceCatalog) async throws {
+    private func access(_ request: ResourceRequest, _ resources: ResourceCatalog, _ context: CommandContext) async throws {
       if ifPresent {
         guard request.conditionallyBeginAccessing() else {
           throw ResourceError(.notFound, "Not all of \(tags.joined(separator: ", ")) is on disk; `odr begin \(tags.joined(separator: " "))` downloads it.")
         }
         try? await resources.store.usage.touch(tags)
       } else {
-        let bar = ProgressBar(tags: tags, quiet: quiet)
+        let bar = ProgressBar(tags: tags, quiet: quiet, context)
         do {
-          try await Interruption.cancelling { try await request.beginAccessing(observing: bar.observer) }
+          try await Interruption.cancelling(if: context.handlesSignals) { try await request.beginAccessing(observing: bar.observer) }
           bar.finish()
         } catch let interruption as Interruption {
           bar.finish()
@@ -119,8 +116,8 @@ extension ODR {
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.loadFromDisk(context)
       for tag in tags { _ = try resources.tag(tag) }
-      let unpinned = try await resources.store.pins.unpin(tags, owner: owner ?? getppid())
-      if !unpinned.isEmpty { Output.error("\(unpinned.joined(separator: ", ")) had no pin; nothing to end.") }
+      let unpinned = try await resources.store.pins.unpin(tags, owner: owner ?? context.pinHolder)
+      if !unpinned.isEmpty { context.output.error("\(unpinned.joined(separator: ", ")) had no pin; nothing to end.") }
       let ended = tags.filter { !unpinned.contains($0) }
       guard !quiet, !ended.isEmpty else { return }
       let leases = (try? resources.store.pins.leases()) ?? []
@@ -128,7 +125,7 @@ extension ODR {
         let count = leases.filter { $0.tag == tag }.count
         return "\(tag) (\(count == 0 ? "no pin left: purge may remove it" : "\(count) pin\(count == 1 ? "" : "s") left"))"
       }
-      Output.error("ended access to \(left.joined(separator: ", "))")
+      context.output.error("ended access to \(left.joined(separator: ", "))")
     }
   }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import ODRKeyring
+import ODRBase
 import ODRConfiguration
 import ODRHTTP
 import ODRResources
@@ -30,19 +31,21 @@ struct CatalogOptions: ParsableArguments {
 
   /// The configuration these flags, the environment and odr.json make
   /// (flags first); a broken one is a ConfigurationError (exit 2).
-  func configuration() throws -> ODRConfiguration {
-    var configuration = try ODRConfiguration.discover(.init(catalog: catalog, trust: trustedKeys, maxSize: maxSize, trustOnFirstUse: trustOnFirstUse))
+  func configuration(_ context: CommandContext) throws -> ODRConfiguration {
+    var configuration = try Self.discover(context, .init(catalog: catalog, trust: trustedKeys, maxSize: maxSize, trustOnFirstUse: trustOnFirstUse))
     configuration.stall = .milliseconds(Int((networkTimeout ?? 15) * 1000))
     return configuration
   }
 
-  /// The trust policy (see ``ODRConfiguration/trust``).
-  func trustPolicy() throws -> TrustPolicy { try configuration().trust }
+  /// The configuration of `context`'s environment and folder.
+  static func discover(_ context: CommandContext, _ overrides: ODRConfiguration.Overrides = .init()) throws -> ODRConfiguration {
+    try ODRConfiguration.discover(overrides, environment: context.environment, folder: context.workingDirectory)
+  }
 
-  /// Checks an explicit --catalog early; a missing catalog is reported
-  /// when a command needs one (`odr exec` and `odr env` may not).
+  /// Checks the options; the configuration they make with the environment
+  /// and odr.json is checked when a command runs (a missing catalog is
+  /// reported only when a command needs one: `odr exec` and `odr env` may not).
   func validate() throws {
-    do { _ = try configuration() } catch let error as ConfigurationError { throw ValidationError(error.message) }
     if let networkTimeout, !(0.1...3600).contains(networkTimeout) {
       throw ValidationError("--network-timeout is a number of seconds between 0.1 and 3600.")
     }
@@ -52,17 +55,17 @@ struct CatalogOptions: ParsableArguments {
   /// kept catalog (or falls back to it when the source is unreachable), and
   /// opens its store. http(s) and s3 go over AsyncHTTPClient.
   func load(_ context: CommandContext) async throws -> ResourceCatalog {
-    let configuration = try configuration()
+    let configuration = try configuration(context)
     let urls = try configuration.requireLocations()
     var resources: ResourceCatalog
     if offline {
-      resources = try ResourceCatalog.loadOffline(from: urls[0], trust: configuration.trust)
+      resources = try ResourceCatalog.loadOffline(from: urls[0], cacheHome: configuration.folders.cacheHome, trust: configuration.trust)
       resources.budget = configuration.maxSize
     } else {
-      let transport = try await Self.transport(configuration)
+      let transport = try await Self.transport(configuration, context)
       resources = try await configuration.loadCatalog(transport: transport)
     }
-    for notice in resources.notices { Output.error(notice) }
+    for notice in resources.notices { context.output.error(notice) }
     return resources
   }
 
@@ -71,28 +74,29 @@ struct CatalogOptions: ParsableArguments {
   /// online load, with no request at all; only when none is kept, as
   /// ``load(_:)`` does. A local folder is simply read again (it costs no wait).
   func loadFromDisk(_ context: CommandContext) async throws -> ResourceCatalog {
-    let configuration = try configuration()
+    let configuration = try configuration(context)
     let urls = try configuration.requireLocations()
-    guard !offline, !urls.allSatisfy(\.isFileURL), var resources = try? ResourceCatalog.loadKept(from: urls[0], trust: configuration.trust) else {
+    guard !offline, !urls.allSatisfy(\.isFileURL), var resources = try? ResourceCatalog.loadKept(from: urls[0], cacheHome: configuration.folders.cacheHome, trust: configuration.trust) else {
       return try await load(context)
     }
     resources.budget = configuration.maxSize
-    for notice in resources.notices { Output.error(notice) }
+    for notice in resources.notices { context.output.error(notice) }
     return resources
   }
 
   /// The transport of one network location outside the catalog options
   /// (`odr verify URL`, `odr publish --check`), with odr.json's S3 endpoint
   /// and catalog token as clients use them.
-  static func transport(for url: URL, stall: Double?) async throws -> any BlobTransport {
-    var configuration = try ODRConfiguration.discover()
+  static func transport(for url: URL, stall: Double?, _ context: CommandContext) async throws -> any BlobTransport {
+    var configuration = try discover(context)
     configuration.stall = .milliseconds(Int((stall ?? 15) * 1000))
     return HTTPTransport(try await configuration.networkLocation(url))
   }
 
   /// How `configuration`'s locations are read from `odr`: AsyncHTTPClient
   /// for the network, mirrors reported on stderr.
-  static func transport(_ configuration: ODRConfiguration) async throws -> any BlobTransport {
-    try await configuration.transport(notice: { Output.error($0) }) { HTTPTransport($0) }
+  static func transport(_ configuration: ODRConfiguration, _ context: CommandContext) async throws -> any BlobTransport {
+    let output = context.output
+    return try await configuration.transport(notice: { output.error($0) }) { HTTPTransport($0) }
   }
 }

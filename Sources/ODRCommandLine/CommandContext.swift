@@ -1,36 +1,109 @@
 import ArgumentParser
+package import FoundationEssentials
+import ODRBase
+package import ODRKeyring
+package import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// What a command runs with, as swiftly's `SwiftlyCoreContext`: the one
-/// place where `odr` and its helper `odr-http` differ. The helper passes
-/// its `odr http` runner; `odr` passes none, and asking it for one is the
-/// hand-off to the helper (``HTTPHandoff``).
+/// Everything a command runs with, as swiftly's `SwiftlyCoreContext`: the
+/// network, the keyring, stdin/stdout/stderr, the environment, the working
+/// folder, the clock. ``process(network:)`` builds `odr`'s from the
+/// process, the one place that reads it; a test builds its own and runs a
+/// command in its own process (``CommandLineTool/run(_:in:)``).
 package struct CommandContext: Sendable {
-  /// What runs `odr http`; nil in `odr`.
-  let http: (any HTTPRunner)?
+  /// How `odr http` and `odr url` are run.
+  package enum Network: Sendable {
+    /// By this runner, in this process (`odr-http`).
+    case runner(any HTTPRunner)
+    /// By the helper, `odr-http`, which replaces this process (`odr`).
+    case handOff
+    /// Not at all (a command run inside another program, such as a test).
+    case unavailable
+  }
 
-  package init(http: (any HTTPRunner)?) {
-    self.http = http
+  /// Makes the keyring store of a service, with a deadline for each call.
+  package typealias Keyring = @Sendable (_ service: String, _ deadline: Duration) throws -> any SecretStore
+
+  package var network: Network
+  package var keyring: Keyring
+  package var output: Output
+  /// Standard input (secrets typed or piped, request bodies).
+  package var input: FileDescriptor
+  package var environment: [String: String]
+  /// Where relative names (odr.json's discovery) start.
+  package var workingDirectory: URL
+  package var now: @Sendable () -> Date
+  /// The process that holds `odr begin`'s pins by default: odr's parent.
+  package var pinHolder: Int32
+  /// Whether Ctrl-C and SIGTERM cancel a download (``Interruption``): only
+  /// a process of its own handles signals.
+  package var handlesSignals: Bool
+
+  package init(network: Network, keyring: @escaping Keyring, output: Output, input: FileDescriptor,
+               environment: [String: String], workingDirectory: URL, now: @escaping @Sendable () -> Date = { Date() },
+               pinHolder: Int32, handlesSignals: Bool) {
+    self.network = network
+    self.keyring = keyring
+    self.output = output
+    self.input = input
+    self.environment = environment
+    self.workingDirectory = workingDirectory
+    self.now = now
+    self.pinHolder = pinHolder
+    self.handlesSignals = handlesSignals
+  }
+
+  /// The context of the `odr` (or `odr-http`) process: its descriptors,
+  /// environment, folder and parent, the desktop keyring.
+  package static func process(network: Network) -> CommandContext {
+    let environment = processEnvironment
+    return CommandContext(
+      network: network, keyring: secretService(environment), output: .process(), input: .standardInput, environment: environment,
+      workingDirectory: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory),
+      pinHolder: getppid(), handlesSignals: true)
+  }
+
+  /// The environment of this process.
+  static var processEnvironment: [String: String] { ProcessInfo.processInfo.environment }
+
+  /// The Secret Service stores, their imports locked under `environment`'s state folder.
+  package static func secretService(_ environment: [String: String]) -> Keyring {
+    let stateHome = XDGFolders(environment: environment).stateHome
+    return { service, deadline in try SecretServiceStore(service: service, deadline: deadline, stateHome: stateHome) }
+  }
+
+  /// The XDG folders of ``environment``.
+  var folders: XDGFolders { XDGFolders(environment: environment) }
+
+  /// `name` from the environment when set and not empty.
+  func variable(_ name: String) -> String? {
+    environment[name].flatMap { $0.isEmpty ? nil : $0 }
   }
 
   /// The `odr http` runner. In `odr` this never returns: the process
   /// becomes the helper, with the same arguments and environment. Nothing
   /// has been printed or written before a command asks.
-  func httpRunner() -> any HTTPRunner {
-    guard let http else { HTTPHandoff.exec() }
-    return http
+  func httpRunner() throws -> any HTTPRunner {
+    switch network {
+    case .runner(let runner): return runner
+    case .handOff: HTTPHandoff.exec(output)
+    case .unavailable: throw CommandFailure("odr http and odr url run in odr's helper process, odr-http, which this context does not start.", code: 1)
+    }
   }
 }
 
-/// A command that may need what only the context gives (`odr http`).
-/// `ODR.main` calls `run(_:)` with the executable's context.
+/// A command that runs with a ``CommandContext``: every odr command.
+/// ``CommandLineTool`` calls `run(_:)`; ArgumentParser's `run()` is never
+/// the way in.
 protocol ContextualCommand: AsyncParsableCommand {
   func run(_ context: CommandContext) async throws
 }
 
 extension ContextualCommand {
-  /// ArgumentParser's entry point, for a command run on its own: `odr`'s
-  /// context.
+  /// Not used: odr runs commands through ``CommandLineTool``, with a context.
   func run() async throws {
-    try await run(CommandContext(http: nil))
+    throw CommandFailure("internal error: \(Self._commandName) was run without a context.", code: 1)
   }
 }

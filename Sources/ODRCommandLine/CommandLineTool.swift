@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import CHardening
 import ODRCI
 import ODRResources
@@ -17,7 +18,39 @@ public enum CommandLineTool {
     // them onto the heap, where chunks freed on the event loop's thread
     // fragment it: a 1 GiB upload peaked at 83 MiB RSS instead of ~40.
     _ = odr_map_large_buffers()
-    await ODR.main(http: http)
+    CommandRunner.recordInheritedSignals()
+    let context = CommandContext.process(network: http.map { .runner($0) } ?? .handOff)
+    exit(await run(Array(CommandLine.arguments.dropFirst()), in: context))
+  }
+
+  /// Runs the command `arguments` name in `context` and returns its exit
+  /// status; every failure is one line on the context's stderr
+  /// (``ExitStatus``). `odr` runs it with the process's context; a test
+  /// runs it with its own, in its own process.
+  package static func run(_ arguments: [String], in context: CommandContext) async -> Int32 {
+    do {
+      // `odr exec` starts every CI step: parse it alone, not the whole
+      // command tree (about 2 ms less). Help and usage errors go through
+      // the root below, so they read `odr exec`.
+      if arguments.first == "exec", let exec = try? ODR.Exec.parse(Array(arguments.dropFirst())) {
+        try await exec.run(context)
+        return 0
+      }
+      if let problem = CommandSuggestion.problem(arguments, commands: ODR.configuration.subcommands.map { $0._commandName }) {
+        throw ValidationError(problem)
+      }
+      var command = try ODR.parseAsRoot(arguments)
+      if let command = command as? any ContextualCommand {
+        try await command.run(context)
+      } else {
+        // ArgumentParser's own: `help`, or a command group named alone
+        // (`odr identity`), which throw the help to print.
+        try command.run()
+      }
+      return 0
+    } catch {
+      return ExitStatus.report(error, to: context.output)
+    }
   }
 
   /// Runs the hot paths, `odr get NAME` and `odr --version`, on the calling
@@ -29,12 +62,12 @@ public enum CommandLineTool {
   package static func runHotPath() {
     CoreDumps.disable()
     let arguments = Array(CommandLine.arguments.dropFirst())
-    if HTTPHandoff.commands.contains(arguments.first ?? "") { HTTPHandoff.exec() }
+    if HTTPHandoff.commands.contains(arguments.first ?? "") { HTTPHandoff.exec(.process()) }
     if arguments == ["--version"] {
-      Output.write(ODR.configuration.version + "\n")
+      Output.process().write(ODR.configuration.version + "\n")
       exit(0)
     }
-    if let quick = QuickGet(arguments: arguments) { quick.run() }
+    if let quick = QuickGet(arguments: arguments, environment: CommandContext.processEnvironment) { quick.run() }
     // A shell's completion request may read the keyring, synchronously
     // (Completions): answer it here, on the main thread, before the
     // concurrency runtime starts. parseAsRoot throws the completions.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import ODRBase
 import ODRConfiguration
 import ODRKeyring
 import ODRResources
@@ -13,13 +14,17 @@ enum Completions {
   /// How long one keyring read may take while the shell waits.
   static let deadline = Duration.seconds(1)
 
+  /// The context a completion request runs in: the shell's `odr ---completion`
+  /// process (completion callbacks are ArgumentParser's, called while parsing).
+  private static var context: CommandContext { .process(network: .unavailable) }
+
   /// The keys of the service named on the command line (`--service S`),
   /// else `$ODR_SERVICE`, else the bundle of the catalog on disk.
   static let keys = CompletionKind.custom { words, _, prefix in
     let catalogBundle = { () -> String? in tagCatalogs(words).first?.bundle }
     // odr's own services (private keys) are fenced here as in the key
     // commands, whatever a catalog on disk names as its bundle.
-    guard let service = value(of: "--service", in: words) ?? StoreOptions.environmentService ?? catalogBundle(),
+    guard let service = value(of: "--service", in: words) ?? context.variable("ODR_SERVICE") ?? catalogBundle(),
           (try? KeyringInput.validate(keyService: service)) != nil
     else { return [] }
     return names(in: service, startingWith: prefix)
@@ -40,7 +45,7 @@ enum Completions {
   /// The names kept under `service` that start with `prefix`; none when the
   /// keyring does not answer within the deadline (completion never fails loudly).
   private static func names(in service: String, startingWith prefix: String) -> [String] {
-    guard let store = try? SecretServiceStore(service: service, deadline: deadline),
+    guard let store = try? context.keyring(service, deadline) as? SecretServiceStore,
           let names = try? store.namesBlocking()
     else { return [] }
     return names.filter { $0.hasPrefix(prefix) }
@@ -56,7 +61,7 @@ enum Completions {
   private static func tagCatalogs(_ words: [String]) -> [Catalog] {
     let typed = words.indices.filter { words[$0] == "--catalog" && words.indices.contains($0 + 1) }.map { words[$0 + 1] }
     // Completion must not fail loudly: no configuration, no names.
-    guard let configuration = try? ODRConfiguration.discover(.init(catalog: typed)),
+    guard let configuration = try? CatalogOptions.discover(context, .init(catalog: typed)),
           let locations = try? configuration.requireLocations()
     else { return [] }
     return locations.compactMap { location in
@@ -66,7 +71,7 @@ enum Completions {
         return (try? Data(contentsOf: file)).flatMap { try? Catalog.decode($0) }
       }
       // Nothing kept yet: no tags until the first online load.
-      return (try? ResourceCatalog.loadKept(from: location))?.catalog
+      return (try? ResourceCatalog.loadKept(from: location, cacheHome: configuration.folders.cacheHome))?.catalog
     }
   }
 }

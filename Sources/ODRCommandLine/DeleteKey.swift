@@ -3,7 +3,7 @@ import ODRKeyring
 
 extension ODR {
   /// `odr delete NAME…`: removes keys.
-  struct DeleteKey: AsyncParsableCommand {
+  struct DeleteKey: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "delete",
       abstract: "Delete keys from the keyring.",
@@ -34,17 +34,17 @@ extension ODR {
       }
     }
 
-    func run() async throws {
-      let store = try options.makeStore()
+    func run(_ context: CommandContext) async throws {
+      let store = try options.makeStore(context)
       if all {
         let count = try await store.deleteAll()
-        if !quiet { Output.error("deleted \(count) key\(count == 1 ? "" : "s") from \(store.service)") }
+        if !quiet { context.output.error("deleted \(count) key\(count == 1 ? "" : "s") from \(store.service)") }
         return
       }
       var missing: [String] = []
       for name in names {
         if try await store.deleteValue(for: name) {
-          if !quiet { Output.error("deleted '\(name)' from \(store.service)") }
+          if !quiet { context.output.error("deleted '\(name)' from \(store.service)") }
         } else {
           missing.append(name)
         }

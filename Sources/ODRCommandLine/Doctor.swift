@@ -2,13 +2,10 @@ import ArgumentParser
 import ODRKeyring
 import ODRKeys
 import ODRResources
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension ODR {
   /// `odr doctor`: probes the keyring and says what to fix.
-  struct Doctor: AsyncParsableCommand {
+  struct Doctor: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "doctor",
       abstract: "Check the session bus, the Secret Service, its default collection and lock state.",
@@ -36,9 +33,6 @@ extension ODR {
     @OptionGroup var reporting: OutputOptions
 
     func validate() throws {
-      if repair, (service ?? StoreOptions.environmentService) == nil {
-        throw ValidationError("--repair needs --service (or ODR_SERVICE): the service whose interrupted import to put back.")
-      }
       if service != nil, !repair { throw ValidationError("--service goes with --repair.") }
     }
 
@@ -56,28 +50,32 @@ extension ODR {
       @NullWhenAbsent var repaired: Int?
     }
 
-    func run() async throws {
+    func run(_ context: CommandContext) async throws {
+      let repairing = repair ? service ?? context.variable("ODR_SERVICE") : nil
+      if repair, repairing == nil {
+        throw ValidationError("--repair needs --service (or ODR_SERVICE): the service whose interrupted import to put back.")
+      }
       let probe = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: timeout))
-      let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+      let address = context.environment["DBUS_SESSION_BUS_ADDRESS"]
       var repaired: Int?
-      if repair, probe.failure == nil, let service = service ?? StoreOptions.environmentService {
-        let store = try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout))
+      if let service = repairing, probe.failure == nil {
+        let store = try context.keyring(service, StoreOptions.deadline(seconds: timeout))
         repaired = try await ImportTransaction(store: store).repair()
       }
       try reporting.print(Report(
           sessionBusAddress: address, sessionBus: probe.sessionBus, provider: probe.provider, providerProgram: probe.providerProgram,
           defaultCollection: probe.defaultCollection, locked: probe.locked, ready: probe.isReady,
-          problem: probe.failure.map { .init(code: $0.code.rawValue, message: $0.description) }, repaired: repaired), failed: probe.failure != nil) {
+          problem: probe.failure.map { .init(code: $0.code.rawValue, message: $0.description) }, repaired: repaired), failed: probe.failure != nil, on: context.output) {
         var lines: [String] = []
         lines.append(line(probe.sessionBus, "session bus", address ?? "DBUS_SESSION_BUS_ADDRESS is not set"))
         if probe.sessionBus { lines.append(line(probe.provider, "Secret Service", probe.provider ? "org.freedesktop.secrets answered\(probe.providerProgram.map { " (\($0))" } ?? "")" : "no answer")) }
         if probe.provider { lines.append(line(probe.defaultCollection != nil, "default collection", probe.defaultCollection.map { "'\($0)'" } ?? "none")) }
         if let locked = probe.locked { lines.append(line(!locked, "lock state", locked ? "locked" : "unlocked")) }
         lines.append(probe.failure.map { "\n\($0.description)" } ?? "\nThe keyring is ready.")
-        if let repaired, let service = service ?? StoreOptions.environmentService {
+        if let repaired, let service = repairing {
           lines.append(repaired == 0 ? "No interrupted import of \(service) to repair." : "Put back \(repaired) key\(repaired == 1 ? "" : "s") of an interrupted import of \(service).")
         }
-        Output.write(lines.joined(separator: "\n") + "\n")
+        context.output.write(lines.joined(separator: "\n") + "\n")
       }
       if let failure = probe.failure { throw ExitCode(ExitStatus.exitCode(for: failure)) }
     }

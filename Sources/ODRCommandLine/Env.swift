@@ -1,9 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
 import ODRCI
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension ODR {
   /// `odr env --format shell|dotenv|json|github|gitlab [--only …]`
@@ -32,13 +29,13 @@ extension ODR {
     func run(_ context: CommandContext) async throws {
       var githubFile: String?
       if let variable = format.githubFileVariable {
-        guard let path = getenv(variable).map({ String(cString: $0) }), !path.isEmpty else {
+        guard let path = context.variable(variable) else {
           throw ValidationError("--format \(format.rawValue) appends to the file named by $\(variable), which is not set. Run it in a GitHub Actions step, or set \(variable) to a file.")
         }
         githubFile = path
       }
       let rendered = try format.render(try await source.variables(context), allowUnmasked: allowUnmasked)
-      Output.write(rendered.stdout)  // github: the masks, before any value can reach a log
+      context.output.write(rendered.stdout)  // github: the masks, before any value can reach a log
       if let githubFile, let block = rendered.githubEnv { try format.appendToGitHubFile(block, path: githubFile) }
     }
   }

@@ -67,29 +67,35 @@ enum ExitStatus {
     }
   }
 
-  static func exit(with error: any Error) -> Never {
+  /// Says what `error` means on `output`'s stderr (help and version on
+  /// its stdout) and returns the exit status it gives.
+  static func report(_ error: any Error, to output: Output) -> Int32 {
+    func fail(_ message: String, code: Int32) -> Int32 {
+      output.error(message)
+      return code
+    }
     switch error {
-    case let error as ResourceError: fail(error.description, code: exitCode(for: error))
-    case let error as KeyringError: fail(error.description, code: exitCode(for: error))
+    case let error as ResourceError: return fail(error.description, code: exitCode(for: error))
+    case let error as KeyringError: return fail(error.description, code: exitCode(for: error))
     case let error as KeysError:
       // An import cut short by the keyring exits as the keyring's failure does.
-      fail(error.description, code: error.code == .notRecipient ? 10 : (error.underlying as? KeyringError).map(exitCode(for:)) ?? 1)
-    case let error as TrustError: fail(error.description, code: exitCode(for: error))
-    case let error as CIError: fail(error.description, code: exitCode(for: error))
-    case let error as APIError: fail(error.message, code: exitCode(for: error))
-    case let error as URLPolicyError: fail(error.description, code: 2)
-    case let error as ConfigurationError: fail(error.message, code: 2)
-    case let error as SystemError: fail(error.message, code: error.isOutOfSpace ? 8 : 1)
-    case let error as CommandFailure: fail(error.message, code: error.code)
-    case is CancellationError: fail("Cancelled.", code: 130)
+      return fail(error.description, code: error.code == .notRecipient ? 10 : (error.underlying as? KeyringError).map(exitCode(for:)) ?? 1)
+    case let error as TrustError: return fail(error.description, code: exitCode(for: error))
+    case let error as CIError: return fail(error.description, code: exitCode(for: error))
+    case let error as APIError: return fail(error.message, code: exitCode(for: error))
+    case let error as URLPolicyError: return fail(error.description, code: 2)
+    case let error as ConfigurationError: return fail(error.message, code: 2)
+    case let error as SystemError: return fail(error.message, code: error.isOutOfSpace ? 8 : 1)
+    case let error as CommandFailure: return fail(error.message, code: error.code)
+    case is CancellationError: return fail("Cancelled.", code: 130)
     // Thrown by run() once parsing is over: the message alone says it.
-    case let error as ValidationError: fail(error.message, code: 2)
+    case let error as ValidationError: return fail(error.message, code: 2)
     default:
       let code = ODR.exitCode(for: error)
-      let message = ODR.fullMessage(for: error)
+      let message = ODR.fullMessage(for: error, columns: output.columns)
       if code == .success {
-        if !message.isEmpty { print(message) }
-        Glibc.exit(0)
+        if !message.isEmpty { output.write(message + "\n") }
+        return 0
       }
       // One line, as every other failure: ArgumentParser's message and its
       // "See 'odr X --help'" hint, without the synopsis it prints around them.
@@ -101,14 +107,15 @@ enum ExitStatus {
       // A list of accepted values ("  - shell") joins the line.
       let items = lines.dropFirst().filter { $0.hasPrefix("- ") }.map { $0.dropFirst(2) }
       if !items.isEmpty { line += " " + items.joined(separator: ", ") }
-      if !line.isEmpty { Output.error(line + (line.hasSuffix(".") ? "" : ".") + hint) }
+      if !line.isEmpty { output.error(line + (line.hasSuffix(".") ? "" : ".") + hint) }
       // ArgumentParser uses EX_USAGE (64) for usage errors; odr uses 2.
-      Glibc.exit(code == .validationFailure ? 2 : code.rawValue)
+      return code == .validationFailure ? 2 : code.rawValue
     }
   }
 
-  private static func fail(_ message: String, code: Int32) -> Never {
-    Output.error(message)
-    Glibc.exit(code)
+  /// ``report(_:to:)`` on the process's stderr, then exits with its status
+  /// (the hot path, before any context exists).
+  static func exit(with error: any Error) -> Never {
+    Glibc.exit(report(error, to: .process()))
   }
 }

@@ -43,21 +43,21 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.load(context)
-      let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
-      let bar = ProgressBar(tags: tags, quiet: !reporting.isForPeople)
+      let store = try keyring.makeStore(context, defaultService: resources.catalog.bundle)
+      let bar = ProgressBar(tags: tags, quiet: !reporting.isForPeople, context)
       defer { bar.finish() }
-      let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout)).fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.observer)
+      let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout, context)).fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.observer)
       bar.finish()
-      try reporting.print(report) {
+      try reporting.print(report, on: context.output) {
         if report.keys.isEmpty {
-          Output.error("\(tags.joined(separator: ", ")): available (no secrets)")
+          context.output.error("\(tags.joined(separator: ", ")): available (no secrets)")
         } else {
           let prefix = dryRun ? "would be " : ""
-          Output.write(report.keys.map { entry in
+          context.output.write(report.keys.map { entry in
             let outcome = prefix + entry.outcome.rawValue
             return outcome + String(repeating: " ", count: max(1, prefix.count + 10 - outcome.count)) + entry.name + "\n"
           }.joined())
-          Output.error(dryRun ? "dry run: nothing was written to \(report.service)" : "keys of \(report.service) are in the keyring; no plaintext was written to disk")
+          context.output.error(dryRun ? "dry run: nothing was written to \(report.service)" : "keys of \(report.service) are in the keyring; no plaintext was written to disk")
         }
       }
     }

@@ -4,7 +4,7 @@ import ODRKeys
 
 extension ODR {
   /// `odr get NAME`: prints one key's value.
-  struct GetKey: AsyncParsableCommand {
+  struct GetKey: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "get",
       abstract: "Print a key's value, and nothing else.",
@@ -29,16 +29,16 @@ extension ODR {
     @Flag(help: "Replace --out-file if it exists.")
     var force = false
 
-    func run() async throws {
+    func run(_ context: CommandContext) async throws {
       try KeyringInput.validate(userKeyName: name)
-      let value = try await options.makeStore().keyValue(named: name)
+      let value = try await options.makeStore(context).keyValue(named: name)
       if let outFile { return try SecretFile.write(value, to: outFile, force: force) }
-      Self.print(value)
+      Self.print(value, to: context.output)
     }
 
     /// Prints a value exactly, with a newline only for a terminal.
-    static func print(_ value: String) {
-      Output.write(Output.stdoutIsTerminal ? value + "\n" : value)
+    static func print(_ value: String, to output: Output) {
+      output.write(output.stdoutIsTerminal ? value + "\n" : value)
     }
   }
 }

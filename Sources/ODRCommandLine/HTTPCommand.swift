@@ -5,6 +5,7 @@ import ODRKeyring
 import ODRKeys
 import ODRResources
 import ODRURL
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -99,7 +100,7 @@ extension ODR {
     }
 
     func run(_ context: CommandContext) async throws {
-      let runner = context.httpRunner()
+      let runner = try context.httpRunner()
       let (method, url) = try methodAndURL
       var options = HTTPOptions(method: method, url: url, policy: policy, attempts: attempts, maxTime: maxTime, include: include)
       options.output = output
@@ -111,14 +112,14 @@ extension ODR {
         let name = header.prefix { $0 != ":" }
         options.headers.append((String(name), String(header.dropFirst(name.count + 1).drop { $0 == " " })))
       }
-      if let data { options.body = try Self.readBody(data) }
+      if let data { options.body = try Self.readBody(data, input: context.input) }
       if let key { options.key = try await keyring.makeStore(bundleOf: catalog, context, purpose: " for --key").key(named: key) }
-      try await runner.http(options)
+      try await runner.http(options, output: context.output)
     }
 
     /// The body from `@FILE`, or stdin for `-`.
-    private static func readBody(_ source: String) throws -> Data {
-      if source == "-" { return Data(try StandardInput.readAll(what: "the body")) }
+    private static func readBody(_ source: String, input: FileDescriptor) throws -> Data {
+      if source == "-" { return Data(try StandardInput.readAll(input, what: "the body")) }
       let path = String(source.dropFirst())
       do { return try Data(contentsOf: URL(filePath: path)) } catch {
         throw CommandFailure("Cannot read the body from '\(path)'.", code: 3)

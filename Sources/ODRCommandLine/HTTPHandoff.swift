@@ -22,7 +22,7 @@ enum HTTPHandoff {
     return ["\(prefix)/libexec/odr/odr-http", "\(folder)/odr-http"]
   }
 
-  static func exec() -> Never {
+  static func exec(_ output: Output) -> Never {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     let own = length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
@@ -31,7 +31,7 @@ enum HTTPHandoff {
     var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(helper)] + CommandLine.arguments.dropFirst().map { strdup($0) } + [nil]
     CoreDumps.restoreForChild()  // the helper disables them again, from the user's limit
     execv(helper, &arguments)
-    Output.error("odr \(CommandLine.arguments.dropFirst().first ?? "http") needs its helper, \(candidates.joined(separator: " or ")): \(String(cString: strerror(errno))). Reinstall odr (the release archive or the Debian package carry it), or use curl.")
+    output.error("odr \(CommandLine.arguments.dropFirst().first ?? "http") needs its helper, \(candidates.joined(separator: " or ")): \(String(cString: strerror(errno))). Reinstall odr (the release archive or the Debian package carry it), or use curl.")
     exit(1)
   }
 }

@@ -5,10 +5,10 @@ package import ODRURL
 /// `odr http`, the command-line face of ``APIClient``: URLSession, so
 /// Foundation networking and libcurl, which `odr` does not link. `odr` hands
 /// `odr http` to its helper before parsing (``HTTPHandoff``); the helper
-/// passes its runner to ``CommandLineTool/main(http:)``.
+/// passes its runner in its ``CommandContext``.
 package protocol HTTPRunner: Sendable {
-  /// Runs `odr http`, its body read and its key found.
-  func http(_ options: HTTPOptions) async throws
+  /// Runs `odr http`, its body read and its key found, writing to `output`.
+  func http(_ options: HTTPOptions, output: Output) async throws
 }
 
 /// What `odr http` was asked.

@@ -2,9 +2,6 @@ import ArgumentParser
 import ODRKeyring
 import ODRKeys
 import ODRTrust
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Where the age identities that open encrypted secrets tags come from:
 /// `--identity-file`, `$ODR_IDENTITY`, else the keyring (`odr identity`).
@@ -13,12 +10,13 @@ struct IdentityOptions: ParsableArguments {
   var identityFiles: [String] = []
 
   /// The identities, read when an encrypted tag needs them.
-  func source(timeout: Double) -> @Sendable () async throws -> [AgeIdentity] {
+  func source(timeout: Double, _ context: CommandContext) -> @Sendable () async throws -> [AgeIdentity] {
     let files = identityFiles
-    let environment = getenv("ODR_IDENTITY").map { String(cString: $0) }
+    let environment = context.environment["ODR_IDENTITY"]
+    let keyring = context.keyring
     return {
       try await PrivateKeyring.identities(environment: environment, files: files) {
-        try SecretServiceStore(service: PrivateKeyring.identityService, deadline: StoreOptions.deadline(seconds: timeout))
+        try keyring(PrivateKeyring.identityService, StoreOptions.deadline(seconds: timeout))
       }
     }
   }

@@ -43,7 +43,7 @@ extension ODR {
       let values = try await source.resolve(references.map(\.reference), in: context, place: { places[$0] ?? input })
       let text = template.render(values)
       if let output { return try SecretFile.write(text, to: output, force: force) }
-      Output.write(text)
+      context.output.write(text)
     }
   }
 }

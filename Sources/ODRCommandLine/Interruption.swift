@@ -19,7 +19,10 @@ struct Interruption: Error {
   /// an ``Interruption`` whatever `body` threw on its way out. A `body` that
   /// finished anyway (the signal came as it ended) returns its value: its
   /// work is done and must be reported as done.
-  static func cancelling<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+  /// Without `handlingSignals` (a command run inside another program) it
+  /// just runs `body`: signals are the program's.
+  static func cancelling<T: Sendable>(if handlingSignals: Bool, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    guard handlingSignals else { return try await body() }
     let received = Atomic<Int32>(0)
     let task = Task { try await body() }
     // A signal odr was started with ignored (`odr begin … &` in a script)

@@ -30,7 +30,7 @@ struct KeySourceOptions: ParsableArguments {
   /// The variables to inject; a warning on stderr for each key left out.
   func variables(_ context: CommandContext) async throws -> SecretVariables {
     let variables = try SecretVariables(keys: try await keys(context), only: onlyNames)
-    for warning in variables.skipped { Output.error(warning) }
+    for warning in variables.skipped { context.output.error(warning) }
     return variables
   }
 
@@ -42,7 +42,7 @@ struct KeySourceOptions: ParsableArguments {
     if let tag = fetch {
       let resources = try await catalog.load(context)
       let keys = try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
-                                       identities: identity.source(timeout: keyring.timeout)).keysInMemory(tags: [tag])
+                                       identities: identity.source(timeout: keyring.timeout, context)).keysInMemory(tags: [tag])
       return try await SecretReference.resolve(references, defaultService: resources.catalog.bundle, keys: { service in
         guard service == resources.catalog.bundle else {
           throw CIError(.notFound, "--fetch \(tag) holds the keys of \(resources.catalog.bundle) only, not of \(service).")
@@ -50,12 +50,12 @@ struct KeySourceOptions: ParsableArguments {
         return keys
       }, place: place)
     }
-    var current = keyring.service ?? StoreOptions.environmentService
+    var current = keyring.service ?? context.variable("ODR_SERVICE")
     if current == nil, references.contains(where: { $0.service == nil }) {
       current = try? await catalog.loadFromDisk(context).catalog.bundle
     }
     return try await SecretReference.resolve(references, defaultService: current, keys: { service in
-      try await keyring.makeStore(service: service).keys()
+      try await keyring.makeStore(service: service, context).keys()
     }, place: place)
   }
 
@@ -63,7 +63,7 @@ struct KeySourceOptions: ParsableArguments {
     if let tag = fetch {
       let resources = try await catalog.load(context)
       return try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
-                                identities: identity.source(timeout: keyring.timeout)).keysInMemory(tags: [tag])
+                                identities: identity.source(timeout: keyring.timeout, context)).keysInMemory(tags: [tag])
     }
     return try await keyring.makeStore(bundleOf: catalog, context).keys()
   }

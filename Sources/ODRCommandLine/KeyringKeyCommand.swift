@@ -14,87 +14,87 @@ extension ODR {
         subcommands: [New.self, Public.self, Export.self, Import.self, List.self, Delete.self])
     }
 
-    static func keyring() throws -> PrivateKeyring {
-      PrivateKeyring(store: try SecretServiceStore(service: Key.service))
+    static func keyring(_ context: CommandContext) throws -> PrivateKeyring {
+      PrivateKeyring(store: try context.keyring(Key.service, StoreOptions.deadline(seconds: StoreOptions.defaultTimeout)))
     }
 
-    static func key(named name: String) async throws -> Key {
-      do { return try Key(try await keyring().secret(named: name)) } catch let error as KeyringError where error.code == .notFound {
+    static func key(named name: String, _ context: CommandContext) async throws -> Key {
+      do { return try Key(try await keyring(context).secret(named: name)) } catch let error as KeyringError where error.code == .notFound {
         let command = Key.texts.command
         throw KeyringError(.notFound, "No \(Key.texts.noun) '\(name)' in the keyring. `odr \(command) list` shows them; `odr \(command) new \(name)` makes one.")
       }
     }
 
-    struct New: AsyncParsableCommand {
+    struct New: ContextualCommand {
       static var configuration: CommandConfiguration { Key.texts.new.configuration(name: "new") }
       @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
       @Flag(help: ArgumentHelp("Make a hybrid post-quantum identity (ML-KEM-768 + X25519, age1pq1…): packs encrypted to it stay closed to whoever records them now and breaks X25519 later. Every recipient of a pack must then be post-quantum.",
                                visibility: Key.hasPostQuantumKind ? .default : .private))
       var pq = false
 
-      func run() async throws {
+      func run(_ context: CommandContext) async throws {
         guard !pq || Key.hasPostQuantumKind else { throw ValidationError("--pq applies to identities; signing keys are Ed25519.") }
         let key = try Key.generate(postQuantum: pq)
-        try await keyring().add(key.secretKeyString, as: name)
-        Output.write("\(key.publicText)\n")
-        Output.error("created \(key.kindName) \(Key.texts.noun) '\(name)'")
+        try await keyring(context).add(key.secretKeyString, as: name)
+        context.output.write("\(key.publicText)\n")
+        context.output.error("created \(key.kindName) \(Key.texts.noun) '\(name)'")
       }
     }
 
-    struct Public: AsyncParsableCommand {
+    struct Public: ContextualCommand {
       static var configuration: CommandConfiguration { Key.texts.public.configuration(name: Key.texts.publicCommand) }
       @Argument(help: ArgumentHelp(Key.texts.name), completion: Completions.privateKeys(service: Key.service)) var name: String
 
-      func run() async throws {
-        Output.write("\(try await key(named: name).publicText)\n")
+      func run(_ context: CommandContext) async throws {
+        context.output.write("\(try await key(named: name, context).publicText)\n")
       }
     }
 
-    struct Export: AsyncParsableCommand {
+    struct Export: ContextualCommand {
       static var configuration: CommandConfiguration { Key.texts.export.configuration(name: "export") }
       @Argument(help: ArgumentHelp(Key.texts.name), completion: Completions.privateKeys(service: Key.service)) var name: String
       @Flag(help: "Print the private key even on a terminal (where it stays in the scrollback and any recording).")
       var force = false
 
-      func run() async throws {
-        if Output.stdoutIsTerminal && !force {
+      func run(_ context: CommandContext) async throws {
+        if context.output.stdoutIsTerminal && !force {
           throw ValidationError("This prints a private key. Pipe it where it goes (`… export \(name) | gh secret set …`), or pass --force to show it on this terminal.")
         }
-        Output.write(try await key(named: name).exported)
+        context.output.write(try await key(named: name, context).exported)
       }
     }
 
-    struct Import: AsyncParsableCommand {
+    struct Import: ContextualCommand {
       static var configuration: CommandConfiguration { Key.texts.import.configuration(name: "import") }
       @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
 
-      func run() async throws {
-        let key = try Key.imported(try SecretInput.read(prompt: Key.texts.importPrompt, keepNewline: false))
-        try await keyring().add(key.secretKeyString, as: name)
-        Output.error("stored \(key.kindName) \(Key.texts.noun) '\(name)': \(key.publicText)")
+      func run(_ context: CommandContext) async throws {
+        let key = try Key.imported(try SecretInput.read(prompt: Key.texts.importPrompt, keepNewline: false, context))
+        try await keyring(context).add(key.secretKeyString, as: name)
+        context.output.error("stored \(key.kindName) \(Key.texts.noun) '\(name)': \(key.publicText)")
       }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ContextualCommand {
       static var configuration: CommandConfiguration { Key.texts.list.configuration(name: "list") }
 
-      func run() async throws {
-        let items = try await keyring().store.values(for: nil)
-        Output.write(items.sorted { $0.key < $1.key }.map { name, secret in
+      func run(_ context: CommandContext) async throws {
+        let items = try await keyring(context).store.values(for: nil)
+        context.output.write(items.sorted { $0.key < $1.key }.map { name, secret in
           "\(name)\t\((try? Key(secret))?.publicText ?? Key.texts.unreadable)\n"
         }.joined())
       }
     }
 
-    struct Delete: AsyncParsableCommand {
+    struct Delete: ContextualCommand {
       static var configuration: CommandConfiguration { Key.texts.delete.configuration(name: "delete") }
       @Argument(help: ArgumentHelp(Key.texts.name), completion: Completions.privateKeys(service: Key.service)) var name: String
 
-      func run() async throws {
-        guard try await keyring().store.deleteValue(for: name) else {
+      func run(_ context: CommandContext) async throws {
+        guard try await keyring(context).store.deleteValue(for: name) else {
           throw KeyringError(.notFound, "No \(Key.texts.noun) '\(name)' in the keyring (`odr \(Key.texts.command) list` shows them).")
         }
-        Output.error("deleted \(Key.texts.noun) '\(name)'")
+        context.output.error("deleted \(Key.texts.noun) '\(name)'")
       }
     }
   }

@@ -5,7 +5,7 @@ import ODRResources
 
 extension ODR {
   /// `odr list`: the key names of a service, never their values.
-  struct ListKeys: AsyncParsableCommand {
+  struct ListKeys: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "list",
       abstract: "List the names of the stored keys (never their values).",
@@ -46,15 +46,15 @@ extension ODR {
       let keys: [Key]
     }
 
-    func run() async throws {
-      let store = try options.makeStore()
+    func run(_ context: CommandContext) async throws {
+      let store = try options.makeStore(context)
       if long {
         let keys = try await store.keys().map { key in
           LongListing.Key(name: key.name, env: key.metadata.env, header: key.metadata.header, scheme: key.metadata.scheme,
                           query: key.metadata.query, hosts: key.metadata.hosts, insecure: key.metadata.insecure)
         }
-        return try reporting.print(LongListing(service: store.service, keys: keys)) {
-          Output.write(keys.map { key in
+        return try reporting.print(LongListing(service: store.service, keys: keys), on: context.output) {
+          context.output.write(keys.map { key in
             let fields = [("env", key.env), ("header", key.header), ("scheme", key.scheme), ("query", key.query),
                           ("hosts", key.hosts?.joined(separator: ",")), ("insecure", key.insecure.map(String.init))]
               .compactMap { name, value in value.map { "\(name)=\($0)" } }
@@ -63,10 +63,10 @@ extension ODR {
         }
       }
       let names = try await store.names()
-      try reporting.print(Listing(service: store.service, keys: names)) {
-        Output.write(names.map { $0 + "\n" }.joined())
+      try reporting.print(Listing(service: store.service, keys: names), on: context.output) {
+        context.output.write(names.map { $0 + "\n" }.joined())
         // A pipe gets nothing (no keys, no lines); a person is told.
-        if names.isEmpty && Output.stdoutIsTerminal { Output.error("no keys in \(store.service) (`odr fetch` imports them; `odr set NAME` stores one)") }
+        if names.isEmpty && context.output.stdoutIsTerminal { context.output.error("no keys in \(store.service) (`odr fetch` imports them; `odr set NAME` stores one)") }
       }
     }
   }

@@ -1,21 +1,63 @@
 import FoundationEssentials
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Writing to stdout and stderr, unbuffered, straight to the descriptors.
-package enum Output {
-  package static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+/// Where a command writes: stdout and stderr, unbuffered, and what they
+/// are (a terminal or not). In `odr`, the process's descriptors
+/// (``process()``); in a test, buffers (``captured()``).
+package struct Output: Sendable {
+  /// One of the two streams.
+  package enum Stream: Sendable {
+    /// A file descriptor, written to straight away.
+    case descriptor(Int32)
+    /// A buffer in memory.
+    case buffer(Captured)
+  }
+
+  /// Bytes written to a ``Stream/buffer(_:)``.
+  package final class Captured: Sendable {
+    private let bytes = Mutex<[UInt8]>([])
+    package init() {}
+    /// What was written so far, as text.
+    package var text: String { bytes.withLock { String(decoding: $0, as: UTF8.self) } }
+    func append(_ buffer: UnsafeRawBufferPointer) { bytes.withLock { $0.append(contentsOf: buffer) } }
+  }
+
+  let stdout: Stream
+  let stderr: Stream
+  /// Whether stdout is a terminal (a person reads it, not a pipe).
+  package let stdoutIsTerminal: Bool
+  /// Whether stderr is a terminal (progress may be drawn there).
+  package let stderrIsTerminal: Bool
+  /// The width help is wrapped to; nil: ArgumentParser asks the terminal
+  /// (`COLUMNS`, then the window size).
+  package let columns: Int?
+
+  package init(stdout: Stream, stderr: Stream, stdoutIsTerminal: Bool = false, stderrIsTerminal: Bool = false, columns: Int? = nil) {
+    self.stdout = stdout
+    self.stderr = stderr
+    self.stdoutIsTerminal = stdoutIsTerminal
+    self.stderrIsTerminal = stderrIsTerminal
+    self.columns = columns
+  }
+
+  /// The process's stdout and stderr.
+  package static func process() -> Output {
+    Output(stdout: .descriptor(STDOUT_FILENO), stderr: .descriptor(STDERR_FILENO),
+           stdoutIsTerminal: isatty(STDOUT_FILENO) == 1, stderrIsTerminal: isatty(STDERR_FILENO) == 1)
+  }
 
   /// Writes `text` to stdout exactly, with no newline added.
-  package static func write(_ text: String) { write(text, to: STDOUT_FILENO) }
+  package func write(_ text: String) { Self.write(text, to: stdout) }
 
   /// Writes one line to stderr, prefixed with `odr: `. Messages quote
   /// names that come from catalogs and keyrings, so control characters are
   /// escaped (no terminal escape sequence, no forged line) and a message is
   /// cut to 2,000 characters.
-  package static func error(_ message: String) { write("odr: \(oneLine(message))\n", to: STDERR_FILENO) }
+  package func error(_ message: String) { Self.write("odr: \(Self.oneLine(message))\n", to: stderr) }
 
   /// `text` with control and bidirectional-override characters escaped and
   /// the middle of an over-long text elided.
@@ -31,11 +73,11 @@ package enum Output {
     }.joined()
   }
 
-  /// Writes `text` to stderr as it is (prompts).
-  static func prompt(_ text: String) { write(text, to: STDERR_FILENO) }
+  /// Writes `text` to stderr as it is (prompts, progress).
+  func prompt(_ text: String) { Self.write(text, to: stderr) }
 
   /// Prints `value` as stable, sorted, pretty JSON on stdout.
-  package static func json(_ value: some Encodable) throws {
+  package func json(_ value: some Encodable) throws {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     encoder.dateEncodingStrategy = .iso8601
@@ -43,19 +85,21 @@ package enum Output {
   }
 
   /// Writes `bytes` to stdout exactly.
-  package static func write(bytes: some Collection<UInt8>) { write(Array(bytes), to: STDOUT_FILENO) }
+  package func write(bytes: some Collection<UInt8>) { Array(bytes).withUnsafeBytes { Self.write($0, to: stdout) } }
 
-  private static func write(_ text: String, to fd: Int32) {
+  private static func write(_ text: String, to stream: Stream) {
     var text = text
-    text.withUTF8 { write(UnsafeRawBufferPointer($0), to: fd) }
+    text.withUTF8 { write(UnsafeRawBufferPointer($0), to: stream) }
   }
 
-  private static func write(_ bytes: [UInt8], to fd: Int32) {
-    bytes.withUnsafeBytes { write($0, to: fd) }
-  }
-
-  private static func write(_ buffer: UnsafeRawBufferPointer, to fd: Int32) {
-    // A closed pipe: nothing more can be said.
-    _ = try? FileDescriptor(rawValue: fd).writeAll(buffer)
+  private static func write(_ buffer: UnsafeRawBufferPointer, to stream: Stream) {
+    switch stream {
+    case .descriptor(let fd):
+      // A closed pipe or a full disk: nothing more can be said, and the
+      // command's exit status already says how it ended.
+      _ = try? FileDescriptor(rawValue: fd).writeAll(buffer)
+    case .buffer(let captured):
+      captured.append(buffer)
+    }
   }
 }

@@ -17,9 +17,9 @@ struct OutputOptions: ParsableArguments {
 
   /// Prints `value` as JSON with --json; else runs `text`, unless --quiet
   /// and nothing `failed`.
-  func print(_ value: some Encodable, failed: Bool = false, text: () throws -> Void) throws {
+  func print(_ value: some Encodable, failed: Bool = false, on output: Output, text: () throws -> Void) throws {
     if json {
-      try Output.json(value)
+      try output.json(value)
     } else if !quiet || failed {
       try text()
     }

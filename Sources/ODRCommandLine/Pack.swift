@@ -11,7 +11,7 @@ import Glibc
 
 extension ODR {
   /// `odr pack SRC --output DIR`: publishes a folder as a static catalog.
-  struct Pack: AsyncParsableCommand {
+  struct Pack: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "pack",
       abstract: "Publish a folder of tagged files as a static catalog (catalog.json + blobs/), signed and with secrets encrypted.",
@@ -79,14 +79,14 @@ extension ODR {
       let tags: [Tag]
     }
 
-    func run() async throws {
+    func run(_ context: CommandContext) async throws {
       var options = PackOptions()
-      options.recipients = try recipients()
+      options.recipients = try recipients(notifying: context.output)
       options.plaintextSecrets = plaintextSecrets
       options.newTrustRoot = newTrustRoot
       options.previous = previous.map { URL(filePath: $0) }
-      options.signingKey = try await signing.key()
-      if let expires { options.expires = Date.now.addingTimeInterval(Double(try DurationText.seconds(expires, option: "--expires"))) }
+      options.signingKey = try await signing.key(context)
+      if let expires { options.expires = context.now().addingTimeInterval(Double(try DurationText.seconds(expires, option: "--expires"))) }
       options.nextSigners = try nextSigner.map { text in
         do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError("--next-signer: \(error.message)") }
       }
@@ -98,7 +98,7 @@ extension ODR {
         }
       }
       let quiet = reporting.quiet
-      options.notify = { if !quiet { Output.error($0) } }
+      options.notify = { if !quiet { context.output.error($0) } }
       let catalog = try Publisher(source: URL(filePath: source)).pack(to: URL(filePath: output), version: catalogVersion, options: options)
       let tags = catalog.tags.sorted { $0.key < $1.key }.map {
         Summary.Tag(name: $0.key, category: $0.value.category.rawValue, files: $0.value.files.count, bytes: $0.value.size,
@@ -106,18 +106,18 @@ extension ODR {
       }
       let summary = Summary(bundle: catalog.bundle, version: catalog.version, output: output,
                             signedBy: options.signingKey?.verifyingKey.description, expires: catalog.expires?.formatted(.iso8601), tags: tags)
-      try reporting.print(summary) {
+      try reporting.print(summary, on: context.output) {
         var lines = ["packed \(catalog.bundle) version \(catalog.version) into \(output)"]
         lines.append(summary.signedBy.map { "  signed by \($0), expires \(summary.expires ?? "never")" } ?? "  unsigned")
         for tag in tags {
           let secrets = tag.secrets ? (tag.recipients.map { ", secrets encrypted to \($0) recipient\($0 == 1 ? "" : "s")" } ?? ", secrets in PLAINTEXT") : ""
           lines.append("  \(tag.name)  \(tag.category)\(secrets)  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(ByteSize.format(tag.bytes))")
         }
-        Output.write(lines.joined(separator: "\n") + "\n")
+        context.output.write(lines.joined(separator: "\n") + "\n")
       }
     }
 
-    private func recipients() throws -> [AgeRecipient] {
+    private func recipients(notifying output: Output) throws -> [AgeRecipient] {
       var found = try recipient.map { text in
         do { return try AgeRecipient(text) } catch let error as TrustError { throw ValidationError(error.message) }
       }
@@ -126,7 +126,7 @@ extension ODR {
         do {
           let (recipients, withOptions) = try AgeRecipient.parseFile(String(decoding: data, as: UTF8.self))
           if !withOptions.isEmpty {
-            Output.error("note: \(path): authorized_keys options skipped on line\(withOptions.count == 1 ? "" : "s") \(withOptions.map(String.init).joined(separator: ", ")); only the keys are used")
+            output.error("note: \(path): authorized_keys options skipped on line\(withOptions.count == 1 ? "" : "s") \(withOptions.map(String.init).joined(separator: ", ")); only the keys are used")
           }
           found += recipients
         } catch let error as TrustError {

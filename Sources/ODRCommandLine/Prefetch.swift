@@ -41,12 +41,12 @@ extension ODR {
       var entries = files.entries
       var firstError: (any Error)?
       for name in secrets {
-        let (entry, error) = await importKeys(of: name, resources)
+        let (entry, error) = await importKeys(of: name, resources, context)
         entries.append(entry)
         firstError = firstError ?? error
       }
       let report = PrefetchReport(entries: entries)
-      try reporting.print(report, failed: report.firstFailure != nil) {
+      try reporting.print(report, failed: report.firstFailure != nil, on: context.output) {
         let lines = report.entries.map { entry in
           let what = switch entry.outcome {
           case .downloaded: "downloaded"
@@ -57,7 +57,7 @@ extension ODR {
           }
           return "\(what) \(entry.tag) (\(entry.category), \(ByteSize.format(entry.bytes)))\(entry.error.map { ": \($0)" } ?? "")"
         }
-        Output.write(lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n"))
+        context.output.write(lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n"))
       }
       if let failure = report.firstFailure {
         if files.firstFailure == nil, let firstError { throw firstError }
@@ -68,15 +68,15 @@ extension ODR {
     }
 
     /// Imports a secrets tag's keys into the keyring; no keyring: skipped.
-    private func importKeys(of name: String, _ resources: ResourceCatalog) async -> (PrefetchReport.Entry, (any Error)?) {
+    private func importKeys(of name: String, _ resources: ResourceCatalog, _ context: CommandContext) async -> (PrefetchReport.Entry, (any Error)?) {
       let tag = resources.catalog.tags[name]
       let (category, bytes) = (tag?.category.rawValue ?? "", tag?.size ?? 0)
       do {
         if keyring.store == .secretService, let failure = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: keyring.timeout)).failure {
           throw failure
         }
-        let store = try keyring.makeStore(defaultService: resources.catalog.bundle)
-        let importer = KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout))
+        let store = try keyring.makeStore(context, defaultService: resources.catalog.bundle)
+        let importer = KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout, context))
         _ = try await importer.fetch(tags: [name])
         return (.init(tag: name, category: category, outcome: .imported, bytes: bytes, error: nil, code: nil), nil)
       } catch let error as KeyringError where [.noSessionBus, .noProvider, .noDefaultCollection].contains(error.code) {

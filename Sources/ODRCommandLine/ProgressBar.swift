@@ -1,8 +1,5 @@
 import ODRResources
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The progress of a command's downloads on stderr, for people. On a
 /// terminal, one line redrawn in place at most ten times a second: the tags,
@@ -23,14 +20,16 @@ final class ProgressBar: Sendable {
   private let state = Mutex(State())
   private let label: String
   private let quiet: Bool
+  private let output: Output
   let style: Style
 
-  /// A bar for downloading `tags`.
-  init(tags: [String], quiet: Bool) {
+  /// A bar for downloading `tags` on `context`'s stderr.
+  init(tags: [String], quiet: Bool, _ context: CommandContext) {
     label = tags.joined(separator: " ")
     self.quiet = quiet
-    let term = getenv("TERM").map { String(cString: $0) } ?? ""
-    style = quiet || isatty(STDERR_FILENO) != 1 ? .silent : term.isEmpty || term == "dumb" ? .plain : .redrawn
+    output = context.output
+    let term = context.environment["TERM"] ?? ""
+    style = quiet || !output.stderrIsTerminal ? .silent : term.isEmpty || term == "dumb" ? .plain : .redrawn
   }
 
   /// The observer to hand to `beginAccessing(observing:)`, or nil when quiet.
@@ -56,7 +55,7 @@ final class ProgressBar: Sendable {
     if let event = progress.event { say(event) }
     guard draw else { return }
     let line = text(progress, elapsed: now - start)
-    Output.prompt(style == .plain ? line + "\n" : "\r\u{1b}[2K" + line)
+    output.prompt(style == .plain ? line + "\n" : "\r\u{1b}[2K" + line)
   }
 
   /// "Movie [######..........] 24.9 / 256.0 MiB  12.3 MiB/s, 19 s left"
@@ -82,9 +81,9 @@ final class ProgressBar: Sendable {
     clearLine()
     switch event {
     case .resumed(let path, let offset, let size):
-      Output.error("resuming \(path) at \(Self.mebibytes(offset)) of \(Self.mebibytes(size)) MiB (kept from an interrupted download)")
+      output.error("resuming \(path) at \(Self.mebibytes(offset)) of \(Self.mebibytes(size)) MiB (kept from an interrupted download)")
     case .restarted(let path, let discarded):
-      Output.error("the server does not resume \(path) (it ignores ranges, or the file changed): starting over; \(Self.mebibytes(discarded)) MiB kept from before discarded")
+      output.error("the server does not resume \(path) (it ignores ranges, or the file changed): starting over; \(Self.mebibytes(discarded)) MiB kept from before discarded")
     }
   }
 
@@ -96,7 +95,7 @@ final class ProgressBar: Sendable {
       defer { state.drawn = false }
       return state.drawn
     }
-    if drawn { Output.prompt("\r\u{1b}[2K") }
+    if drawn { output.prompt("\r\u{1b}[2K") }
   }
 
   /// Bytes in MiB with one decimal.

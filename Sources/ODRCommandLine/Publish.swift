@@ -38,18 +38,18 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       let publication = try await Publication(folder: URL(filePath: folder), destination: try target(context), newTrustRoot: newTrustRoot)
-      try reporting.print(Plan(destination: publication.destination.name, dryRun: dryRun, steps: publication.steps)) {
-        if dryRun { Output.write(publication.steps.map { "\($0.action.rawValue)\t\($0.path)\t\($0.bytes)\n" }.joined()) }
+      try reporting.print(Plan(destination: publication.destination.name, dryRun: dryRun, steps: publication.steps), on: context.output) {
+        if dryRun { context.output.write(publication.steps.map { "\($0.action.rawValue)\t\($0.path)\t\($0.bytes)\n" }.joined()) }
       }
       if publication.dropsSignature {
-        Output.error("warning: this catalog is unsigned and replaces a signed one; clients that saw a signed catalog will refuse it.")
+        context.output.error("warning: this catalog is unsigned and replaces a signed one; clients that saw a signed catalog will refuse it.")
       }
       guard !dryRun else { return }
       try await publication.run()
       if reporting.isForPeople {
         let uploaded = publication.steps.filter { $0.action == .upload && $0.path.hasPrefix("blobs/") }
         let skipped = publication.steps.filter { $0.action == .skip }.count
-        Output.error("published to \(publication.destination.name): \(uploaded.count) blob\(uploaded.count == 1 ? "" : "s") uploaded (\(uploaded.reduce(0) { $0 + $1.bytes }) bytes), \(skipped) already there, then the catalog.")
+        context.output.error("published to \(publication.destination.name): \(uploaded.count) blob\(uploaded.count == 1 ? "" : "s") uploaded (\(uploaded.reduce(0) { $0 + $1.bytes }) bytes), \(skipped) already there, then the catalog.")
       }
     }
 
@@ -58,7 +58,7 @@ extension ODR {
         guard let url = URL(string: destination), let host = url.host, !host.isEmpty else {
           throw ValidationError("'\(destination.prefix(200))' is not an s3://bucket/prefix URL.")
         }
-        let access = try S3Access.fromEnvironment(ProcessInfo.processInfo.environment, endpoint: try ODRConfiguration.discover().endpoint)
+        let access = try S3Access.fromEnvironment(context.environment, endpoint: try CatalogOptions.discover(context).endpoint)
         return S3Destination(url, access: access, timeouts: HTTPTransport.Timeouts(stall: .milliseconds(Int(networkTimeout * 1000))))
       }
       guard !destination.contains("://") || destination.hasPrefix("file://") else {

@@ -32,12 +32,12 @@ extension ODR {
         throw ValidationError("Nothing to purge down to: pass --max-size SIZE (or set ODR_MAX_SIZE), or --all to remove every unpinned tag.")
       }
       let plan = try await resources.store.purge(catalog: resources.catalog, budget: resources.budget, all: all, dryRun: dryRun)
-      try reporting.print(plan) {
+      try reporting.print(plan, on: context.output) {
         let verb = dryRun ? "would remove" : "removed"
         var lines = plan.removals.map { "\(verb) \($0.tag) (\(ByteSize.format($0.bytes))): \($0.reason)" }
         lines += plan.kept.map { "kept \($0.tag): \($0.reason)" }
         lines.append("store: \(ByteSize.format(plan.sizeBefore)) -> \(ByteSize.format(plan.sizeAfter))\(plan.budget.map { " (budget \(ByteSize.format($0)))" } ?? "")")
-        Output.write(lines.joined(separator: "\n") + "\n")
+        context.output.write(lines.joined(separator: "\n") + "\n")
       }
     }
   }

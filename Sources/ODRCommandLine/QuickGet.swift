@@ -1,3 +1,5 @@
+import FoundationEssentials
+import ODRBase
 import ODRKeyring
 import ODRKeys
 #if canImport(Glibc)
@@ -19,8 +21,9 @@ struct QuickGet {
   let name: String
   let service: String
   let timeout: Double
+  let stateHome: URL
 
-  init?(arguments: [String]) {
+  init?(arguments: [String], environment: [String: String]) {
     guard arguments.count >= 2, arguments[0] == "get" else { return nil }
     var name: String?
     var service: String?
@@ -42,20 +45,21 @@ struct QuickGet {
       }
     }
     guard let name, (try? KeyringInput.validate(userKeyName: name)) != nil,
-          let service = service ?? StoreOptions.environmentService,
+          let service = service ?? environment["ODR_SERVICE"].flatMap({ $0.isEmpty ? nil : $0 }),
           (try? KeyringInput.validate(keyService: service)) != nil
     else { return nil }
     self.name = name
     self.service = service
     self.timeout = timeout
+    stateHome = XDGFolders(environment: environment).stateHome
   }
 
   /// Prints the value and exits, or exits with the code of the failure.
   /// Blocks the calling thread: call it before anything else is running.
   func run() -> Never {
     do {
-      let store = try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout))
-      ODR.GetKey.print(try store.keyValueBlocking(named: name))
+      let store = try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout), stateHome: stateHome)
+      ODR.GetKey.print(try store.keyValueBlocking(named: name), to: .process())
       exit(0)
     } catch {
       ExitStatus.exit(with: error)

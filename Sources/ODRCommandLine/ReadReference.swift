@@ -38,7 +38,7 @@ extension ODR {
       let parsed = try SecretReference(reference)
       let value = try await source.resolve([parsed], in: context, place: { _ in "odr read" })[parsed] ?? ""
       if let outFile { return try SecretFile.write(value, to: outFile, force: force) }
-      Output.write(Output.stdoutIsTerminal && !noNewline ? value + "\n" : value)
+      context.output.write(context.output.stdoutIsTerminal && !noNewline ? value + "\n" : value)
     }
   }
 }

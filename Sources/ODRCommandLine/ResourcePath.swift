@@ -32,10 +32,10 @@ extension ODR {
       }
       defer { request.endAccessing() }
       if let file {
-        Output.write(try request.url(forResource: file).path + "\n")
+        context.output.write(try request.url(forResource: file).path + "\n")
       } else {
         let lines = try resources.tag(tag).files.map { "\($0.path)\t\(try request.url(forResource: $0.path).path)\n" }
-        Output.write(lines.joined())
+        context.output.write(lines.joined())
       }
     }
   }

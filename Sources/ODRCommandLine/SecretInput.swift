@@ -1,4 +1,5 @@
 import ODRKeyring
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,9 +10,10 @@ import Glibc
 /// reads everything up to end of file and drops one trailing newline (so
 /// `echo "$KEY" | odr set NAME` stores the key alone) unless `keepNewline`.
 enum SecretInput {
-  static func read(prompt: String, keepNewline: Bool) throws -> String {
-    let bytes = isatty(STDIN_FILENO) == 1 ? readLineWithoutEcho(prompt: prompt)
-      : try StandardInput.readAll(limit: KeyringInput.maxValueBytes + 2, what: "the value")
+  static func read(prompt: String, keepNewline: Bool, _ context: CommandContext) throws -> String {
+    let input = context.input
+    let bytes = isatty(input.rawValue) == 1 ? readLineWithoutEcho(prompt: prompt, input: input, output: context.output)
+      : try StandardInput.readAll(input, limit: KeyringInput.maxValueBytes + 2, what: "the value")
     var value = bytes[...]
     if !keepNewline, value.last == UInt8(ascii: "\n") {
       value = value.dropLast()
@@ -23,22 +25,22 @@ enum SecretInput {
     return text
   }
 
-  private static func readLineWithoutEcho(prompt: String) -> [UInt8] {
-    Output.prompt(prompt)
+  private static func readLineWithoutEcho(prompt: String, input: FileDescriptor, output: Output) -> [UInt8] {
+    output.prompt(prompt)
     var saved = termios()
-    let hasTerminal = tcgetattr(STDIN_FILENO, &saved) == 0
+    let hasTerminal = tcgetattr(input.rawValue, &saved) == 0
     if hasTerminal {
       var quiet = saved
       quiet.c_lflag &= ~tcflag_t(ECHO)
-      tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+      tcsetattr(input.rawValue, TCSAFLUSH, &quiet)
     }
     defer {
-      if hasTerminal { tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
-      Output.prompt("\n")
+      if hasTerminal { tcsetattr(input.rawValue, TCSAFLUSH, &saved) }
+      output.prompt("\n")
     }
     var result: [UInt8] = []
     var byte: UInt8 = 0
-    while Glibc.read(STDIN_FILENO, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
+    while Glibc.read(input.rawValue, &byte, 1) == 1, byte != UInt8(ascii: "\n") {
       result.append(byte)
     }
     return result

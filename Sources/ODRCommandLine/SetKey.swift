@@ -5,7 +5,7 @@ import ODRKeyring
 
 extension ODR {
   /// `odr set NAME`: stores a key whose value comes from stdin.
-  struct SetKey: AsyncParsableCommand {
+  struct SetKey: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "set",
       abstract: "Store a key; the value is read from standard input, never from arguments.",
@@ -34,8 +34,8 @@ extension ODR {
     @Flag(name: .shortAndLong, help: "Print nothing on success.")
     var quiet = false
 
-    func run() async throws {
-      let store = try options.makeStore()
+    func run(_ context: CommandContext) async throws {
+      let store = try options.makeStore(context)
       try KeyringInput.validate(userKeyName: name)
       let origins = try catalogTokenFor.map { text in
         guard let url = URL(string: text), let origin = CatalogAuth.origin(of: url), url.path.isEmpty || url.path == "/" else {
@@ -43,14 +43,14 @@ extension ODR {
         }
         return origin
       }
-      let value = try SecretInput.read(prompt: "Value for \(name): ", keepNewline: keepNewline)
+      let value = try SecretInput.read(prompt: "Value for \(name): ", keepNewline: keepNewline, context)
       if !origins.isEmpty {
         guard let keyring = store as? SecretServiceStore else { throw ValidationError("--catalog-token-for needs the secret-service store.") }
         try await keyring.setCatalogToken(value, for: name, origins: origins)
       } else {
         try await store.setValue(value, for: name)
       }
-      if !quiet { Output.error("stored '\(name)' for \(store.service)") }
+      if !quiet { context.output.error("stored '\(name)' for \(store.service)") }
     }
   }
 }

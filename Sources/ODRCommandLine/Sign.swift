@@ -7,7 +7,7 @@ extension ODR {
   /// `odr sign FILE`: a detached OpenPGP signature made with an odr
   /// signing key, for files people check with the tools their system has
   /// (`gpgv`, `sqv`), such as a release's SHA256SUMS.
-  struct Sign: AsyncParsableCommand {
+  struct Sign: ContextualCommand {
     static let configuration = CommandConfiguration(
       abstract: "Sign a file with a signing key as OpenPGP, so gpgv or sqv can check it.",
       discussion: """
@@ -34,16 +34,16 @@ extension ODR {
     @Option(help: ArgumentHelp("The name the certificate carries.", valueName: "text"))
     var userID = "odr signing key"
 
-    func run() async throws {
-      guard let key = try await signing.key() else {
+    func run(_ context: CommandContext) async throws {
+      guard let key = try await signing.key(context) else {
         throw ValidationError("Name the signing key: --sign NAME, --sign-key-file FILE or $ODR_SIGNING_KEY.")
       }
       guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure("Cannot read '\(file)'.", code: 1) }
       let signer = OpenPGPSignature(key: key, userID: userID)
-      let now = Date()
+      let now = context.now()
       try write(try signer.detachedSignature(of: data, at: now), to: output ?? file + ".sig")
       if let certificate { try write(try signer.certificate(at: now), to: certificate) }
-      Output.error("signed \(file) with \(key.verifyingKey) (OpenPGP fingerprint \(signer.fingerprint))")
+      context.output.error("signed \(file) with \(key.verifyingKey) (OpenPGP fingerprint \(signer.fingerprint))")
     }
 
     private func write(_ data: Data, to path: String) throws {

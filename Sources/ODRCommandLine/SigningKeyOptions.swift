@@ -3,9 +3,6 @@ import FoundationEssentials
 import ODRKeyring
 import ODRKeys
 import ODRTrust
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Which signing key `odr pack` and `odr sign` use: --sign NAME (the
 /// keyring), --sign-key-file F, else $ODR_SIGNING_KEY.
@@ -22,9 +19,9 @@ struct SigningKeyOptions: ParsableArguments {
   }
 
   /// The key, or nil when none is given.
-  func key() async throws -> SigningKey? {
+  func key(_ context: CommandContext) async throws -> SigningKey? {
     if let sign {
-      let secret = try await PrivateKeyring(store: try SecretServiceStore(service: PrivateKeyring.signingKeyService)).secret(named: sign)
+      let secret = try await PrivateKeyring(store: try context.keyring(PrivateKeyring.signingKeyService, StoreOptions.deadline(seconds: StoreOptions.defaultTimeout))).secret(named: sign)
       return try SigningKey(secret)
     }
     if let signKeyFile {
@@ -33,8 +30,8 @@ struct SigningKeyOptions: ParsableArguments {
         throw ValidationError("\(signKeyFile): \(error.message)")
       }
     }
-    if let env = getenv("ODR_SIGNING_KEY"), env.pointee != 0 {
-      do { return try SigningKey(String(cString: env)) } catch let error as TrustError { throw ValidationError("ODR_SIGNING_KEY: \(error.message)") }
+    if let env = context.variable("ODR_SIGNING_KEY") {
+      do { return try SigningKey(env) } catch let error as TrustError { throw ValidationError("ODR_SIGNING_KEY: \(error.message)") }
     }
     return nil
   }

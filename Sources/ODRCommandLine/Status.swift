@@ -52,7 +52,7 @@ extension ODR {
       let verification = verify ? Self.verification(of: resources) : nil
       let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path,
                           checked: resources.checkedAt, tags: tags, verification: verification)
-      try reporting.print(report, failed: verification?.damaged.isEmpty == false) { printText(report) }
+      try reporting.print(report, failed: verification?.damaged.isEmpty == false, on: context.output) { printText(report, on: context.output) }
       if let verification, !verification.damaged.isEmpty {
         let files = verification.damaged.map { sha256 in
           let files = verification.damagedFiles.filter { $0.sha256 == sha256 }
@@ -87,7 +87,7 @@ extension ODR {
       }
     }
 
-    private func printText(_ report: Report) {
+    private func printText(_ report: Report, on output: Output) {
       let tags = report.tags
       let verification = report.verification
       var lines = ["\(report.bundle) version \(report.version), store \(report.store)"]
@@ -106,7 +106,7 @@ extension ODR {
       if let verification, verification.damaged.isEmpty {
         lines.append("verified: all \(verification.checked) files in the store match their SHA-256")
       }
-      Output.write(lines.joined(separator: "\n") + "\n")
+      output.write(lines.joined(separator: "\n") + "\n")
     }
   }
 }

@@ -1,10 +1,8 @@
 import ArgumentParser
+import ODRBase
 import ODRConfiguration
 import ODRKeyring
 import ODRResources
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Which keyring backend to use.
 enum StoreKind: String, ExpressibleByArgument, CaseIterable {
@@ -33,34 +31,28 @@ struct StoreOptions: ParsableArguments {
     }
   }
 
-  /// `$ODR_SERVICE`, when set and not empty.
-  static var environmentService: String? {
-    guard let env = getenv("ODR_SERVICE"), env.pointee != 0 else { return nil }
-    return String(cString: env)
-  }
-
   static func deadline(seconds: Double) -> Duration { .milliseconds(Int((seconds * 1000).rounded())) }
 
   /// The store of `service` with these options' backend and deadline.
   /// odr's own services (private keys) are refused: they are reached only
   /// through `odr identity` and `odr signing-key`.
-  func makeStore(service: String) throws -> any SecretStore {
+  func makeStore(service: String, _ context: CommandContext) throws -> any SecretStore {
     try KeyringInput.validate(keyService: service)
     switch store {
-    case .secretService: return try SecretServiceStore(service: service, deadline: Self.deadline(seconds: timeout))
+    case .secretService: return try context.keyring(service, Self.deadline(seconds: timeout))
     case .memory:
       try KeyringInput.validate(service: service)
-      return MemoryStore(service: service)
+      return MemoryStore(service: service, stateHome: context.folders.stateHome)
     }
   }
 
   /// The store these options select, for `--service`, else `$ODR_SERVICE`,
   /// else `defaultService` (a catalog's bundle).
-  func makeStore(defaultService: String? = nil) throws -> any SecretStore {
-    guard let service = service ?? Self.environmentService ?? defaultService else {
+  func makeStore(_ context: CommandContext, defaultService: String? = nil) throws -> any SecretStore {
+    guard let service = service ?? context.variable("ODR_SERVICE") ?? defaultService else {
       throw ValidationError("No service: pass --service BUNDLE_ID (for example --service com.example.demo) or set ODR_SERVICE.")
     }
-    return try makeStore(service: service)
+    return try makeStore(service: service, context)
   }
 
   /// The store of --service, else `$ODR_SERVICE`, else the bundle of the
@@ -68,11 +60,11 @@ struct StoreOptions: ParsableArguments {
   /// exec, env and http find it. `purpose` goes in the message when there is
   /// none (" for --key").
   func makeStore(bundleOf catalog: CatalogOptions, _ context: CommandContext, purpose: String = "") async throws -> any SecretStore {
-    guard service == nil, Self.environmentService == nil else { return try makeStore() }
+    guard service == nil, context.variable("ODR_SERVICE") == nil else { return try makeStore(context) }
     let bundle: String
     do { bundle = try await catalog.loadFromDisk(context).catalog.bundle } catch is ConfigurationError {
       throw ValidationError("No service\(purpose): pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
     }
-    return try makeStore(defaultService: bundle)
+    return try makeStore(context, defaultService: bundle)
   }
 }

@@ -25,7 +25,7 @@ extension ODR {
       if let bundle, !BundleID.isValid(bundle) { throw ValidationError("'\(bundle.prefix(80))' is not a bundle id (letters, digits, '.', '_', '-').") }
     }
 
-    struct Show: AsyncParsableCommand {
+    struct Show: ContextualCommand {
       static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "Print what is trusted for a bundle (every bundle without one).",
@@ -52,11 +52,11 @@ extension ODR {
         let locations: [String]
       }
 
-      func run() async throws {
-        let bundles = bundle.map { [$0] } ?? TrustLedger.bundles(stateHome: nil)
+      func run(_ context: CommandContext) async throws {
+        let bundles = bundle.map { [$0] } ?? TrustLedger.bundles(stateHome: context.folders.stateHome)
         var reports: [Report] = []
         for name in bundles {
-          let ledger = TrustLedger(bundle: name, stateHome: nil)
+          let ledger = TrustLedger(bundle: name, stateHome: context.folders.stateHome)
           guard let state = try ledger.state() else {
             throw ResourceError(.notFound, "No trust state for \(name) on this machine: no catalog of it was accepted yet.")
           }
@@ -67,8 +67,8 @@ extension ODR {
           reports.append(Report(bundle: name, signed: state.signed, roots: roots, unsignedVersions: state.unsignedVersions ?? [:],
                                 locations: try ledger.locations()))
         }
-        try reporting.print(reports) {
-          if reports.isEmpty { Output.error("no trust state on this machine") }
+        try reporting.print(reports, on: context.output) {
+          if reports.isEmpty { context.output.error("no trust state on this machine") }
           for report in reports {
             var lines = ["\(report.bundle)  \(report.signed ? "signed" : "unsigned so far")"]
             for root in report.roots {
@@ -78,13 +78,13 @@ extension ODR {
               lines.append("  unsigned version \(version) from \(location)")
             }
             for location in report.locations { lines.append("  location \(location)") }
-            Output.write(lines.joined(separator: "\n") + "\n")
+            context.output.write(lines.joined(separator: "\n") + "\n")
           }
         }
       }
     }
 
-    struct Reset: AsyncParsableCommand {
+    struct Reset: ContextualCommand {
       static let configuration = CommandConfiguration(
         commandName: "reset",
         abstract: "Forget what is trusted for a bundle: its roots, version floors and locations.",
@@ -110,14 +110,14 @@ extension ODR {
         try Trust.validate(bundle)
       }
 
-      func run() async throws {
+      func run(_ context: CommandContext) async throws {
         let forgot: Bool
         if let bundle {
-          forgot = try await TrustLedger(bundle: bundle, stateHome: nil).reset()
+          forgot = try await TrustLedger(bundle: bundle, stateHome: context.folders.stateHome).reset()
         } else {
-          forgot = try TrustLedger.resetLocations(stateHome: nil)
+          forgot = try TrustLedger.resetLocations(stateHome: context.folders.stateHome)
         }
-        if !quiet { Output.error(forgot ? "forgot what was trusted for \(bundle ?? "every location")" : "nothing was trusted for \(bundle ?? "any location")") }
+        if !quiet { context.output.error(forgot ? "forgot what was trusted for \(bundle ?? "every location")" : "nothing was trusted for \(bundle ?? "any location")") }
       }
     }
   }

@@ -19,7 +19,7 @@ extension ODR {
     init() {}
 
     /// `odr url check [--policy strict|encoding|consistent] [--json] STRING…|-`
-    struct Check: AsyncParsableCommand {
+    struct Check: ContextualCommand {
       static let configuration = CommandConfiguration(
         commandName: "check",
         abstract: "Parse URL strings strictly and with encoding, and say what each policy decides and why.",
@@ -46,7 +46,7 @@ extension ODR {
         if strings.isEmpty { throw ValidationError("Give at least one string, or - to read them from stdin.") }
       }
 
-      func run() async throws {
+      func run(_ context: CommandContext) async throws {
         var strings = strings
         if strings == ["-"] {
           strings = []
@@ -54,7 +54,7 @@ extension ODR {
         }
         let checks = strings.map(URLCheck.init)
         let rejected = checks.filter { !$0.verdict(under: policy).accepted }.count
-        try reporting.print(checks.map(Report.init), failed: rejected > 0) {
+        try reporting.print(checks.map(Report.init), failed: rejected > 0, on: context.output) {
           for check in checks {
             var text = "\(URLCheck.shown(check.input))\n"
             text += "  strict:   \(check.strictURL.map { URLCheck.shown($0.absoluteString) } ?? "nil")\n"
@@ -64,7 +64,7 @@ extension ODR {
               let mark = each == policy ? "*" : " "
               text += " \(mark)\(each.rawValue + String(repeating: " ", count: max(0, 11 - each.rawValue.count))) \(verdict.accepted ? "accept" : "reject")  \(verdict.reason)\n"
             }
-            Output.write(text)
+            context.output.write(text)
           }
         }
         if rejected > 0 {

@@ -47,7 +47,7 @@ extension ODR {
           throw ValidationError("'\(catalog.prefix(200))' is not a catalog URL (http(s)://host/path/ or s3://bucket/prefix, without credentials).")
         }
         // As clients read it: odr.json's S3 endpoint and catalog token apply.
-        check = PublishedCatalogCheck(location: url, transport: try await CatalogOptions.transport(for: url, stall: networkTimeout))
+        check = PublishedCatalogCheck(location: url, transport: try await CatalogOptions.transport(for: url, stall: networkTimeout, context))
       } else {
         guard !catalog.contains("://") || catalog.hasPrefix("file://") else {
           throw ValidationError("Unsupported catalog '\(catalog.prefix(200))'; use a folder, file://, http(s):// or s3://.")
@@ -55,7 +55,7 @@ extension ODR {
         check = PublishedCatalogCheck(location: catalog.hasPrefix("file://") ? URL(string: catalog) ?? URL(filePath: catalog) : URL(filePath: catalog))
       }
       let report = try await check.run(trusted: Set(keys), minValidity: .seconds(margin))
-      try reporting.print(report, failed: !report.problems.isEmpty) {
+      try reporting.print(report, failed: !report.problems.isEmpty, on: context.output) {
         var lines = ["\(report.bundle) version \(report.version): \(report.blobs) blobs checked"]
         lines.append(report.signedBy.map { "  signed by \($0)" } ?? "  not signed")
         if !report.signers.isEmpty { lines.append("  next signers \(report.signers.joined(separator: ", "))") }
@@ -64,7 +64,7 @@ extension ODR {
         }
         lines.append("  expires \(report.expires?.formatted(.iso8601) ?? "never")")
         lines += report.problems.map { "  PROBLEM: \($0)" }
-        Output.write(lines.joined(separator: "\n") + "\n")
+        context.output.write(lines.joined(separator: "\n") + "\n")
       }
       if !report.problems.isEmpty {
         throw ResourceError(.integrity, "\(catalog): \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") found; clients would refuse or fail on this catalog.")

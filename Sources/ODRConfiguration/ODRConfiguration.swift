@@ -1,6 +1,7 @@
 public import FoundationEssentials
 public import ODRResources
 import ODRTrust
+public import ODRBase
 
 /// Where a client's catalog is and what it trusts: the one reading of
 /// odr.json and the `ODR_*` variables that `odr` and apps share, so an app
@@ -53,6 +54,8 @@ public struct ODRConfiguration: Sendable {
   public var environment: [String: String]
   /// The odr.json these settings were read from, if any.
   public var file: URL?
+  /// The XDG folders of ``environment``: the store's cache, the trust state.
+  public var folders: XDGFolders { XDGFolders(environment: environment) }
 
   /// Reads `overrides`, `environment` and the odr.json nearest `folder`
   /// (default: the current folder). Throws ``ConfigurationError`` for a
@@ -120,7 +123,8 @@ public struct ODRConfiguration: Sendable {
   /// The catalog, admitted under ``trust`` and read through `transport`
   /// (from ``transport(notice:network:)``), with its store's budget set.
   public func loadCatalog(transport: any BlobTransport, cacheHome: URL? = nil) async throws -> ResourceCatalog {
-    var catalog = try await ResourceCatalog.load(from: try requireLocations()[0], cacheHome: cacheHome, transport: transport, trust: trust)
+    var catalog = try await ResourceCatalog.load(from: try requireLocations()[0], cacheHome: cacheHome ?? folders.cacheHome,
+                                                 transport: transport, trust: trust)
     catalog.budget = maxSize
     return catalog
   }
@@ -171,7 +175,7 @@ public struct ODRConfiguration: Sendable {
     let keys = try texts.map { text in
       do { return try VerifyingKey(text) } catch let error as TrustError { throw ConfigurationError("\(from): \(error.message)") }
     }
-    var policy = TrustPolicy(pinned: keys)
+    var policy = TrustPolicy(pinned: keys, stateHome: XDGFolders(environment: environment).stateHome)
     policy.allowsFirstUse = overrides.trustOnFirstUse || environment["CI"]?.lowercased() != "true"
     return policy
   }

@@ -1,12 +1,17 @@
+public import FoundationEssentials
+
 /// A process-local ``SecretStore``: for tests of the layers above the
 /// keyring and for one-shot CI injection. Nothing is written to disk.
 public actor MemoryStore: SecretStore {
   public nonisolated let service: String
+  public nonisolated let stateHome: URL?
   private var items: [String: String]
 
-  /// Creates a store for `service`, optionally pre-filled.
-  public init(service: String, items: [String: String] = [:]) {
+  /// Creates a store for `service`, optionally pre-filled; `stateHome`:
+  /// where its imports' lock lives (default: this process's XDG state folder).
+  public init(service: String, items: [String: String] = [:], stateHome: URL? = nil) {
     self.service = service
+    self.stateHome = stateHome
     self.items = items
   }
 

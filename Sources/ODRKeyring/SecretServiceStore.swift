@@ -1,3 +1,5 @@
+public import FoundationEssentials
+
 /// A ``SecretStore`` in the desktop keyring, through libsecret and the
 /// Secret Service D-Bus API (gnome-keyring, KeePassXC, …).
 ///
@@ -19,13 +21,16 @@ public struct SecretServiceStore: SecretStore {
   public let service: String
   /// How long one keyring call may take before it fails with `.timeout`.
   public let deadline: Duration
+  public let stateHome: URL?
 
   /// Creates a store for `service`. Validates the service name, but does
-  /// not touch the bus until the first call.
-  public init(service: String, deadline: Duration = .seconds(5)) throws(KeyringError) {
+  /// not touch the bus until the first call. `stateHome`: where its
+  /// imports' lock lives (default: this process's XDG state folder).
+  public init(service: String, deadline: Duration = .seconds(5), stateHome: URL? = nil) throws(KeyringError) {
     try KeyringInput.validate(service: service)
     self.service = service
     self.deadline = deadline
+    self.stateHome = stateHome
   }
 
   public func setValue(_ value: String, for name: String) async throws {

@@ -1,3 +1,5 @@
+public import FoundationEssentials
+
 /// Where odr keeps API keys: one value per key name, scoped to a service
 /// (the bundle id).
 ///
@@ -12,6 +14,10 @@
 public protocol SecretStore: Sendable {
   /// The service (bundle id) every item of this store belongs to.
   var service: String { get }
+
+  /// The XDG state folder of the imports into this store (their lock and
+  /// pending mark, ``ImportLock``); nil: this process's.
+  var stateHome: URL? { get }
 
   /// Stores `value` under `name`, replacing any previous value.
   func setValue(_ value: String, for name: String) async throws
@@ -40,6 +46,8 @@ public protocol SecretStore: Sendable {
 }
 
 extension SecretStore {
+  public var stateHome: URL? { nil }
+
   public func valuesAndRecords() async throws -> [String: String] {
     try await values(for: nil).merging(try await values(for: [KeyringInput.metadataName, KeyringInput.journalName])) { $1 }
   }

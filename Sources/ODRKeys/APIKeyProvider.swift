@@ -59,7 +59,7 @@ public actor APIKeyProvider {
   /// import lock (default: the one `odr fetch` uses).
   public init(store: any SecretStore, lock: ImportLock? = nil, fetch: @escaping @Sendable () async throws -> Void = {}) {
     self.store = store
-    self.lock = lock ?? ImportLock(service: store.service)
+    self.lock = lock ?? ImportLock(for: store)
     self.fetch = fetch
   }
 

@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import ODRBase
+public import ODRKeyring
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,8 +19,13 @@ public struct ImportLock: Sendable {
 
   /// The lock of `service` under `stateHome` (default: the XDG state folder).
   public init(service: String, stateHome: URL? = nil) {
-    let folder = (stateHome ?? XDGFolders.stateHome).appending(path: "odr").appending(path: service)
+    let folder = (stateHome ?? XDGFolders.ofProcess.stateHome).appending(path: "odr").appending(path: service)
     lock = FileLock(url: folder.appending(path: "import.lock"))
+  }
+
+  /// The lock of the imports into `store`.
+  public init(for store: some SecretStore) {
+    self.init(service: store.service, stateHome: store.stateHome)
   }
 
   private var pendingPath: String { lock.url.deletingLastPathComponent().appending(path: "import.pending").path }

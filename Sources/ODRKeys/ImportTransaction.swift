@@ -14,7 +14,7 @@ public struct ImportTransaction: Sendable {
 
   public init(store: any SecretStore, lock: ImportLock? = nil) {
     self.store = store
-    self.lock = lock ?? ImportLock(service: store.service)
+    self.lock = lock ?? ImportLock(for: store)
   }
 
   /// Writes `incoming` (the keys of `tags`); with `prune`, keys that an

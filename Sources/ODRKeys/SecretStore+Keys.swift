@@ -8,7 +8,7 @@ extension SecretStore {
   /// was cut short, its keys read as they were before it (odr's import
   /// journal). Writes nothing to the keyring.
   public func keys(lock: ImportLock? = nil) async throws -> [APIKey] {
-    let all = try await (lock ?? ImportLock(service: service)).withShared { try await valuesAndRecords() }
+    let all = try await (lock ?? ImportLock(for: self)).withShared { try await valuesAndRecords() }
     let items = try ImportJournal.settled(all, service: service)
     let record = KeyMetadataRecord(json: items[KeyringInput.metadataName])
     return items.filter { !KeyringInput.isRecord($0.key) }.map { APIKey(name: $0.key, value: $0.value, metadata: record[$0.key] ?? KeyMetadata()) }
@@ -19,7 +19,7 @@ extension SecretStore {
   /// lookup (and the journal's, only while `lock` marks an import pending).
   public func keyValue(named name: String, lock: ImportLock? = nil) async throws -> String {
     let stored = try await valueIfPresent(for: name)
-    let journal = (lock ?? ImportLock(service: service)).isPending ? try await valueIfPresent(for: KeyringInput.journalName) : nil
+    let journal = (lock ?? ImportLock(for: self)).isPending ? try await valueIfPresent(for: KeyringInput.journalName) : nil
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
       throw KeyringError.notFound(name, service: service)
     }
@@ -29,7 +29,7 @@ extension SecretStore {
   /// The key `name` with its metadata: ``keyValue(named:lock:)`` and the
   /// metadata record, two lookups.
   public func key(named name: String, lock: ImportLock? = nil) async throws -> APIKey {
-    let lock = lock ?? ImportLock(service: service)
+    let lock = lock ?? ImportLock(for: self)
     let value = try await keyValue(named: name, lock: lock)
     return APIKey(name: name, value: value, metadata: try await metadataRecord(lock: lock)[name] ?? KeyMetadata())
   }
@@ -55,7 +55,7 @@ extension SecretServiceStore {
       do { return try valueBlocking(for: name) } catch let error as KeyringError where error.code == .notFound { return nil }
     }
     let stored = try present(name)
-    let journal = (lock ?? ImportLock(service: service)).isPending ? try present(KeyringInput.journalName) : nil
+    let journal = (lock ?? ImportLock(for: self)).isPending ? try present(KeyringInput.journalName) : nil
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
       throw KeyringError.notFound(name, service: service)
     }

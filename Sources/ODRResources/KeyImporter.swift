@@ -26,7 +26,7 @@ public struct KeyImporter: Sendable {
     self.catalog = catalog
     self.store = store
     self.identities = identities
-    self.lock = lock ?? ImportLock(service: store.service)
+    self.lock = lock ?? ImportLock(for: store)
   }
 
   /// Fetches `tags`; with `prune`, keys that an earlier import wrote and no

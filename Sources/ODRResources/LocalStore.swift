@@ -41,7 +41,7 @@ public struct LocalStore: Sendable {
     }
   }
 
-  static func defaultCacheHome() -> URL { XDGFolders.cacheHome }
+  static func defaultCacheHome() -> URL { XDGFolders.ofProcess.cacheHome }
 
   // MARK: Catalog
 

@@ -110,7 +110,7 @@ public struct TrustLedger: Sendable {
 
   public init(bundle: String, stateHome: URL?) {
     self.bundle = bundle
-    let odr = (stateHome ?? XDGFolders.stateHome).appending(path: "odr")
+    let odr = (stateHome ?? XDGFolders.ofProcess.stateHome).appending(path: "odr")
     folder = odr.appending(path: bundle)
     trustFile = StateFile(url: folder.appending(path: "trust.json"), what: "the trust state of \(bundle)", reset: "run `odr trust reset \(bundle)`")
     locationsFile = Self.locationsFile(stateHome: stateHome)
@@ -129,7 +129,7 @@ public struct TrustLedger: Sendable {
   }
 
   private static func locationsFile(stateHome: URL?) -> StateFile<Locations> {
-    let url = (stateHome ?? XDGFolders.stateHome).appending(path: "odr").appending(path: "_locations.json")
+    let url = (stateHome ?? XDGFolders.ofProcess.stateHome).appending(path: "odr").appending(path: "_locations.json")
     return StateFile(url: url, what: "the bundles bound to catalog locations", reset: "run `odr trust reset --locations`")
   }
 
@@ -289,7 +289,7 @@ public struct TrustLedger: Sendable {
 
   /// Every bundle with trust state under `stateHome`.
   public static func bundles(stateHome: URL?) -> [String] {
-    let odr = (stateHome ?? XDGFolders.stateHome).appending(path: "odr")
+    let odr = (stateHome ?? XDGFolders.ofProcess.stateHome).appending(path: "odr")
     let names = (try? FileManager.default.contentsOfDirectory(atPath: odr.path)) ?? []  // no folder: no state yet
     return names.filter { FileIO.kind(of: odr.appending(path: $0).appending(path: "trust.json")) != .missing }.sorted()
   }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Subprocess
 #if canImport(System)
 import System
@@ -65,11 +65,19 @@ public enum Command {
                   stderr: String(decoding: result.standardError, as: UTF8.self), duration: clock.now - start)
   }
 
-  /// Runs the built `odr` binary; `exclusive` for a run whose duration a
+  /// Runs `odr arguments` to completion: in this process (``InProcessODR``)
+  /// wherever the behaviour under test is not the process itself, else the
+  /// built binary (`exec`, `http`, `url`, completion, another D-Bus session
+  /// or folder, or `process: true`). `exclusive` for a run whose duration a
   /// test asserts (no other test's child competes for the cores).
   public static func odr(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
-                         exclusive: Bool = false) async throws -> Result {
-    try await run(Paths.odr.path, arguments, input: input, environment: environment, exclusive: exclusive)
+                         in folder: URL? = nil, exclusive: Bool = false, process: Bool = false) async throws -> Result {
+    if !process, folder == nil, InProcessODR.canRun(arguments, environment: environment) {
+      return try await InProcessODR.run(arguments, input: input, environment: environment)
+    }
+    guard let folder else { return try await run(Paths.odr.path, arguments, input: input, environment: environment, exclusive: exclusive) }
+    return try await run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments,
+                         input: input, environment: environment, exclusive: exclusive)
   }
 
   /// Runs `secret-tool`, the Secret Service reference client.
@@ -118,7 +126,7 @@ public enum Command {
   /// The read end of a pipe that delivers `text` and then EOF. A thread of
   /// its own writes it, so a child that exits without reading (a refused
   /// command) costs an ignored EPIPE, not a blocked or crashed test.
-  private static func stdinPipe(_ text: String) throws -> FileDescriptor {
+  static func stdinPipe(_ text: String) throws -> FileDescriptor {
     _ = ignoreSIGPIPE
     var ends: [Int32] = [-1, -1]
     guard pipe(&ends) == 0 else { throw Errno(rawValue: errno) }

@@ -1,0 +1,47 @@
+import Foundation
+import ODRCommandLine
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
+
+/// Runs odr's commands in the test process, as `odr` would run them, with a
+/// ``CommandContext`` of the test's own: its environment and folders, stdin
+/// from `input`, stdout and stderr captured, the keyring of the test's
+/// D-Bus session. No process is started, so a command costs what its work
+/// costs.
+public enum InProcessODR {
+  /// The commands whose behaviour is the process's own: `exec` replaces or
+  /// supervises a process, `http` and `url` are the helper's, completion
+  /// answers before the concurrency runtime starts.
+  static let processCommands: Set<String> = ["exec", "http", "url", "---completion"]
+
+  /// Whether `arguments` can run here: not a process command, and the
+  /// environment's session bus (libsecret's is this process's) is the test
+  /// process's own.
+  static func canRun(_ arguments: [String], environment: [String: String]?) -> Bool {
+    guard !processCommands.contains(arguments.first ?? "") else { return false }
+    guard let environment else { return true }
+    let bus = "DBUS_SESSION_BUS_ADDRESS"
+    return environment[bus] == ProcessInfo.processInfo.environment[bus]
+  }
+
+  /// Runs `odr arguments` here; `environment` replaces the test's own when given.
+  static func run(_ arguments: [String], input: String?, environment: [String: String]?) async throws -> Command.Result {
+    let environment = environment ?? ProcessInfo.processInfo.environment
+    let stdout = Output.Captured(), stderr = Output.Captured()
+    let stdin = try Command.stdinPipe(input ?? "")
+    defer { try? stdin.close() }  // the read end, this run's alone
+    let context = CommandContext(
+      network: .unavailable, keyring: CommandContext.secretService(environment),
+      output: Output(stdout: .buffer(stdout), stderr: .buffer(stderr), columns: Int(environment["COLUMNS"] ?? "") ?? 80),
+      input: stdin, environment: environment,
+      workingDirectory: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory),
+      pinHolder: getpid(), handlesSignals: false)
+    let clock = ContinuousClock()
+    let start = clock.now
+    let status = await CommandLineTool.run(arguments, in: context)
+    return Command.Result(status: status, signaled: false, stdout: stdout.text, stderr: stderr.text, duration: clock.now - start)
+  }
+}

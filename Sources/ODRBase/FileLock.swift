@@ -4,10 +4,18 @@ import Glibc
 #endif
 
 /// An advisory lock shared by processes (`flock` on a file created 0600):
-/// many holders in shared mode, or one in exclusive mode. Waiting polls, so
-/// it never blocks a cooperative thread; the kernel releases the lock when
-/// a holder dies. Locks taken through two `FileLock`s in one process
-/// exclude each other too (each opens the file anew).
+/// many holders in shared mode, or one in exclusive mode. The kernel
+/// releases it when a holder dies. Locks taken through two `FileLock`s in
+/// one process exclude each other too (each opens the file anew).
+///
+/// Waiting never polls and never holds a cooperative thread: a lock that is
+/// not free at once is waited for by a blocking `flock` on a thread of its
+/// own, which resumes the waiting task. Exclusive waiters are not starved
+/// by a stream of shared holders: a turnstile file beside the lock
+/// (`<name>.gate`) is held exclusively by whoever waits for the lock
+/// exclusively, and passed (taken shared and let go) by every shared locker
+/// on its way in, so shared lockers that come after an exclusive waiter
+/// queue behind it.
 public struct FileLock: Sendable {
   /// The lock file.
   public let url: URL
@@ -16,40 +24,95 @@ public struct FileLock: Sendable {
     self.url = url
   }
 
+  /// The turnstile beside the lock file.
+  var gateURL: URL { url.deletingLastPathComponent().appending(path: url.lastPathComponent + ".gate") }
+
   /// Runs `body` holding the lock exclusively.
   public func withExclusive<T>(_ body: () async throws -> T) async throws -> T {
-    try await withLock(shared: false, body)
+    let fd = try await lockExclusive { fd, operation in try await Self.wait(fd, operation, self) }
+    defer { close(fd) }
+    return try await body()
   }
 
   /// Runs `body` holding the lock shared with other shared holders.
   public func withShared<T>(_ body: () async throws -> T) async throws -> T {
-    try await withLock(shared: true, body)
-  }
-
-  /// Runs `body` holding the lock exclusively, blocking the thread while it
-  /// waits: for short critical sections in synchronous code.
-  public func withExclusiveNow<T>(_ body: () throws -> T) throws -> T {
-    let fd = try open()
-    defer { close(fd) }
-    while flock(fd, LOCK_EX) != 0 {
-      guard errno == EINTR else { throw SystemError.fromErrno("Cannot lock '\(url.path)'") }
+    let gate = try open(gateURL)
+    do {
+      try await Self.wait(gate, LOCK_SH, self)
+      close(gate)  // passed: the turnstile is free for the next exclusive waiter
+    } catch {
+      close(gate)
+      throw error
     }
-    return try body()
-  }
-
-  private func withLock<T>(shared: Bool, _ body: () async throws -> T) async throws -> T {
-    let fd = try open()
+    let fd = try open(url)
     defer { close(fd) }
-    // Poll rather than block: a blocked flock would hold one of the few
-    // cooperative threads, and the holder may need it to finish.
-    while flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
-      guard errno == EWOULDBLOCK || errno == EINTR else { throw SystemError.fromErrno("Cannot lock '\(url.path)'") }
-      try await Task.sleep(for: .milliseconds(5))
-    }
+    try await Self.wait(fd, LOCK_SH, self)
     return try await body()
   }
 
-  private func open() throws -> Int32 {
+  /// Runs `body` holding the lock exclusively, blocking the thread while it
+  /// waits: for short critical sections in synchronous code (`deinit`).
+  public func withExclusiveNow<T>(_ body: () throws -> T) throws -> T {
+    let fd = try lockExclusiveNow()
+    defer { close(fd) }
+    return try body()
+  }
+
+  /// Takes the turnstile, then the lock, then lets the turnstile go: the
+  /// open descriptor of the lock, held exclusively.
+  private func lockExclusive(_ wait: (Int32, Int32) async throws -> Void) async throws -> Int32 {
+    let gate = try open(gateURL)
+    defer { close(gate) }  // closing lets the turnstile go
+    try await wait(gate, LOCK_EX)
+    let fd = try open(url)
+    do { try await wait(fd, LOCK_EX) } catch {
+      close(fd)
+      throw error
+    }
+    return fd
+  }
+
+  private func lockExclusiveNow() throws -> Int32 {
+    let gate = try open(gateURL)
+    defer { close(gate) }
+    try Self.block(gate, LOCK_EX, self)
+    let fd = try open(url)
+    do { try Self.block(fd, LOCK_EX, self) } catch {
+      close(fd)
+      throw error
+    }
+    return fd
+  }
+
+  /// Locks `fd`: at once when it is free, else by a blocking `flock` on a
+  /// thread of its own while the task waits.
+  private static func wait(_ fd: Int32, _ operation: Int32, _ lock: FileLock) async throws {
+    if flock(fd, operation | LOCK_NB) == 0 { return }
+    let failure = errno
+    guard failure == EWOULDBLOCK || failure == EINTR else { throw lock.failure(failure) }
+    let result = await BlockingThread.run { () -> Int32 in
+      while flock(fd, operation) != 0 {
+        let failure = errno  // read right after the call that set it
+        guard failure == EINTR else { return failure }
+      }
+      return 0
+    }
+    guard result == 0 else { throw lock.failure(result) }
+  }
+
+  /// Locks `fd`, blocking the calling thread.
+  private static func block(_ fd: Int32, _ operation: Int32, _ lock: FileLock) throws {
+    while flock(fd, operation) != 0 {
+      let failure = errno
+      guard failure == EINTR else { throw lock.failure(failure) }
+    }
+  }
+
+  private func failure(_ code: Int32) -> SystemError {
+    SystemError.fromErrno("Cannot lock '\(url.path)'", code: code)
+  }
+
+  private func open(_ url: URL) throws -> Int32 {
     let fd = Glibc.open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
     guard fd >= 0 else { throw SystemError.fromErrno("Cannot open the lock '\(url.path)'") }
     return fd

@@ -17,10 +17,14 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     self.errno = errno
   }
 
-  /// The error of the call that just failed: `what`, then why, with advice
-  /// for the common cases.
+  /// The error of the call that just failed (`code`: its `errno`, read
+  /// right after it): `what`, then why, with advice for the common cases.
   public static func fromErrno(_ what: String) -> SystemError {
-    let code = Glibc.errno
+    fromErrno(what, code: Glibc.errno)
+  }
+
+  /// The error of a call that failed with `code`.
+  public static func fromErrno(_ what: String, code: Int32) -> SystemError {
     let reason = String(cString: strerror(code))
     let advice = switch code {
     case ENOSPC, EDQUOT: " Free some space and try again."

@@ -17,7 +17,8 @@ public enum CommandRunner {
   /// (Signals from the terminal already reach the whole process group.)
   static let forwarded: [Int32] = [SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM]
 
-  nonisolated(unsafe) private static var inheritedSIGPIPEIgnored = false
+  private static let inheritedSIGPIPEIgnoredFlag = Atomic<Bool>(false)
+  private static var inheritedSIGPIPEIgnored: Bool { inheritedSIGPIPEIgnoredFlag.load(ordering: .relaxed) }
 
   /// Remembers how odr itself started (whether SIGPIPE was ignored), so the
   /// command inherits what it would have inherited from odr's parent.
@@ -25,7 +26,7 @@ public enum CommandRunner {
   public static func recordInheritedSignals() {
     var old = sigaction()
     sigaction(SIGPIPE, nil, &old)
-    inheritedSIGPIPEIgnored = unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == 1  // SIG_IGN
+    inheritedSIGPIPEIgnoredFlag.store(unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == 1, ordering: .relaxed)  // SIG_IGN
   }
 
   /// The environment for the command: odr's own (or, `pristine`, only
@@ -121,8 +122,9 @@ public enum CommandRunner {
       close(err.read)
       throw startFailure(arguments[0], errno: result)
     }
-    Forwarding.child = pid
-    if Forwarding.pending != 0 { kill(pid, Forwarding.pending) }
+    Forwarding.child.store(pid, ordering: .sequentiallyConsistent)
+    let pending = Forwarding.pending.load(ordering: .sequentiallyConsistent)
+    if pending != 0 { kill(pid, pending) }
     return pump(child: pid, from: [out, err], masking: values)
   }
 
@@ -253,10 +255,13 @@ public enum CommandRunner {
 
   // MARK: Signals
 
-  /// What the signal handler reads: plain integers, async-signal-safe.
+  /// What the signal handler reads and writes: lock-free atomics, so
+  /// async-signal-safe.
   private enum Forwarding {
-    nonisolated(unsafe) static var child: pid_t = 0
-    nonisolated(unsafe) static var pending: Int32 = 0
+    /// The child signals go to, once it runs (0 before).
+    static let child = Atomic<pid_t>(0)
+    /// A signal that came before the child ran (0: none).
+    static let pending = Atomic<Int32>(0)
     /// Set by SIGWINCH, read by the pump (lock-free, so signal-safe).
     static let resized = Atomic<Bool>(false)
   }
@@ -267,7 +272,8 @@ public enum CommandRunner {
       // SI_USER, SI_QUEUE, SI_TKILL (<= 0): sent by a process, e.g. `kill`
       // or a CI runner. Terminal signals (SI_KERNEL) reach the child anyway.
       guard let info, info.pointee.si_code <= 0 else { return }
-      if Forwarding.child > 0 { kill(Forwarding.child, signal) } else { Forwarding.pending = signal }
+      let child = Forwarding.child.load(ordering: .sequentiallyConsistent)
+      if child > 0 { kill(child, signal) } else { Forwarding.pending.store(signal, ordering: .sequentiallyConsistent) }
     }
     action.sa_flags = SA_SIGINFO | SA_RESTART
     sigemptyset(&action.sa_mask)

@@ -32,7 +32,7 @@ struct CatalogOptions: ParsableArguments {
   /// The configuration these flags, the environment and odr.json make
   /// (flags first); a broken one is a ConfigurationError (exit 2).
   func configuration(_ context: CommandContext) throws -> ODRConfiguration {
-    var configuration = try Self.discover(context, .init(catalog: catalog, trust: trustedKeys, maxSize: maxSize, trustOnFirstUse: trustOnFirstUse))
+    var configuration = try Self.discover(context, overrides)
     configuration.stall = .milliseconds(Int((networkTimeout ?? 15) * 1000))
     return configuration
   }
@@ -42,10 +42,15 @@ struct CatalogOptions: ParsableArguments {
     try ODRConfiguration.discover(overrides, environment: context.environment, folder: context.workingDirectory)
   }
 
-  /// Checks the options; the configuration they make with the environment
+  private var overrides: ODRConfiguration.Overrides {
+    .init(catalog: catalog, trust: trustedKeys, maxSize: maxSize, trustOnFirstUse: trustOnFirstUse)
+  }
+
+  /// Checks the flags; the configuration they make with the environment
   /// and odr.json is checked when a command runs (a missing catalog is
   /// reported only when a command needs one: `odr exec` and `odr env` may not).
   func validate() throws {
+    do { try ODRConfiguration.check(overrides) } catch let error as ConfigurationError { throw ValidationError(error.message) }
     if let networkTimeout, !(0.1...3600).contains(networkTimeout) {
       throw ValidationError("--network-timeout is a number of seconds between 0.1 and 3600.")
     }

@@ -15,8 +15,10 @@ final class ProgressBar: Sendable {
     var lastDraw: ContinuousClock.Instant?
     var drawn = false
     var latest: ResourceRequest.LoadProgress?
+    /// When the first progress came: the rate counts from there, not from
+    /// the catalog's loading.
+    var start: ContinuousClock.Instant?
   }
-  private let start = ContinuousClock.now
   private let state = Mutex(State())
   private let label: String
   private let quiet: Bool
@@ -44,13 +46,15 @@ final class ProgressBar: Sendable {
   private func update(_ progress: ResourceRequest.LoadProgress) {
     let now = ContinuousClock.now
     let interval: Duration = style == .plain ? .seconds(1) : .milliseconds(100)
-    let draw = state.withLock { state -> Bool in
+    let (draw, start) = state.withLock { state -> (Bool, ContinuousClock.Instant) in
+      let start = state.start ?? now
+      state.start = start
       state.latest = progress
-      guard style != .silent, progress.event == nil, progress.bytesCompleted > 0 else { return false }
-      if let last = state.lastDraw, now - last < interval, progress.bytesCompleted < progress.bytesTotal { return false }
+      guard style != .silent, progress.event == nil, progress.bytesCompleted > 0 else { return (false, start) }
+      if let last = state.lastDraw, now - last < interval, progress.bytesCompleted < progress.bytesTotal { return (false, start) }
       state.lastDraw = now
       state.drawn = style == .redrawn
-      return true
+      return (true, start)
     }
     if let event = progress.event { say(event) }
     guard draw else { return }

@@ -71,6 +71,17 @@ public struct ODRConfiguration: Sendable {
       endpoint: project?.endpoint, auth: project?.auth, environment: environment, file: file)
   }
 
+  /// Checks the values `overrides` give (flags), before any environment
+  /// or odr.json is read: the errors ``discover(_:environment:folder:)``
+  /// would throw for them.
+  public static func check(_ overrides: Overrides) throws {
+    _ = try overrides.catalog.map(location)
+    _ = try budget(overrides.maxSize)
+    for text in overrides.trust {
+      do { _ = try VerifyingKey(text) } catch let error as TrustError { throw ConfigurationError("--trust: \(error.message)") }
+    }
+  }
+
   public init(locations: [URL], trust: TrustPolicy = TrustPolicy(), maxSize: Int64? = nil, endpoint: String? = nil,
               auth: ProjectFile.Auth? = nil, environment: [String: String] = ProcessInfo.processInfo.environment, file: URL? = nil) {
     self.locations = locations

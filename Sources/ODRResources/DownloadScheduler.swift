@@ -23,6 +23,20 @@ public actor DownloadScheduler {
   /// A scheduler running at most `width` downloads at a time.
   public init(width: Int) { self.width = max(1, width) }
 
+  /// Runs `body` holding a slot, waited for first; the slot is given back
+  /// however `body` ends. `id` names the waiter for ``reprioritize(_:to:)``.
+  nonisolated func withSlot<T>(id: UUID, priority: Double, _ body: () async throws -> T) async throws -> T {
+    try await acquire(id: id, priority: priority)
+    do {
+      let value = try await body()
+      await release()
+      return value
+    } catch {
+      await release()
+      throw error
+    }
+  }
+
   /// Waits for a slot; `id` names the waiter for ``reprioritize(_:to:)``.
   func acquire(id: UUID, priority: Double) async throws {
     if busy < width && waiting.isEmpty {

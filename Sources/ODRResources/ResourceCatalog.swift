@@ -255,8 +255,7 @@ public struct ResourceCatalog: Sendable {
     progress?(.init(bytesCompleted: 0, bytesTotal: total, filesCompleted: 0, filesTotal: missing.count))
     for (index, file) in missing.enumerated() {
       try Task.checkCancellation()
-      try await scheduler.acquire(id: ticket.id, priority: ticket.priority())
-      do {
+      try await scheduler.withSlot(id: ticket.id, priority: ticket.priority()) {
         // What this file added to the counts, taken back if it starts over.
         var (fileDone, fileResumed): (Int64, Int64) = (0, 0)
         try await installTryingSources(file) { step in
@@ -276,11 +275,7 @@ public struct ResourceCatalog: Sendable {
           progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index, filesTotal: missing.count,
                           bytesResumed: resumed, event: event))
         }
-      } catch {
-        await scheduler.release()
-        throw error
       }
-      await scheduler.release()
       progress?(.init(bytesCompleted: done, bytesTotal: total, filesCompleted: index + 1, filesTotal: missing.count, bytesResumed: resumed))
     }
   }

@@ -1,0 +1,78 @@
+import Foundation
+import ODRBase
+import Synchronization
+import Testing
+
+/// The one lock primitive: waiting neither polls nor holds a cooperative
+/// thread, and shared holders cannot starve an exclusive waiter.
+@Suite(.timeLimit(.minutes(1))) struct FileLockTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-lock-\(UUID().uuidString)")
+
+  /// 8 readers take the lock shared in turns that always overlap (each holds
+  /// it 20 ms, and at every instant several hold it); a writer that comes
+  /// later still gets it within a second. (With `LOCK_NB` polling, the
+  /// shared holders never all let go and the writer waited until they stopped.)
+  @Test func eightOverlappingReadersDoNotStarveAWriter() async throws {
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: root) }
+    let lock = FileLock(url: root.appending(path: "import.lock"))
+    let counters = Counters()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for _ in 0..<8 {
+        group.addTask {
+          while !counters.stop.load(ordering: .relaxed) {
+            try await lock.withShared {
+              counters.reads.add(1, ordering: .relaxed)
+              try await Task.sleep(for: .milliseconds(20))
+            }
+          }
+        }
+      }
+      while counters.reads.load(ordering: .relaxed) < 16 { try await Task.sleep(for: .milliseconds(5)) }
+      let clock = ContinuousClock()
+      let start = clock.now
+      let waited = try await lock.withExclusive { clock.now - start }
+      counters.stop.store(true, ordering: .relaxed)
+      try await group.waitForAll()
+      #expect(waited < .seconds(1), "the writer waited \(waited) behind the readers")
+    }
+  }
+
+  final class Counters: Sendable {
+    let stop = Atomic<Bool>(false)
+    let reads = Atomic<Int>(0)
+  }
+
+  /// Waiting for a held lock leaves the cooperative pool to other work:
+  /// more waiters than there are pool threads, and a task that needs a
+  /// thread still runs (a blocked flock on each pool thread would hang it).
+  @Test func waitersDoNotHoldCooperativeThreads() async throws {
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: root) }
+    let lock = FileLock(url: root.appending(path: "held.lock"))
+    let release = AsyncStream<Void>.makeStream()
+    let held = AsyncStream<Void>.makeStream()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask {
+        try await lock.withExclusive {
+          held.continuation.yield()
+          for await _ in release.stream { break }
+        }
+      }
+      for await _ in held.stream { break }
+      let waiters = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
+      for _ in 0..<waiters { group.addTask { try await lock.withShared {} } }
+      // Other work still gets a thread while every waiter waits.
+      let answer = await Task.detached { 6 * 7 }.value
+      #expect(answer == 42)
+      release.continuation.yield()
+      try await group.waitForAll()
+    }
+  }
+
+  /// A lock whose folder cannot be written says which file and why.
+  @Test func anUnwritableFolderIsAnError() async throws {
+    let lock = FileLock(url: URL(filePath: "/proc/odr-no-such/import.lock"))
+    await #expect(throws: SystemError.self) { try await lock.withShared {} }
+  }
+}

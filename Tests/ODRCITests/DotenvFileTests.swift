@@ -6,7 +6,7 @@ import Testing
 /// The dotenv parser against python-dotenv (its defaults: interpolation on)
 /// on the corpus in resources/fixtures, with a byte order mark and both
 /// line ends, and on the cases where odr chose to differ.
-@Suite(.timeLimit(.minutes(1))) struct DotenvFileTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct DotenvFileTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-dotenv-\(UUID().uuidString)")
 
   init() throws {

@@ -7,7 +7,7 @@ import Testing
 /// Every format is read back by the consumer it is made for: bash and dash
 /// for shell and dotenv, JSONSerialization, and a parser that follows
 /// GitHub's documented `$GITHUB_ENV` format.
-@Suite(.timeLimit(.minutes(2))) struct EnvFormatTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct EnvFormatTests {
   let variables = try! SecretVariables(keys: TrickyValues.all.map { APIKey(name: $0.key, value: $0.value) })
   var expected: [String: String] { Dictionary(uniqueKeysWithValues: variables.variables.map { ($0.name, $0.value) }) }
 

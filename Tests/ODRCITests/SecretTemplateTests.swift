@@ -1,8 +1,9 @@
 import ODRCI
 import Testing
+import ODRTesting
 
 /// `odr://` references and `odr inject` templates, parsed in-process.
-@Suite(.timeLimit(.minutes(1))) struct SecretTemplateTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct SecretTemplateTests {
   @Test func referencesHaveOneOrTwoParts() throws {
     let short = try SecretReference("odr://Weather")
     #expect(short.service == nil && short.key == "Weather")

@@ -2,8 +2,9 @@
 import ODRKeyring
 import ODRKeys
 import Testing
+import ODRTesting
 
-@Suite(.timeLimit(.minutes(1))) struct SecretVariablesTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct SecretVariablesTests {
   @Test(arguments: [
     ("Weather", "WEATHER"), ("mapsKey", "MAPS_KEY"), ("OpenAIKey", "OPEN_AI_KEY"), ("geo.v2-key", "GEO_V2_KEY"),
     ("API_KEY", "API_KEY"), ("key2", "KEY2"), ("S3Bucket", "S3_BUCKET"), ("a..b", "A_B"),

@@ -6,7 +6,7 @@ import Testing
 
 /// What a user meets first: help that reads well at 80 columns, a
 /// suggestion for a mistyped command, and odr.json problems named by line.
-@Suite(.timeLimit(.minutes(2))) struct CLIPolishTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct CLIPolishTests {
   func odr(_ arguments: [String], in folder: URL? = nil, environment: [String: String] = ["COLUMNS": "80", "PATH": "/usr/bin:/bin"]) async throws -> Command.Result {
     guard let folder else { return try await Command.odr(arguments, environment: environment) }
     return try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments, environment: environment)

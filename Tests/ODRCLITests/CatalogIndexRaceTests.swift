@@ -5,7 +5,7 @@ import Testing
 /// Seed 004's race on disk: processes loading different catalogs at once
 /// each record theirs in catalogs.json; none is lost, so each can be served
 /// `--offline` afterwards.
-@Suite(.timeLimit(.minutes(3))) struct CatalogIndexRaceTests {
+@Suite(.tags(.stress), .enabled(if: TestSelection.stress), .timeLimit(.minutes(3))) struct CatalogIndexRaceTests {
   @Test func concurrentLoadsOfDifferentCatalogsAreAllRemembered() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-index-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }

@@ -5,11 +5,13 @@ import Testing
 /// 8 processes import two documents in turn, 8 rounds each, while readers
 /// run `odr env` until they are done: no reader ever sees a mix, and the last
 /// import wins. `ODR_STRESS_ROUNDS=N` runs longer.
-@Suite(.timeLimit(.minutes(2))) struct ConcurrentImportTests {
-  @Test func eightImportersAndReadersNeverMixTwoDocuments() async throws {
-    let root = FileManager.default.temporaryDirectory.appending(path: "odr-concurrent-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: root) }
-    let bundle = "com.odr.concurrent.\(UUID().uuidString.prefix(8).lowercased())"
+@Suite(.tags(.stress), .enabled(if: TestSelection.stress), .timeLimit(.minutes(2))) struct ConcurrentImportTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-concurrent-\(UUID().uuidString)")
+  let bundle = "com.odr.concurrent.\(UUID().uuidString.prefix(8).lowercased())"
+
+  /// The environment of the scripts: the keyring session, folders of this
+  /// test's own, and ODR, ROOT, BUNDLE.
+  var environment: [String: String] {
     var env = KeyringSession.shared.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
     env["XDG_STATE_HOME"] = root.appending(path: "state").path
@@ -17,6 +19,13 @@ import Testing
     env["ROOT"] = root.path
     env["BUNDLE"] = bundle
     env["ROUNDS"] = ProcessInfo.processInfo.environment["ODR_STRESS_ROUNDS"] ?? "8"
+    return env
+  }
+
+  /// Packs two documents of 20 keys (catalogs ROOT/A and ROOT/B) and
+  /// imports A: readers need keys to read.
+  func packBothAndFetchA() async throws {
+    let env = environment
     for document in ["A", "B"] {
       let source = root.appending(path: "src-\(document)")
       try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
@@ -27,11 +36,46 @@ import Testing
       let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: document).path, "--quiet", "--plaintext-secrets"], environment: env)
       try #require(pack.status == 0, "\(pack.stderr)")
     }
-
-    // Readers start once the keys exist: before the first import there is
-    // nothing to read, which `odr env` rightly reports.
     let first = try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "A").path, "--quiet"], environment: env)
     try #require(first.status == 0, "\(first.stderr)")
+  }
+
+  /// 8 readers loop `odr exec` (each reads every key under the shared
+  /// import lock) while `odr fetch` imports another document: the import
+  /// still completes within 2 s, readers or not.
+  @Test func eightReadersLoopingExecDoNotStarveAnImport() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await packBothAndFetchA()
+    let script = #"""
+      reader() {
+        while [ ! -e "$ROOT/done" ]; do
+          "$ODR" exec --no-mask --service "$BUNDLE" -- true 2>>"$ROOT/errors.log" && echo >> "$ROOT/reads.$1.log"
+        done
+      }
+      for i in 1 2 3 4 5 6 7 8; do reader $i & done
+      # The import starts once the readers are reading.
+      until [ "$(cat "$ROOT"/reads.*.log 2>/dev/null | wc -l)" -ge 16 ]; do sleep 0.01; done
+      start=$(date +%s%N)
+      "$ODR" fetch APIKeys --catalog "$ROOT/B" --quiet 2>>"$ROOT/errors.log"; status=$?
+      echo "$status $(( ($(date +%s%N) - start) / 1000000 ))" > "$ROOT/fetch.result"
+      touch "$ROOT/done"
+      wait
+      """#
+    let run = try await Command.run("/bin/bash", ["-c", script], environment: environment, exclusive: true)
+    #expect(run.status == 0)
+    let errors = (try? String(contentsOf: root.appending(path: "errors.log"), encoding: .utf8)) ?? ""
+    #expect(errors.isEmpty, "\(errors.prefix(2000))")
+    let result = try String(contentsOf: root.appending(path: "fetch.result"), encoding: .utf8).split(separator: " ")
+    let milliseconds = try #require(Int(result[1].trimmingCharacters(in: .whitespacesAndNewlines)))
+    #expect(result[0] == "0" && milliseconds < 2_000, "odr fetch exited \(result[0]) after \(milliseconds) ms among 8 readers")
+    let reads = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix("reads.") }.count
+    #expect(reads == 8)
+  }
+
+  @Test func eightImportersAndReadersNeverMixTwoDocuments() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await packBothAndFetchA()
+    let env = environment
 
     let script = #"""
       fetcher() {

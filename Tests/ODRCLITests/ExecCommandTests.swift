@@ -4,7 +4,7 @@ import Testing
 
 /// `odr exec` and `odr env` end to end: the built binary, the real keyring,
 /// real shells.
-@Suite(.timeLimit(.minutes(2))) struct ExecCommandTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct ExecCommandTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-exec-\(UUID().uuidString)")
   let bundle = "com.odr.exec.\(UUID().uuidString.prefix(8).lowercased())"
   let weather = "w-\(UUID().uuidString)"

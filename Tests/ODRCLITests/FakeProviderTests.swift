@@ -7,7 +7,7 @@ import Testing
 /// docs/design.md's keyring rows, the unlock prompt's three endings, a
 /// provider that vanishes or is replaced mid-call, and answers that break
 /// the API. Each test has a provider of its own.
-@Suite(.timeLimit(.minutes(2))) struct FakeProviderTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct FakeProviderTests {
   let service = "com.odr.fake.\(UUID().uuidString.prefix(8).lowercased())"
 
   func odr(_ arguments: [String], _ session: KeyringSession, input: String? = nil, display: Bool = false) async throws -> Command.Result {

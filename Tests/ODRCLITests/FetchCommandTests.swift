@@ -4,7 +4,7 @@ import Testing
 
 /// `odr fetch` end to end: the built binary, a `file://` catalog and the
 /// real keyring; every test uses its own bundle id and cache home.
-@Suite(.timeLimit(.minutes(2))) struct FetchCommandTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct FetchCommandTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-fetch-\(UUID().uuidString)")
   let bundle = "com.odr.fetch.\(UUID().uuidString.prefix(8).lowercased())"
   let weather = "w-\(UUID().uuidString)"

@@ -10,7 +10,7 @@ import Testing
 /// GoldenOutputTests`, then review the diff.
 ///
 /// Paths, times and durations are replaced by placeholders; values are fake.
-@Suite(.timeLimit(.minutes(2))) struct GoldenOutputTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct GoldenOutputTests {
   static let golden = Paths.packageRoot.appending(path: "Tests/ODRCLITests/Golden/commands.txt")
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-golden-\(UUID().uuidString)")
 

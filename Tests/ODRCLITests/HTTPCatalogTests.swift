@@ -4,7 +4,7 @@ import Testing
 
 /// `odr begin` and `odr fetch` against catalogs served over HTTP by a test
 /// server on 127.0.0.1 (in `odr` itself: AsyncHTTPClient).
-@Suite(.timeLimit(.minutes(2))) struct HTTPCatalogTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct HTTPCatalogTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-http-cli-\(UUID().uuidString)")
   var store: URL { root.appending(path: "cache/odr/com.example.demo") }
 

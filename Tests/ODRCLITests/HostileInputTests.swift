@@ -4,7 +4,7 @@ import Testing
 
 /// Catalogs, configuration and processes an adversary or a careless user
 /// controls: none may crash odr, reach the terminal raw, or escape the store.
-@Suite(.timeLimit(.minutes(3))) struct HostileInputTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(3))) struct HostileInputTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-hostile-\(UUID().uuidString)")
   let bundle = "com.odr.hostile.\(UUID().uuidString.prefix(8).lowercased())"
   var environment: [String: String] {

@@ -4,7 +4,7 @@ import Testing
 
 /// Offline first, revalidation, resume and mirrors against a real nginx
 /// (Debian's) on 127.0.0.1, with the built `odr` (docs/design.md, "Local store", §10).
-@Suite(.timeLimit(.minutes(3))) struct HostingTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(3))) struct HostingTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-hosting-\(UUID().uuidString)")
   var store: URL { root.appending(path: "cache/odr/com.example.demo") }
   var published: URL { root.appending(path: "pub") }

@@ -4,7 +4,7 @@ import Testing
 
 /// What a careless or hostile pack, or a foreign keyring item, can no
 /// longer do through the CLI.
-@Suite(.timeLimit(.minutes(3))) struct HygieneCommandsTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(3))) struct HygieneCommandsTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-hygiene-\(UUID().uuidString)")
   let service = "com.odr.hygiene.\(UUID().uuidString.prefix(8).lowercased())"
   var environment: [String: String] {

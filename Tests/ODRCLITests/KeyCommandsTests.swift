@@ -3,7 +3,7 @@ import ODRTesting
 import Testing
 
 /// The built `odr` binary, run as a user would, against the shared keyring.
-@Suite(.timeLimit(.minutes(2))) struct KeyCommandsTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct KeyCommandsTests {
   let service = "com.odr.cli.\(UUID().uuidString.prefix(8).lowercased())"
 
   func odr(_ arguments: [String], input: String? = nil) async throws -> Command.Result {
@@ -99,7 +99,7 @@ import Testing
 
 /// `odr get` has a quick path that skips ArgumentParser for the plain form;
 /// it must behave exactly like the full parser.
-@Suite(.timeLimit(.minutes(2))) struct QuickGetParityTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct QuickGetParityTests {
   let service = "com.odr.quick.\(UUID().uuidString.prefix(8).lowercased())"
 
   /// The same request through the quick path and, made ineligible by an

@@ -4,7 +4,7 @@ import Testing
 
 /// Each keyring failure gets its own exit code and a message that names
 /// it, fast. These tests break their own private keyring session.
-@Suite(.timeLimit(.minutes(2))) struct KeyringFailureTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct KeyringFailureTests {
   let service = "com.odr.failure"
 
   func odr(_ arguments: [String], in session: KeyringSession, input: String? = nil) async throws -> Command.Result {

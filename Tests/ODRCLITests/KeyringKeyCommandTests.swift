@@ -5,7 +5,7 @@ import Testing
 /// `odr identity` and `odr signing-key`: one generic command group
 /// (KeyringKeyCommand), each subcommand run on the built binary against the
 /// real keyring, for both kinds of key.
-@Suite(.timeLimit(.minutes(2))) struct KeyringKeyCommandTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct KeyringKeyCommandTests {
   @Test(arguments: [
     ("identity", "recipient", "age1", "AGE-SECRET-KEY-1"),
     ("signing-key", "public", "ed25519:", "ed25519-secret:"),

@@ -4,7 +4,7 @@ import Testing
 
 /// `odr url check` and `odr http`, run as the built binary (`odr` hands
 /// `odr http` to its helper, `odr-http`, before parsing).
-@Suite(.timeLimit(.minutes(2))) struct NetworkCommandsTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct NetworkCommandsTests {
   @Test func urlCheckExitsByThePolicyAndExplains() async throws {
     let ok = try await Command.odr(["url", "check", "https://example.com/a%20b"])
     #expect(ok.status == 0, "\(ok.stderr)")

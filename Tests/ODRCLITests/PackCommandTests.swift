@@ -3,7 +3,7 @@ import ODRTesting
 import Testing
 
 /// `odr pack` on the bundled sample, run as a publisher would.
-@Suite(.timeLimit(.minutes(2))) struct PackCommandTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct PackCommandTests {
   let output = FileManager.default.temporaryDirectory.appending(path: "odr-pack-cli-\(UUID().uuidString)")
   var sample: String { Paths.packageRoot.appending(path: "resources/Demo").path }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `odr prefetch` against the loopback server: order, categories, the
 /// parallel bound (counted server-side), and failures that stop nothing.
-@Suite(.timeLimit(.minutes(2))) struct PrefetchCommandTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct PrefetchCommandTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-prefetch-\(UUID().uuidString)")
 
   /// initial I; prefetch P0, P1, P2 with orders 0, 2, 1; prefetch Q3…Q5; onDemand O.

@@ -6,7 +6,7 @@ import Testing
 /// signature checking on, and HTTPS-style token auth from the keyring
 /// against a real nginx that requires it. `odr publish` to both kinds of
 /// destination.
-@Suite(.timeLimit(.minutes(3))) struct PrivateSourceTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(3))) struct PrivateSourceTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-private-\(UUID().uuidString)")
   var published: URL { root.appending(path: "pub") }
 

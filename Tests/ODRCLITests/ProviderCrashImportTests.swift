@@ -7,7 +7,7 @@ import Testing
 /// from what it had stored. After each crash every reader sees one whole
 /// document, old or new, never a mix, and no key is missing
 /// (docs/design.md, "Keyring layout", all or nothing).
-@Suite(.timeLimit(.minutes(4))) struct ProviderCrashImportTests {
+@Suite(.tags(.stress), .enabled(if: TestSelection.stress), .timeLimit(.minutes(4))) struct ProviderCrashImportTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-provider-crash-\(UUID().uuidString)")
   let bundle = "com.odr.provider-crash.\(UUID().uuidString.prefix(8).lowercased())"
   let names = (1...20).map { String(format: "K%02d", $0) }

@@ -4,7 +4,7 @@ import Testing
 
 /// `odr purge`, `odr priority` and the store budget, on a catalog of four
 /// 1,000-byte tags with distinct contents.
-@Suite(.timeLimit(.minutes(2))) struct PurgeCommandsTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct PurgeCommandsTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-purge-\(UUID().uuidString)")
   var store: URL { root.appending(path: "cache/odr/com.example.purge") }
   var environment: [String: String] {

@@ -5,7 +5,7 @@ import Testing
 /// The README's examples marked ```` ```sh runnable ```` run as written, in
 /// order, against resources/Demo, with the built odr on PATH, on a keyring
 /// of their own (scripts/with-keyring), from the package's folder.
-@Suite(.timeLimit(.minutes(2))) struct ReadmeExamplesTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct ReadmeExamplesTests {
   @Test func theRunnableExamplesRunAsWritten() async throws {
     let readme = try String(contentsOf: Paths.packageRoot.appending(path: "README.md"), encoding: .utf8)
     var blocks: [String] = []

@@ -4,7 +4,7 @@ import Testing
 
 /// `odr begin | end | path | status` run as a user would, on `file://`
 /// catalogs, each test with its own cache home.
-@Suite(.timeLimit(.minutes(2))) struct ResourceCommandsTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct ResourceCommandsTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-res-cli-\(UUID().uuidString)")
   var published: URL { root.appending(path: "pub") }
   var store: URL { root.appending(path: "cache/odr/com.example.demo") }

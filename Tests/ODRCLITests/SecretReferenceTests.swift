@@ -4,7 +4,7 @@ import Testing
 
 /// `odr exec --env-file`, `odr inject` and `odr read` against the real
 /// keyring, with python-dotenv as the peer of the dotenv parser.
-@Suite(.timeLimit(.minutes(3))) struct SecretReferenceTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(3))) struct SecretReferenceTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-refs-\(UUID().uuidString)")
   let service = "com.odr.refs.\(UUID().uuidString.prefix(8).lowercased())"
   let weather = "w-\(UUID().uuidString)"

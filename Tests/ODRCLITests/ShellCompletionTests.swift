@@ -6,7 +6,7 @@ import Testing
 /// COMP_CWORD, the completion function, COMPREPLY): file names where an
 /// argument is a path, key names from the keyring, tag names from the
 /// catalog on disk.
-@Suite(.timeLimit(.minutes(2))) struct ShellCompletionTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct ShellCompletionTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-completion-\(UUID().uuidString)")
   let service = "com.odr.completion.\(UUID().uuidString.prefix(8).lowercased())"
 

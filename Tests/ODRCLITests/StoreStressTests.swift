@@ -5,7 +5,7 @@ import Testing
 /// 16 processes begin, end and purge overlapping tags at random, 24
 /// commands each (`ODR_STRESS_ROUNDS=N` for more); the store must come out
 /// consistent.
-@Suite(.timeLimit(.minutes(2))) struct StoreStressTests {
+@Suite(.tags(.stress), .enabled(if: TestSelection.stress), .timeLimit(.minutes(2))) struct StoreStressTests {
   @Test func sixteenProcessesOf30sLeaveAConsistentStore() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-stress-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }

@@ -6,7 +6,7 @@ import Testing
 /// `odr url check` and `URLPolicy` answer, for every string, what
 /// `URL(string:encodingInvalidCharacters:)` answers in a program that imports
 /// Foundation (this test process is one: it is the oracle).
-@Suite(.timeLimit(.minutes(2))) struct URLParityTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct URLParityTests {
   /// Every component of a URL, each with odd characters put at its start,
   /// middle and end, plus hosts (IPv6, percent forms, non-ASCII) that
   /// parse differently with and without IDNA. No NUL: argv cannot carry it.

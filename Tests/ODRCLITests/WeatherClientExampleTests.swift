@@ -7,7 +7,7 @@ import Testing
 /// the APIKeys tag from a remote catalog — signed, its key pinned, the pack
 /// encrypted to an identity in the test keyring — over URLSession, and
 /// APIClient sends the key to a loopback endpoint that accepts only it.
-@Suite(.timeLimit(.minutes(2))) struct WeatherClientExampleTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct WeatherClientExampleTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-example-\(UUID().uuidString)")
   let suffix = UUID().uuidString.prefix(8).lowercased()
   let value = "weather-\(UUID().uuidString)"

@@ -6,7 +6,7 @@ import Testing
 
 /// Requests against a catalog served over HTTP by a test server on
 /// 127.0.0.1 that injects faults and counts requests.
-@Suite(.timeLimit(.minutes(2))) struct HTTPDownloadTests {
+@Suite(.tags(.timed), .enabled(if: TestSelection.timed), .timeLimit(.minutes(2))) struct HTTPDownloadTests {
   struct Fixture {
     let root: URL
     let server: TestHTTPServer

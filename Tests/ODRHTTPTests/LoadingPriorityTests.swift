@@ -9,7 +9,7 @@ import Testing
 /// waiting counts. Order counted server-side. The test holds the slot
 /// itself and queues each request once the one before is waiting: no
 /// sleep decides the order.
-@Suite(.timeLimit(.minutes(2))) struct LoadingPriorityTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct LoadingPriorityTests {
   @Test func urgentFirstThenByPriorityEvenWhenChangedWhileWaiting() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-priority-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }

@@ -8,7 +8,7 @@ import Testing
 
 /// A request's state and progress observations, and cancel(), against the
 /// loopback server.
-@Suite(.timeLimit(.minutes(2))) struct RequestObservationTests {
+@Suite(.tags(.timed), .enabled(if: TestSelection.timed), .timeLimit(.minutes(2))) struct RequestObservationTests {
   @Test func statesAndProgressAreObservedUntilCancelled() async throws {
     try await HTTPDownloadTests.Fixture.run { fixture in
       let request = try ResourceRequest(tags: ["Big"], catalog: try await fixture.load())

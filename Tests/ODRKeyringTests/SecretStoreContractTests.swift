@@ -5,7 +5,7 @@ import Testing
 
 /// The behaviour every SecretStore shares, run against the real
 /// gnome-keyring (through libsecret) and against the memory store.
-@Suite(.timeLimit(.minutes(2))) struct SecretStoreContractTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct SecretStoreContractTests {
   enum Backend: String, CaseIterable, CustomTestStringConvertible {
     case secretService, memory
     var testDescription: String { rawValue }

@@ -5,7 +5,7 @@ import Testing
 
 /// odr's items and secret-tool's are the same items (docs/design.md, "Keyring layout"): each side
 /// reads what the other wrote, and overwriting never leaves a duplicate.
-@Suite(.timeLimit(.minutes(2))) struct SecretToolInteropTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct SecretToolInteropTests {
   let service = "com.odr.interop.\(UUID().uuidString.prefix(8).lowercased())"
 
   func makeSUT() throws -> SecretServiceStore {

@@ -4,8 +4,9 @@ import ODRBase
 import ODRResources
 import Synchronization
 import Testing
+import ODRTesting
 
-@Suite(.timeLimit(.minutes(2))) struct APIKeyProviderTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct APIKeyProviderTests {
   /// A fetch that counts its runs, can fail its first `failures` runs, and
   /// writes `keys` into the store.
   final class FakeFetch: Sendable {

@@ -1,8 +1,9 @@
 import Foundation
 import ODRKeys
 import Testing
+import ODRTesting
 
-@Suite(.timeLimit(.minutes(1))) struct APIKeysDocumentTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct APIKeysDocumentTests {
   /// A value that must never show up in an error message.
   static let secret = "sk-live-DO-NOT-LEAK-9f8e7d"
 

@@ -1,10 +1,11 @@
 import Foundation
 import ODRKit
 import Testing
+import ODRTesting
 
 /// What an app may print or dump — its configuration, a network location
 /// with a catalog token and AWS credentials — never shows a secret.
-@Suite struct ConfigurationRedactionTests {
+@Suite(.enabled(if: TestSelection.untagged)) struct ConfigurationRedactionTests {
   @Test func printedAndDumpedValuesHideEverySecret() throws {
     let secrets = ["tok-\(UUID().uuidString)", "aws-secret-\(UUID().uuidString)", "aws-session-\(UUID().uuidString)"]
     let environment = ["AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": secrets[1], "AWS_SESSION_TOKEN": secrets[2], "ODR_CATALOG": "s3://bucket/odr"]

@@ -6,10 +6,11 @@ import ODRResources
 import ODRKit
 import Synchronization
 import Testing
+import ODRTesting
 
 /// The fetch pipeline against `file://` catalogs and an in-memory store
 /// that counts writes and can fail on demand.
-@Suite(.timeLimit(.minutes(3))) struct KeyImporterTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(3))) struct KeyImporterTests {
   struct Fixture {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-import-\(UUID().uuidString)")
     var source: URL { root.appending(path: "src") }

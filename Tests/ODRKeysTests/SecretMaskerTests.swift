@@ -4,7 +4,7 @@ import FoundationEssentials
 import ODRTesting
 import Testing
 
-@Suite(.timeLimit(.minutes(2))) struct SecretMaskerTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct SecretMaskerTests {
   let secret = "sk-live-8f3Kq9Zx"
 
   /// Feeds `text` in the given chunk sizes and returns what comes out.

@@ -8,7 +8,7 @@ import Testing
 
 /// APIClient against a real HTTP server on 127.0.0.1 that the test starts.
 /// `127.0.0.1` and `localhost` are the same server under two host names.
-@Suite(.timeLimit(.minutes(2))) struct APIClientTests {
+@Suite(.tags(.timed), .enabled(if: TestSelection.timed), .timeLimit(.minutes(2))) struct APIClientTests {
   let secret = "sk-\(UUID().uuidString)"
 
   func headerKey(hosts: [String] = ["127.0.0.1"]) -> APIKey {

@@ -2,11 +2,12 @@ import Foundation
 @testable import ODRNetworking
 @testable import ODRURL
 import Testing
+import ODRTesting
 
 /// The URL corpus: each string with the verdict of strict, encoding and
 /// consistent. The verdicts pin Swift 6.3's Foundation on Linux, which
 /// behaves like iOS 17: a toolchain that parses differently fails here.
-@Suite(.timeLimit(.minutes(1))) struct URLPolicyTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct URLPolicyTests {
   /// (string, strict accepts, encoding accepts, consistent accepts)
   static let corpus: [(String, Bool, Bool, Bool)] = [
     // Valid as they stand: every policy accepts.

@@ -1,7 +1,8 @@
 import ODRResources
 import Testing
+import ODRTesting
 
-@Suite(.timeLimit(.minutes(1))) struct ByteSizeTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct ByteSizeTests {
   static let read: [(String, Int64)] = [
     ("4096", 4096), ("0", 0), ("10B", 10), ("500M", 524_288_000), ("500m", 524_288_000), ("1.5G", 1_610_612_736),
     ("1GB", 1_000_000_000), ("10MiB", 10_485_760), ("2T", 2_199_023_255_552), ("100KB", 100_000), ("100K", 102_400),

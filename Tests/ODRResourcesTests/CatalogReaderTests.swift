@@ -2,11 +2,12 @@ import Foundation
 @testable import ODRResources
 import ODRTrust
 import Testing
+import ODRTesting
 
 /// The catalog's own reader against `JSONDecoder` with the synthesized
 /// `Codable` conformance (the oracle): the same value for every catalog
 /// odr writes, and never more lenient on thousands of damaged ones.
-@Suite struct CatalogReaderTests {
+@Suite(.enabled(if: TestSelection.untagged)) struct CatalogReaderTests {
   static func oracle(_ data: Data) -> Catalog? {
     let decoder = JSONDecoder()
     decoder.dateDecodingStrategy = .iso8601

@@ -2,10 +2,11 @@ import Foundation
 @testable import ODRResources
 import SystemPackage
 import Testing
+import ODRTesting
 
 /// File errors keep their cause: the `Errno` is the error's `underlying`,
 /// and the message still says what to do.
-@Suite(.timeLimit(.minutes(1))) struct FileIOErrorTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct FileIOErrorTests {
   @Test func aFullDiskIsOutOfSpaceWithItsErrno() throws {
     let fd = open("/dev/full", O_WRONLY | O_CLOEXEC)
     try #require(fd >= 0)

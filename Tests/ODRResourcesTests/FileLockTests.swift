@@ -2,10 +2,11 @@ import Foundation
 import ODRBase
 import Synchronization
 import Testing
+import ODRTesting
 
 /// The one lock primitive: waiting neither polls nor holds a cooperative
 /// thread, and shared holders cannot starve an exclusive waiter.
-@Suite(.timeLimit(.minutes(1))) struct FileLockTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct FileLockTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-lock-\(UUID().uuidString)")
 
   /// 8 readers take the lock shared in turns that always overlap (each holds

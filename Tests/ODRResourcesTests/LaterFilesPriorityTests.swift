@@ -2,10 +2,11 @@ import Foundation
 @testable import ODRResources
 import Synchronization
 import Testing
+import ODRTesting
 
 /// Seed 004's race in the scheduler: a loading priority changed while a
 /// request is downloading counts for the files it has not queued yet.
-@Suite(.timeLimit(.minutes(3))) struct LaterFilesPriorityTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(3))) struct LaterFilesPriorityTests {
   /// Reads files, but each download waits until the test opens its gate;
   /// records the order downloads start in.
   final class GatedTransport: BlobTransport {

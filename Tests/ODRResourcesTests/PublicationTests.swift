@@ -2,10 +2,11 @@ import Foundation
 import ODRResources
 import ODRTrust
 import Testing
+import ODRTesting
 
 /// `odr publish`'s order: interrupted at any step, the destination still
 /// serves a catalog that loads, verifies and has its blobs.
-@Suite(.timeLimit(.minutes(2))) struct PublicationTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct PublicationTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-publication-\(UUID().uuidString)")
   let key = SigningKey()
 

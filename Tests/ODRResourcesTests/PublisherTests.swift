@@ -3,8 +3,9 @@ import ODRResources
 import ODRTrust
 import Synchronization
 import Testing
+import ODRTesting
 
-@Suite(.timeLimit(.minutes(1))) struct PublisherTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct PublisherTests {
   /// A publisher folder in a fresh temporary directory.
   struct Folder {
     let root: URL

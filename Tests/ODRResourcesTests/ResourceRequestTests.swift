@@ -2,10 +2,11 @@ import Foundation
 import ODRResources
 import Synchronization
 import Testing
+import ODRTesting
 
 /// Requests against `file://` catalogs packed by the test, into a store in
 /// a temporary cache home.
-@Suite(.timeLimit(.minutes(2))) struct ResourceRequestTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct ResourceRequestTests {
   struct Fixture {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-req-\(UUID().uuidString)")
     var source: URL { root.appending(path: "src") }

@@ -2,12 +2,13 @@ import Crypto
 import Foundation
 import ODRResources
 import Testing
+import ODRTesting
 
 /// Every case of the AWS SigV4 signing test suite (awslabs/aws-c-auth,
 /// tests/aws-signing-test-suite/v4, Apache-2.0; Tests/Vectors/sigv4):
 /// the canonical request, the string to sign, the signature and the
 /// Authorization header, byte for byte.
-@Suite struct SigV4SuiteTests {
+@Suite(.enabled(if: TestSelection.untagged)) struct SigV4SuiteTests {
   static let folder = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Vectors/sigv4")
 
   static let cases: [String] = (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?

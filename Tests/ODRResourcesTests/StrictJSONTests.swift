@@ -2,8 +2,9 @@ import Foundation
 import ODRResources
 import ODRBase
 import Testing
+import ODRTesting
 
-@Suite(.timeLimit(.minutes(1))) struct StrictJSONTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct StrictJSONTests {
   @Test(arguments: [
     (#"{"a": 1, "a": 2}"#, "a", [String]()),
     (#"{"x": {"k": 1, "k": 2}}"#, "k", ["x"]),

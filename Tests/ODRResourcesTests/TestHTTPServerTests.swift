@@ -3,7 +3,7 @@ import ODRTesting
 import Testing
 
 /// The fault-injecting test server, checked with curl as the client.
-@Suite(.timeLimit(.minutes(2))) struct TestHTTPServerTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct TestHTTPServerTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-fixture-\(UUID().uuidString)")
   let payload = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
 

@@ -6,7 +6,7 @@ import Testing
 /// odr's post-quantum, SSH (ed25519 and rsa) and X25519 recipients against
 /// independent peers, both ways: pyca/cryptography's HPKE (through the
 /// test-side Tests/Peers/age_pq.py), the stock `age` and pyrage.
-@Suite(.timeLimit(.minutes(3))) struct AgeRecipientKindsTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(3))) struct AgeRecipientKindsTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-age-kinds-\(UUID().uuidString)")
   static let peer = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Peers/age_pq.py").path
   static let plaintext = Data((0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })

@@ -7,7 +7,7 @@ import Testing
 /// Every C2SP/CCTV age test vector (Tests/Vectors/age, 0BSD/CC0/Unlicense)
 /// decrypts with its expected outcome: the payload's SHA-256 on success,
 /// or the failure class age expects, each a distinct TrustError code.
-@Suite struct AgeVectorTests {
+@Suite(.enabled(if: TestSelection.untagged)) struct AgeVectorTests {
   static let folder = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Vectors/age")
 
   struct Vector {

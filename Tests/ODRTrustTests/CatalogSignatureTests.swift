@@ -1,8 +1,9 @@
 import Foundation
 import ODRTrust
 import Testing
+import ODRTesting
 
-@Suite(.timeLimit(.minutes(1))) struct CatalogSignatureTests {
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct CatalogSignatureTests {
   let catalog = Data(#"{"bundle": "com.example.demo", "version": 3}"#.utf8)
 
   @Test func aSignatureVerifiesUnderItsKeyOnly() throws {

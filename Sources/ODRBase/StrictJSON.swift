@@ -57,6 +57,7 @@ public enum StrictJSON {
       } else if bytes[index] == UInt8(ascii: "\"") {
         let raw = Array(bytes[start...index])
         if !raw.contains(UInt8(ascii: "\\")) { return (String(decoding: raw.dropFirst().dropLast(), as: UTF8.self), index) }
+        // an escape JSON rejects: not a string, which the caller reports
         guard let text = try? JSONDecoder().decode(String.self, from: Data(raw)) else { return nil }
         return (text, index)
       }

@@ -112,6 +112,7 @@ public struct DotenvFile: Sendable {
         let valuePlace = place
         let (text, quoted) = try value()
         try endLine(afterQuote: quoted)
+        // a value that is not an odr:// reference is a plain value
         if let reference = try? SecretReference(text) {
           entries.append(Entry(name: name, value: .reference(reference), place: valuePlace))
         } else {

@@ -67,6 +67,7 @@ public enum EnvFormat: String, Sendable, CaseIterable {
       let object = Dictionary(uniqueKeysWithValues: list.map { ($0.name, $0.value) })
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+      // encoding a dictionary of strings cannot fail
       let data = (try? encoder.encode(object)) ?? Data("{}".utf8)
       return Rendered(stdout: String(decoding: data, as: UTF8.self) + "\n", githubEnv: nil)
     case .github, .githubOutput:

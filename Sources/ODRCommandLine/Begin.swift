@@ -66,6 +66,7 @@ extension ODR {
         guard request.conditionallyBeginAccessing() else {
           throw ResourceError(.notFound, "Not all of \(tags.joined(separator: ", ")) is on disk; `odr begin \(tags.joined(separator: " "))` downloads it.")
         }
+        // purge order only: never fails the pin just taken
         try? await resources.store.usage.touch(tags)
       } else {
         let bar = ProgressBar(tags: tags, quiet: quiet, context)
@@ -120,6 +121,7 @@ extension ODR {
       if !unpinned.isEmpty { context.output.error("\(unpinned.joined(separator: ", ")) had no pin; nothing to end.") }
       let ended = tags.filter { !unpinned.contains($0) }
       guard !quiet, !ended.isEmpty else { return }
+      // for the message only: the pins were ended above
       let leases = (try? resources.store.pins.leases()) ?? []
       let left = ended.map { tag in
         let count = leases.filter { $0.tag == tag }.count

@@ -81,6 +81,7 @@ struct CatalogOptions: ParsableArguments {
   func loadFromDisk(_ context: CommandContext) async throws -> ResourceCatalog {
     let configuration = try configuration(context)
     let urls = try configuration.requireLocations()
+    // no usable kept copy: load from the source, which reports what is wrong
     guard !offline, !urls.allSatisfy(\.isFileURL), var resources = try? ResourceCatalog.loadKept(from: urls[0], cacheHome: configuration.folders.cacheHome, trust: configuration.trust) else {
       return try await load(context)
     }

@@ -25,6 +25,7 @@ enum Completions {
     // odr's own services (private keys) are fenced here as in the key
     // commands, whatever a catalog on disk names as its bundle.
     guard let service = value(of: "--service", in: words) ?? context.variable("ODR_SERVICE") ?? catalogBundle(),
+          // completion never fails loudly: an invalid service offers no names
           (try? KeyringInput.validate(keyService: service)) != nil
     else { return [] }
     return names(in: service, startingWith: prefix)
@@ -45,6 +46,7 @@ enum Completions {
   /// The names kept under `service` that start with `prefix`; none when the
   /// keyring does not answer within the deadline (completion never fails loudly).
   private static func names(in service: String, startingWith prefix: String) -> [String] {
+    // completion never fails loudly: a silent keyring offers no names
     guard let store = try? context.keyring(service, deadline) as? SecretServiceStore,
           let names = try? store.namesBlocking()
     else { return [] }
@@ -62,6 +64,7 @@ enum Completions {
     let typed = words.indices.filter { words[$0] == "--catalog" && words.indices.contains($0 + 1) }.map { words[$0 + 1] }
     // Completion must not fail loudly: no configuration, no names.
     guard let configuration = try? CatalogOptions.discover(context, .init(catalog: typed)),
+          // completion never fails loudly: no catalog, no tags
           let locations = try? configuration.requireLocations()
     else { return [] }
     return locations.compactMap { location in

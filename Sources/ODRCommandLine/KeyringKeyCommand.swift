@@ -81,6 +81,7 @@ extension ODR {
       func run(_ context: CommandContext) async throws {
         let items = try await keyring(context).store.values(for: nil)
         context.output.write(items.sorted { $0.key < $1.key }.map { name, secret in
+          // a damaged item is listed as unreadable, not hidden
           "\(name)\t\((try? Key(secret))?.publicText ?? Key.texts.unreadable)\n"
         }.joined())
       }

@@ -88,7 +88,7 @@ extension ODR {
       options.signingKey = try await signing.key(context)
       if let expires { options.expires = context.now().addingTimeInterval(Double(try DurationText.seconds(expires, option: "--expires"))) }
       options.nextSigners = try nextSigner.map { text in
-        do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError("--next-signer: \(error.message)") }
+        do { return try VerifyingKey(text) } catch let error as TrustError { throw error.at("--next-signer") }
       }
       let documentRules = options.validateSecrets
       options.validateSecrets = { path, data in
@@ -118,9 +118,7 @@ extension ODR {
     }
 
     private func recipients(notifying output: Output) throws -> [AgeRecipient] {
-      var found = try recipient.map { text in
-        do { return try AgeRecipient(text) } catch let error as TrustError { throw ValidationError(error.message) }
-      }
+      var found = try recipient.map(AgeRecipient.init)
       for path in recipientsFile {
         guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("Cannot read the recipients file '\(path)'.") }
         do {
@@ -130,7 +128,7 @@ extension ODR {
           }
           found += recipients
         } catch let error as TrustError {
-          throw ValidationError("\(path): \(error.message)")
+          throw error.at(path)
         }
       }
       return found

@@ -44,9 +44,10 @@ struct QuickGet {
         name = argument
       }
     }
+    // invalid input takes the full path, which gives the message
     guard let name, (try? KeyringInput.validate(userKeyName: name)) != nil,
           let service = service ?? environment["ODR_SERVICE"].flatMap({ $0.isEmpty ? nil : $0 }),
-          (try? KeyringInput.validate(keyService: service)) != nil
+          (try? KeyringInput.validate(keyService: service)) != nil  // as above
     else { return nil }
     self.name = name
     self.service = service

@@ -27,11 +27,11 @@ struct SigningKeyOptions: ParsableArguments {
     if let signKeyFile {
       guard let data = FileManager.default.contents(atPath: signKeyFile) else { throw ValidationError("Cannot read the signing key file '\(signKeyFile)'.") }
       do { return try SigningKey(String(decoding: data, as: UTF8.self)) } catch let error as TrustError {
-        throw ValidationError("\(signKeyFile): \(error.message)")
+        throw error.at(signKeyFile)
       }
     }
     if let env = context.variable("ODR_SIGNING_KEY") {
-      do { return try SigningKey(env) } catch let error as TrustError { throw ValidationError("ODR_SIGNING_KEY: \(error.message)") }
+      do { return try SigningKey(env) } catch let error as TrustError { throw error.at("ODR_SIGNING_KEY") }
     }
     return nil
   }

@@ -49,7 +49,7 @@ extension ODR {
     func run(_ context: CommandContext) async throws {
       let resources = try await refresh ? catalog.load(context) : catalog.loadFromDisk(context)
       let tags = try resources.tagStatuses()
-      let verification = verify ? Self.verification(of: resources) : nil
+      let verification = verify ? try Self.verification(of: resources) : nil
       let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path,
                           checked: resources.checkedAt, tags: tags, verification: verification)
       try reporting.print(report, failed: verification?.damaged.isEmpty == false, on: context.output) { printText(report, on: context.output) }
@@ -67,8 +67,8 @@ extension ODR {
 
     /// Every blob in the store re-hashed; each damaged one with the tag
     /// files it holds.
-    private static func verification(of resources: ResourceCatalog) -> Report.Verification {
-      let (checked, damaged) = resources.store.verify()
+    private static func verification(of resources: ResourceCatalog) throws -> Report.Verification {
+      let (checked, damaged) = try resources.store.verify()
       let files = resources.catalog.tags.sorted { $0.key < $1.key }.flatMap { name, tag in
         tag.files.filter { damaged.contains($0.sha256) }.map { Report.Verification.DamagedFile(sha256: $0.sha256, tag: name, path: $0.path) }
       }

@@ -38,7 +38,7 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       let keys = try trust.map { text in
-        do { return try VerifyingKey(text) } catch let error as TrustError { throw ValidationError("--trust: \(error.message)") }
+        do { return try VerifyingKey(text) } catch let error as TrustError { throw error.at("--trust") }
       }
       let margin = try minValidity.map { try DurationText.seconds($0, option: "--min-validity") } ?? 0
       let check: PublishedCatalogCheck

@@ -37,6 +37,7 @@ public struct ProjectFile: Decodable, Sendable {
 
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
+    // a string, else a list: decoding the list reports the error
     if let one = try? container.decodeIfPresent(String.self, forKey: .catalog) {
       catalog = [one]
     } else {

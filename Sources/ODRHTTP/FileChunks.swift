@@ -36,11 +36,13 @@ struct FileChunks: AsyncSequence, Sendable {
         }
       }
       if let failure {
+        // a read-only descriptor: closing it cannot lose data
         try? descriptor.close()
         throw ResourceError(.io, "Cannot read '\(path)': \(failure).")
       }
       if count == 0 {
         finished = true
+        // a read-only descriptor: closing it cannot lose data
         try? descriptor.close()
         return nil
       }

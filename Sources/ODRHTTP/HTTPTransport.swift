@@ -236,6 +236,7 @@ public struct HTTPTransport: BlobTransport {
     let code = Int(response.status.code)
     guard !(200..<300).contains(code) else { return }
     var excerpt = ""
+    // an excerpt for the error message only; the status is the error
     if let body = try? await response.body.collect(upTo: 8192) { excerpt = String(buffer: body) }
     throw HTTPStatusCheck.failure(code, excerpt: excerpt, url: url, credential: credential, secrets: secrets)
   }

@@ -36,8 +36,9 @@ public struct KeyringError: Error, Sendable, CustomStringConvertible {
   public let code: Code
   /// What happened and what to do, for a person to read.
   public let message: String
-  /// The provider's own error text, when there is one.
-  public let underlying: String?
+  /// The cause: the provider's or GLib's own error (``GLibError``), when
+  /// there is one.
+  public let underlying: (any Error)?
   /// For `.locked`: the D-Bus path of the locked collection (to ask the
   /// desktop to unlock it).
   var lockedPath: String?
@@ -45,15 +46,15 @@ public struct KeyringError: Error, Sendable, CustomStringConvertible {
   var lockedLabel: String?
 
   /// Creates an error.
-  public init(_ code: Code, _ message: String, underlying: String? = nil) {
+  public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
     self.code = code
     self.message = message
     self.underlying = underlying
   }
 
   public var description: String {
-    guard let underlying, !underlying.isEmpty else { return message }
-    return "\(message) (\(underlying))"
+    let cause = underlying.map { "\($0)" } ?? ""
+    return cause.isEmpty ? message : "\(message) (\(cause))"
   }
 }
 
@@ -61,15 +62,15 @@ extension KeyringError {
   static let unavailableHelp =
     "In CI or a container, skip the keyring: `odr exec --fetch TAG -- CMD` and `odr env --fetch TAG` read the pack into memory. Or give odr a session of its own: `dbus-run-session -- sh -c 'gnome-keyring-daemon --unlock --components=secrets </dev/null >/dev/null; odr …'` (a throwaway keyring, gone when the command ends)."
 
-  static func noSessionBus(_ underlying: String?) -> KeyringError {
+  static func noSessionBus(_ underlying: (any Error)?) -> KeyringError {
     KeyringError(.noSessionBus, "No D-Bus session bus is reachable, so the keyring cannot be used. \(unavailableHelp)", underlying: underlying)
   }
 
-  static func noProvider(_ underlying: String?) -> KeyringError {
+  static func noProvider(_ underlying: (any Error)?) -> KeyringError {
     KeyringError(.noProvider, "No Secret Service provider is running on the session bus (nothing owns org.freedesktop.secrets). Start one with `gnome-keyring-daemon --start --components=secrets`, or: \(unavailableHelp)", underlying: underlying)
   }
 
-  static func noDefaultCollection(_ underlying: String? = nil) -> KeyringError {
+  static func noDefaultCollection(_ underlying: (any Error)? = nil) -> KeyringError {
     KeyringError(.noDefaultCollection, "The Secret Service has no default collection to store keys in. Create a keyring and make it the default (for example with seahorse), or log in once so the login keyring is created.", underlying: underlying)
   }
 
@@ -88,11 +89,11 @@ extension KeyringError {
     KeyringError(.timeout, "The keyring's unlock prompt was not answered within \(deadline.formattedSeconds). Answer it within --timeout (give more time, for example --timeout 60), or unlock the keyring first.")
   }
 
-  static func providerGone(_ underlying: String?) -> KeyringError {
+  static func providerGone(_ underlying: (any Error)?) -> KeyringError {
     KeyringError(.noProvider, "The Secret Service provider went away while odr was using it (it crashed or was stopped), and nothing provides org.freedesktop.secrets now. Start it again (for example log in to the desktop again, or `gnome-keyring-daemon --start --components=secrets`) and run the command again; a cut-short import is put back by the next fetch or `odr doctor --repair`.", underlying: underlying)
   }
 
-  static func providerChanged(_ underlying: String?) -> KeyringError {
+  static func providerChanged(_ underlying: (any Error)?) -> KeyringError {
     KeyringError(.noProvider, "The Secret Service provider was restarted or replaced while odr was using it (the one answering now does not know odr's session). Run the command again; a cut-short import is put back by the next fetch or `odr doctor --repair`.", underlying: underlying)
   }
 

@@ -56,6 +56,7 @@ final class Libsecret: Sendable {
       // libsecret's lookup asks the provider to unlock a locked item by
       // itself; a prompt left unanswered ends in the deadline too.
       let check = Session(cancellable: Cancellable(deadline: .milliseconds(500)), deadline: .milliseconds(500))
+      // a failed check leaves the unanswered prompt's own error
       if (try? check.lockedCollection()) != nil { throw KeyringError.promptUnanswered(deadline) }
       throw error
     } catch let error as KeyringError where error.code == .locked && Session.desktopCanPrompt {
@@ -224,6 +225,7 @@ struct Session {
     return try withSearchPaths(attributes, in: service) { unlocked, locked in
       var error: UnsafeMutablePointer<GError>?
       if locked?.pointee != nil {
+        // naming the locked collection is best effort; the lock is reported either way
         throw (try? lockedCollection(holding: strings(locked))).flatMap { $0.map { KeyringError.locked($0.label, path: $0.path) } }
           ?? KeyringError(.failed, "The Secret Service reported a locked item but no locked collection.")
       }
@@ -351,6 +353,7 @@ struct Session {
   /// there"), else `fallback`. With `attributes`, the collections holding
   /// locked items that match them count too.
   func lockedOr(_ fallback: KeyringError?, attributes: [String: String]? = nil) -> KeyringError {
+    // naming the locked collection is best effort; the failure is reported either way
     let lockedItems = attributes.flatMap { try? lockedItemPaths($0) } ?? []
     if let found = try? lockedCollection(holding: lockedItems) { return .locked(found.label, path: found.path) }
     return fallback ?? KeyringError(.failed, "The Secret Service reported a locked item but no locked collection.")
@@ -558,7 +561,7 @@ struct Session {
     guard let error else { return KeyringError(.failed, "The Secret Service call failed without saying why.") }
     let domain = error.pointee.domain
     let code = error.pointee.code
-    let text = error.pointee.message.map { String(cString: $0) }
+    let text = GLibError(error.pointee)
     if domain == g_io_error_quark() && code == Int32(G_IO_ERROR_CANCELLED.rawValue) {
       return cancellable.firedReason == .task ? CancellationError() : KeyringError.timeout(deadline)
     }

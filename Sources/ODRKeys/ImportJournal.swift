@@ -30,6 +30,7 @@ struct ImportJournal: Codable, Equatable {
   }
 
   init?(json: String) {
+    // nil: parse(_:service:) refuses the journal as unreadable (fails closed)
     guard let journal = try? JSONDecoder().decode(ImportJournal.self, from: Data(json.utf8)) else { return nil }
     self = journal
   }
@@ -37,6 +38,7 @@ struct ImportJournal: Codable, Equatable {
   var json: String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
+    // encoding strings and dictionaries cannot fail
     return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
   }
 
@@ -67,6 +69,7 @@ struct ImportJournal: Codable, Equatable {
   /// the keys.
   private static func parse(_ text: String, service: String) throws -> ImportJournal {
     guard let journal = ImportJournal(json: text), journal.previous.allSatisfy({ name, value in
+      // validity probes: an entry odr would never write refuses the journal
       name != KeyringInput.journalName && (try? KeyringInput.validate(name: name)) != nil
         && value.map { (try? KeyringInput.validate(value: $0, for: name)) != nil } ?? true
     }) else {

@@ -61,7 +61,9 @@ public struct ImportLock: Sendable {
     do {
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     } catch {
-      throw SystemError("Cannot create the folder '\(folder.path)' for odr's import lock. Check that $XDG_STATE_HOME (or ~/.local/state) is writable.", errno: EACCES)
+      // The errno the failure carries, not the global one (later calls change it).
+      let code = ((error as? CocoaError)?.underlying as? POSIXError)?.code.rawValue ?? EIO
+      throw SystemError("Cannot create the folder '\(folder.path)' for odr's import lock (\(String(cString: strerror(code)))). Check that $XDG_STATE_HOME (or ~/.local/state) is writable.", errno: code)
     }
   }
 }

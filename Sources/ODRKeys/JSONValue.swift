@@ -7,10 +7,11 @@ enum JSONValue: Decodable, Sendable {
   init(from decoder: any Decoder) throws {
     let container = try decoder.singleValueContainer()
     if container.decodeNil() { self = .null }
+    // each JSON type in turn; an object is decoded last and reports the error
     else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-    else if let value = try? container.decode(Double.self) { self = .number(value) }
-    else if let value = try? container.decode(String.self) { self = .string(value) }
-    else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+    else if let value = try? container.decode(Double.self) { self = .number(value) }  // as above
+    else if let value = try? container.decode(String.self) { self = .string(value) }  // as above
+    else if let value = try? container.decode([JSONValue].self) { self = .array(value) }  // as above
     else { self = .object(try container.decode([String: JSONValue].self)) }
   }
 

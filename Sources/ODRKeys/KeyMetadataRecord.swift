@@ -11,6 +11,7 @@ struct KeyMetadataRecord: Equatable {
 
   /// Reads a record; nil or unreadable JSON gives an empty one.
   init(json: String?) {
+    // a damaged record reads as none: prune then deletes nothing, and the next fetch rewrites it
     entries = json.flatMap { try? JSONDecoder().decode([String: KeyMetadata].self, from: Data($0.utf8)) } ?? [:]
   }
 
@@ -29,6 +30,7 @@ struct KeyMetadataRecord: Equatable {
     guard !entries.isEmpty else { return nil }
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
+    // encoding strings and dictionaries cannot fail
     return (try? encoder.encode(entries)).map { String(decoding: $0, as: UTF8.self) }
   }
 }

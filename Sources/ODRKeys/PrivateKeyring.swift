@@ -22,9 +22,12 @@ public struct PrivateKeyring: Sendable {
   /// a typo cannot destroy a key (delete it first).
   public func add(_ secret: String, as name: String) async throws {
     try KeyringInput.validate(name: name)
-    if (try? await store.value(for: name)) != nil {
+    // Only "not found" means the name is free: a locked or silent keyring
+    // is its own error, never a licence to write.
+    do {
+      _ = try await store.value(for: name)
       throw KeyringError(.invalidInput, "'\(name)' already exists in \(store.service); pick another name, or delete it first (this cannot be undone).")
-    }
+    } catch let error as KeyringError where error.code == .notFound {}
     try await store.setValue(secret, for: name)
   }
 
@@ -33,9 +36,15 @@ public struct PrivateKeyring: Sendable {
     try await store.value(for: name)
   }
 
-  /// Every age identity kept here (items that do not parse are skipped).
+  /// Every age identity kept here. An item that is not an identity is an
+  /// error that names it: skipping it would leave its owner with "not a
+  /// recipient" and no clue.
   public func identities() async throws -> [AgeIdentity] {
-    try await store.values(for: nil).values.flatMap { (try? AgeIdentity.parseFile($0)) ?? [] }
+    try await store.values(for: nil).sorted { $0.key < $1.key }.flatMap { name, value in
+      do { return try AgeIdentity.parseFile(value) } catch let error as TrustError {
+        throw TrustError(.invalidKey, "The identity '\(name)' in the keyring (\(store.service)) is not an age identity: \(error.message) Delete it (`odr identity delete \(name)`) or import it again (`odr identity import \(name)`).")
+      }
+    }
   }
 }
 

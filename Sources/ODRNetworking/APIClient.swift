@@ -229,8 +229,9 @@ public actor APIClient {
 
   static func transportError(_ error: URLError, method: String, url: URL, redactor: Redactor) -> APIError {
     let target = redactor.redact(url.absoluteString)
-    if error.code == .timedOut { return APIError(.timeout, "\(method) \(target) timed out.") }
-    return APIError(.transport, "\(method) \(target) failed: \(Self.describe(error.code)).")
+    let cause = URLError(error.code)  // the code alone: the user info holds the URL, and so maybe the key
+    if error.code == .timedOut { return APIError(.timeout, "\(method) \(target) timed out.", underlying: cause) }
+    return APIError(.transport, "\(method) \(target) failed: \(Self.describe(error.code)).", underlying: cause)
   }
 
   static func statusError(_ status: Int, data: Data, method: String, url: URL, redactor: Redactor) -> APIError {

@@ -61,7 +61,7 @@ public struct FileTransport: BlobTransport {
     guard let size = FileIO.size(of: url), size <= Int64(limit) else {
       throw ResourceError(.integrity, "'\(url.path)' is larger than \(limit) bytes; refusing it.")
     }
-    do { return try Data(contentsOf: url) } catch { throw FileIO.error("Cannot read '\(url.path)'") }
+    do { return try Data(contentsOf: url) } catch { throw FileIO.error("Cannot read '\(url.path)'", error) }
   }
 
   public func stream(_ url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {

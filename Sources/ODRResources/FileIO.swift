@@ -171,8 +171,18 @@ enum FileIO {
 
   /// A ResourceError from a failed system call (an `Errno`), with advice for
   /// the common cases; the `Errno` is its ``ResourceError/underlying``.
+  /// The `errno` a Foundation error carries (a `POSIXError`, or a
+  /// `CocoaError` whose underlying error is one).
+  static func posixCode(of error: any Error) -> Errno? {
+    if let posix = error as? POSIXError { return Errno(rawValue: posix.code.rawValue) }
+    guard let posix = (error as? CocoaError)?.underlying as? POSIXError else { return nil }
+    return Errno(rawValue: posix.code.rawValue)
+  }
+
+  /// A Foundation file error is read for the `errno` it carries (never
+  /// the global `errno`, which later calls may have changed).
   static func error(_ what: String, _ failure: any Error) -> ResourceError {
-    guard let failure = failure as? Errno else { return ResourceError(.io, "\(what): \(failure).", underlying: failure) }
+    guard let failure = failure as? Errno ?? posixCode(of: failure) else { return ResourceError(.io, "\(what): \(failure).", underlying: failure) }
     let reason = String(cString: strerror(failure.rawValue))
     switch failure {
     case .noSpace, .diskQuotaExceeded: return ResourceError(.outOfSpace, "\(what): the disk is full (\(reason)). Free some space and try again.", underlying: failure)

@@ -45,16 +45,6 @@ public struct LocalStore: Sendable {
 
   // MARK: Catalog
 
-  /// The newest catalog this store has accepted, if any. (For purging and
-  /// reports; commands that trust what it says load it through
-  /// ``ResourceCatalog/loadKept(from:cacheHome:trust:)``, which checks it.)
-  public func cachedCatalog() -> Catalog? {
-    // A missing or damaged copy means "nothing kept here": the next online
-    // load replaces it, and nothing is trusted because of it.
-    guard let data = try? Data(contentsOf: root.appending(path: "catalog.json")) else { return nil }
-    return try? Catalog.decode(data)
-  }
-
   /// The kept catalog's exact bytes and its signature file's (nil when it
   /// was unsigned), or nil when none is kept.
   func keptCatalogBytes() throws -> (catalog: Data, signature: Data?)? {
@@ -171,6 +161,7 @@ public struct LocalStore: Sendable {
       var size: Int64 = 0
       var resume: ResumePoint?
       if let kept = FileIO.size(of: partial), kept > 0, kept < file.size,
+         // no readable resume point: the download starts over (the final hash covers the blob)
          let data = try? Data(contentsOf: resumeFile), let validators = try? JSONDecoder().decode(CacheValidators.self, from: data),
          validators.ifRange != nil {
         // Re-hash what is kept: the final check covers the whole blob.
@@ -190,6 +181,7 @@ public struct LocalStore: Sendable {
           guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) == offset else {
             throw FileIO.error("Cannot write '\(partial.path)'")
           }
+          // encoding two strings cannot fail
           if validators.ifRange != nil, let data = try? JSONEncoder().encode(validators) {
             try FileIO.atomicWrite(data, to: resumeFile, mode: 0o600)
           } else {
@@ -234,6 +226,7 @@ public struct LocalStore: Sendable {
   public func removeStalePartials(keeping catalog: Catalog) {
     let partial = root.appending(path: "partial")
     let listed = Set(catalog.tags.values.flatMap { $0.files.map(\.sha256) })
+    // no partial folder: nothing to clean up
     let names = (try? FileManager.default.contentsOfDirectory(atPath: partial.path)) ?? []
     for name in names {
       let blob = name.hasSuffix(".resume") ? String(name.dropLast(7)) : name
@@ -260,12 +253,20 @@ public struct LocalStore: Sendable {
 
   /// Re-hashes every installed blob: the names of those whose SHA-256 is
   /// not their name (damaged on disk), and how many were checked.
-  public func verify() -> (checked: Int, damaged: [String]) {
+  /// A blobs folder that cannot be listed is an error, never "all good".
+  public func verify() throws -> (checked: Int, damaged: [String]) {
     let blobs = root.appending(path: "blobs")
     var damaged: [String] = []
-    let names = ((try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? []).sorted()
+    let names: [String]
+    if FileIO.kind(of: blobs) == .missing {
+      names = []  // nothing installed yet
+    } else {
+      do { names = try FileManager.default.contentsOfDirectory(atPath: blobs.path).sorted() } catch {
+        throw ResourceError(.unreadableState, "Cannot list the store's blobs in '\(blobs.path)' (\(error)); nothing was verified. Check the folder's owner and mode.")
+      }
+    }
     for name in names {
-      let hash = try? FileIO.sha256(of: blobs.appending(path: name)).sha256
+      let hash = try? FileIO.sha256(of: blobs.appending(path: name)).sha256  // a blob that cannot be read counts as damaged
       if hash != name { damaged.append(name) }
     }
     return (names.count, damaged)
@@ -280,6 +281,7 @@ public struct LocalStore: Sendable {
   func blobSizes() -> [String: Int64] {
     let blobs = root.appending(path: "blobs")
     var sizes: [String: Int64] = [:]
+    // no blobs folder: nothing installed
     for name in (try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? [] {
       if let size = FileIO.size(of: blobs.appending(path: name)) { sizes[name] = size }
     }

@@ -25,6 +25,7 @@ public struct PinLedger: Sendable {
 
     /// The holder's command name, while it runs.
     public var holder: String? {
+      // the command name is for display only
       (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingSuffix("\n")
     }
   }

@@ -74,6 +74,7 @@ public struct Publication: Sendable {
     // A signed catalog is published over it: clients must be able to follow.
     // (A published catalog that does not decode is being repaired: no check.)
     if let signature, !newTrustRoot, let publishedCatalog, publishedSignature?.entries.isEmpty == false,
+       // a published catalog that does not decode is being repaired: no chain to check
        let published = try? Catalog.decode(publishedCatalog), published.bundle == catalog.bundle {
       try Self.refuseBrokenChain(catalog, signedBy: signature.validSigners(of: catalogBytes), replacing: published)
     }
@@ -106,6 +107,7 @@ public struct Publication: Sendable {
     guard new.count >= old.count, Array(new.prefix(old.count)) == old else {
       throw ResourceError(.integrity, "This catalog does not carry the hand-over chain of the one published (version \(published.version)), so clients that pin an earlier key would refuse it. Nothing was uploaded. Pack with --previous <the published folder> so the chain is carried, or publish with --new-trust-root if you started over on purpose.")
     }
+    // a chain that does not verify reaches no signer: refused below
     let reachable = (try? Handover.follow(new, from: Set(published.signers ?? []), bundle: catalog.bundle, upTo: catalog.version)) ?? []
     guard signedBy.contains(where: reachable.contains) else {
       throw ResourceError(.integrity, "This catalog is signed by \(signedBy.map(\.description).joined(separator: ", ")), which the published catalog (version \(published.version)) does not hand over to (its signers: \((published.signers ?? []).map(\.description).joined(separator: ", "))), so clients would refuse it. Nothing was uploaded. Sign with one of those keys, or publish with --new-trust-root if you started over on purpose (clients must then pin the new key).")

@@ -171,6 +171,7 @@ public final class ResourceRequest: Sendable {
       defer { state.pinned = true }
       return !state.pinned
     }
+    // a pin that cannot be written reads as not available (this API answers a Bool)
     let pinnedHere = claimed && (try? catalog.store.pins.pinNow(tags.sorted(), owner: holder)) != nil
     if claimed && !pinnedHere { shared.withLock { $0.pinned = false } }
     guard catalog.isInstalled(resolved) else {
@@ -217,6 +218,7 @@ public final class ResourceRequest: Sendable {
       return state.pinned
     }
     guard held else { return }
+    // a lease left by a failed rewrite is reclaimed when its holder exits; ending never fails (as NSBundleResourceRequest's)
     try? catalog.store.pins.unpinNow(tags.sorted(), owner: holder)
   }
 

@@ -82,6 +82,7 @@ public struct TrustLedger: Sendable {
         throw ResourceError(.integrity, "has format \(format), written by a later odr")
       }
       roots = try container.decode([String: Root].self, forKey: .roots)
+      // a validity probe: a key that does not parse marks the state damaged below
       for key in roots.keys where (try? VerifyingKey(key)) == nil {
         throw ResourceError(.integrity, "names a trust root that is not a key")
       }

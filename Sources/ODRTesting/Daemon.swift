@@ -52,6 +52,7 @@ final class Daemon: @unchecked Sendable {
       _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
       return
     }
+    // no /proc: no descriptors to close
     for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
       if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
     }

@@ -80,6 +80,7 @@ public final class KeyringSession: @unchecked Sendable {
     let result = try await Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/odr/Fake",
                                                               "org.odr.Fake.Stats"], environment: environment)
     guard let start = result.stdout.firstIndex(of: "{"), let end = result.stdout.lastIndex(of: "}"),
+          // not JSON: no statistics, and the test asserting them fails
           let json = try? JSONSerialization.jsonObject(with: Data(result.stdout[start...end].utf8)) as? [String: Any],
           let calls = json["calls"] as? Int, let mutations = json["mutations"] as? Int
     else { throw TestFailure("the fake provider's Stats answered \(result.output)") }
@@ -117,6 +118,7 @@ public final class KeyringSession: @unchecked Sendable {
   public func end() {
     guard let script, script.isRunning else { return }
     kill(daemonPID, SIGCONT)
+    // the provider may be gone already
     try? control?.fileHandleForWriting.close()
   }
 
@@ -205,6 +207,7 @@ extension FileHandle {
   /// One line read byte by byte (nothing past the newline is consumed).
   public func readLine() -> String? {
     var bytes: [UInt8] = []
+    // end of file or a read error both end the line
     while let byte = try? read(upToCount: 1), let b = byte.first {
       if b == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
       bytes.append(b)

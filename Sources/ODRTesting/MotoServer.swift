@@ -45,10 +45,12 @@ public final class MotoServer: @unchecked Sendable {
     }
     guard Nginx.accepts(port) else {
       process.stop()
+      // the log, if any, explains the failure being thrown
       throw TestFailure("moto_server did not start: \(((try? String(contentsOf: log, encoding: .utf8)) ?? "").suffix(400)). Run scripts/bootstrap.")
     }
     let setup = try Command.runBlocking(python, [Paths.packageRoot.appending(path: "resources/fixtures/moto-setup.py").path, endpoint.absoluteString, bucket])
     guard setup.status == 0, let data = setup.stdout.data(using: .utf8),
+          // not the expected JSON: the error below says so
           let parsed = try? JSONDecoder().decode([String: Credentials].self, from: data),
           let user = parsed["user"], let session = parsed["session"] else {
       process.stop()
@@ -91,6 +93,7 @@ public final class MotoServer: @unchecked Sendable {
 
   public func stop() {
     process.stop()
+    // clean-up of a temporary file
     try? FileManager.default.removeItem(at: log)
   }
 

@@ -63,6 +63,7 @@ public final class Nginx: @unchecked Sendable {
       guard process.isRunning else { break }
       usleep(10_000)
     }
+    // the log, if any, explains the failure
     let log = (try? String(contentsOf: prefix.appending(path: "error.log"), encoding: .utf8)) ?? ""
     stop()
     throw TestFailure("nginx did not start on port \(port): \(log.suffix(500))")
@@ -87,6 +88,7 @@ public final class Nginx: @unchecked Sendable {
   }
 
   public var requests: [Request] {
+    // no log yet: no requests
     let text = (try? String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8)) ?? ""
     return text.split(separator: "\n").compactMap { line in
       let parts = line.split(separator: " ")
@@ -98,6 +100,7 @@ public final class Nginx: @unchecked Sendable {
   /// Stops the server and removes its prefix.
   public func stop() {
     process.stop()
+    // clean-up of a temporary folder
     try? FileManager.default.removeItem(at: prefix)
   }
 

@@ -9,6 +9,7 @@ public enum Paths {
   /// The folder of the products built with the tests (`odr`, `odr-http`,
   /// the example clients).
   public static let products: URL = {
+    // no /proc: the path the runner was started by
     let runner = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
     return runner.deletingLastPathComponent()
   }()

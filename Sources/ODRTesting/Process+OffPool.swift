@@ -4,6 +4,7 @@ extension Process {
   /// Waits for the process to exit on a thread of its own, not on the
   /// cooperative pool (which other tests need meanwhile).
   public func exited() async {
+    // waiting cannot fail; offPool only rethrows
     _ = try? await Command.offPool { [self] in waitUntilExit() }
   }
 }
@@ -11,6 +12,7 @@ extension Process {
 extension FileHandle {
   /// ``readLine()`` on a thread of its own, not on the cooperative pool.
   public func nextLine() async -> String? {
+    // waiting cannot fail; offPool only rethrows
     (try? await Command.offPool { [self] in readLine() }) ?? nil
   }
 }

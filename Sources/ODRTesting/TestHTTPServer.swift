@@ -118,6 +118,7 @@ public final class TestHTTPServer: Sendable {
       guard request.method == "GET" else { return .text("only GET\n", status: 405) }
       let relative = request.path.removingPercentEncoding ?? request.path
       let file = root.appending(path: String(relative.drop { $0 == "/" }))
+      // not found: answered 404 below
       guard !relative.contains(".."), let data = try? Data(contentsOf: file, options: .mappedIfSafe) else {
         return .text("not found\n", status: 404)
       }

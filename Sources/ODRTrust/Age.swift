@@ -85,6 +85,7 @@ public enum Age {
       guard end - offset >= 16 else { throw payloadFailure("the last chunk is truncated") }
       let box = try ChaChaPoly.SealedBox(nonce: chunkNonce(counter, last: last),
                                          ciphertext: payload[offset..<(end - 16)], tag: payload[(end - 16)..<end])
+      // a chunk that does not open is the error thrown below
       guard let chunk = try? ChaChaPoly.open(box, using: key) else {
         throw payloadFailure(last ? "chunk \(counter) does not authenticate as the final chunk" : "chunk \(counter) does not authenticate")
       }

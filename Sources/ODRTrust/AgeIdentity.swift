@@ -56,6 +56,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
     guard text == text.uppercased(), let (hrp, data) = Bech32.decode(text), data.count == 32 else { throw Self.invalid }
     switch hrp {
     case "age-secret-key-":
+      // not a key: the error thrown
       guard let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: data) else { throw Self.invalid }
       self.init(kind: .x25519(key))
     case "age-secret-key-pq-":
@@ -78,6 +79,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
     for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
       let line = raw.hasSuffix("\r") ? raw.dropLast() : raw
       if line.isEmpty || line.hasPrefix("#") { continue }
+      // not an identity: the error thrown below names the line
       guard line == line.trimmed[...], let identity = try? AgeIdentity(String(line)) else {
         throw TrustError(.invalidKey, "Line \(number + 1) is not an age identity (AGE-SECRET-KEY-1… or AGE-SECRET-KEY-PQ-1…, upper case, at the start of the line); identity files hold one per line, with # comments, as age-keygen writes them.")
       }
@@ -154,9 +156,10 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
       // X-Wing's last 32 bytes are the sender's X25519 share: a low-order
       // one makes the shared secret all zero, which age refuses.
       _ = try Self.agree(Curve25519.KeyAgreement.PrivateKey(), Array(enc.suffix(32)))
+      // a stanza this identity cannot open is not for it (age tries the next)
       guard var opener = try? HPKE.Recipient(privateKey: key, ciphersuite: AgeRecipient.pqSuite,
                                              info: Data(AgeRecipient.pqLabel.utf8), encapsulatedKey: Data(enc)),
-            let fileKey = try? opener.open(stanza.body) else { return nil }
+            let fileKey = try? opener.open(stanza.body) else { return nil }  // as above
       return Array(fileKey)
     default:
       return nil
@@ -165,6 +168,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
 
   /// X25519 with `share`, refusing the all-zero result of a low-order point.
   private static func agree(_ key: Curve25519.KeyAgreement.PrivateKey, _ share: [UInt8]) throws -> [UInt8] {
+    // a stanza this identity cannot open is not for it (age tries the next)
     guard let peer = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: share),
           let shared = try? key.sharedSecretFromKeyAgreement(with: peer),
           !shared.withUnsafeBytes({ $0.allSatisfy { $0 == 0 } }) else {

@@ -34,6 +34,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     switch hrp {
     case "age" where data.count == 32:
       kind = .x25519(data)
+    // a validity probe: not a key falls to the error below
     case "age1pq" where (try? XWingMLKEM768X25519.PublicKey(rawRepresentation: data)) != nil:
       kind = .mlkem768x25519(data)
     default:
@@ -134,9 +135,10 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
 
   /// Opens a stanza body sealed by ``seal(_:with:)``; nil when the key is not the one.
   static func open(_ body: [UInt8], with key: SymmetricKey) -> [UInt8]? {
+    // a stanza this identity cannot open is not for it (age tries the next)
     guard let box = try? ChaChaPoly.SealedBox(nonce: .init(data: [UInt8](repeating: 0, count: 12)),
                                               ciphertext: body.prefix(16), tag: body.suffix(16)),
-          let fileKey = try? ChaChaPoly.open(box, using: key) else { return nil }
+          let fileKey = try? ChaChaPoly.open(box, using: key) else { return nil }  // as above
     return Array(fileKey)
   }
 }

@@ -36,9 +36,10 @@ struct SSHKey: Sendable, Hashable {
   init(wire: [UInt8]) throws {
     var reader = SSHReader(wire[...])
     let type = try reader.string()
+    // a blob of another shape is the error thrown below
     if type == Array(Self.ed25519Type.utf8), let key = try? reader.string(), key.count == 32, reader.isAtEnd {
       algorithm = .ed25519(key)
-    } else if type == Array(Self.rsaType.utf8), let exponent = try? reader.integer(), let modulus = try? reader.integer(), reader.isAtEnd {
+    } else if type == Array(Self.rsaType.utf8), let exponent = try? reader.integer(), let modulus = try? reader.integer(), reader.isAtEnd {  // as above
       // age refuses RSA keys shorter than 2048 bits, and so does odr.
       guard modulus.count >= 256, !exponent.isEmpty else { throw Self.invalid("ssh-rsa keys must have at least 2048 bits") }
       algorithm = .rsa(modulus: modulus, exponent: exponent)
@@ -102,6 +103,7 @@ struct SSHKey: Sendable, Hashable {
       let pair = try secret.string()
       guard pair.count == 64, Array(pair.suffix(32)) == ed25519 else { throw invalidPrivate("its Ed25519 key is malformed") }
       let seed = Array(pair.prefix(32))
+      // not a key: the error thrown below
       guard let signing = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed),
             Array(signing.publicKey.rawRepresentation) == ed25519 else { throw invalidPrivate("its private key does not match its public key") }
       return (key, .ed25519(seed: seed))

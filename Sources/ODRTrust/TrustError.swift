@@ -46,5 +46,11 @@ public struct TrustError: Error, Sendable, CustomStringConvertible {
     self.underlying = underlying
   }
 
+  /// This error with `place` (a flag, a file, a variable) before its
+  /// message: the same code, this error as the cause.
+  public func at(_ place: String) -> TrustError {
+    TrustError(code, "\(place): \(message)", underlying: self)
+  }
+
   public var description: String { message }
 }

@@ -40,13 +40,19 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
   /// The whole response body as text, for ``Code/status``, with the key's
   /// value redacted like everything else (`odr http --fail-with-body`).
   public let body: String?
+  /// The cause, for ``Code/transport`` and ``Code/timeout``: URLSession's
+  /// `URLError`, with its code only (its user info holds the URL, which may
+  /// carry the key).
+  public let underlying: (any Error)?
 
-  package init(_ code: Code, _ message: String, status: Int? = nil, bodyExcerpt: String? = nil, body: String? = nil) {
+  package init(_ code: Code, _ message: String, status: Int? = nil, bodyExcerpt: String? = nil, body: String? = nil,
+               underlying: (any Error)? = nil) {
     self.code = code
     self.message = message
     self.status = status
     self.bodyExcerpt = bodyExcerpt
     self.body = body
+    self.underlying = underlying
   }
 
   public var description: String { message }

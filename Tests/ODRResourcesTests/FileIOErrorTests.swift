@@ -27,4 +27,18 @@ import ODRTesting
     #expect(error?.code == .io)
     #expect(error?.underlying as? Errno == .isDirectory)
   }
+
+  /// A Foundation file error gives the errno it carries, not the global
+  /// `errno` (which later calls overwrite).
+  @Test func aFoundationErrorKeepsItsOwnErrno() throws {
+    errno = ENOSPC  // what a stale read would find
+    do {
+      _ = try Data(contentsOf: URL(filePath: "/etc/hostname/not-a-folder"))
+      Issue.record("read through a file")
+    } catch {
+      let failure = FileIO.error("Cannot read", error)
+      #expect(failure.underlying as? Errno == .notDirectory)
+      #expect(failure.code == .io)
+    }
+  }
 }

@@ -102,11 +102,12 @@ import Testing
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct QuickGetParityTests {
   let service = "com.odr.quick.\(UUID().uuidString.prefix(8).lowercased())"
 
-  /// The same request through the quick path and, made ineligible by an
+  /// The same request through the quick path (the binary's: it runs before
+  /// anything else in `odr`, so never in-process) and, made ineligible by an
   /// explicit `--store secret-service`, through ArgumentParser.
   func bothPaths(_ arguments: [String]) async throws -> (quick: Command.Result, full: Command.Result) {
     let env = KeyringSession.shared.environment
-    return (try await Command.odr(arguments, environment: env),
+    return (try await Command.odr(arguments, environment: env, process: true),
             try await Command.odr(arguments + ["--store", "secret-service"], environment: env))
   }
 
@@ -128,7 +129,7 @@ import Testing
   /// `odr --version` is answered before ArgumentParser; the helper
   /// `odr-http` always goes through it. Both must print the same.
   @Test func versionIsTheSameOnBothPaths() async throws {
-    let quick = try await Command.odr(["--version"])
+    let quick = try await Command.odr(["--version"], process: true)
     let full = try await Command.run(Paths.helper.path, ["--version"])
     #expect(quick.status == 0)
     #expect(quick.stdout == full.stdout)
@@ -139,7 +140,7 @@ import Testing
     _ = try await Command.odr(["set", "Weather", "--service", service], input: "k-env", environment: KeyringSession.shared.environment)
     var env = KeyringSession.shared.environment
     env["ODR_SERVICE"] = service
-    #expect(try await Command.odr(["get", "Weather"], environment: env).stdout == "k-env")
+    #expect(try await Command.odr(["get", "Weather"], environment: env, process: true).stdout == "k-env")
     #expect(try await Command.odr(["get", "Weather", "--store", "secret-service"], environment: env).stdout == "k-env")
   }
 }

@@ -77,6 +77,14 @@ package struct CommandContext: Sendable {
   /// The XDG folders of ``environment``.
   var folders: XDGFolders { XDGFolders(environment: environment) }
 
+  /// `path` as the user typed it, from the working folder when relative.
+  func path(_ path: String) -> String {
+    path.hasPrefix("/") || path.isEmpty ? path : workingDirectory.appending(path: path).path
+  }
+
+  /// ``path(_:)`` as a file URL.
+  func url(_ path: String) -> URL { URL(filePath: self.path(path)) }
+
   /// `name` from the environment when set and not empty.
   func variable(_ name: String) -> String? {
     environment[name].flatMap { $0.isEmpty ? nil : $0 }

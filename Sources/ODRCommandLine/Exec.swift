@@ -60,7 +60,7 @@ extension ODR {
     /// The variables of the dotenv files, references resolved in one read
     /// per service; the resolved values are the ones to mask.
     private func fileVariables(_ context: CommandContext) async throws -> ([(name: String, value: String)], [String]) {
-      let files = try envFiles.map { try DotenvFile(path: $0, text: try SecretFile.read($0)) }
+      let files = try envFiles.map { try DotenvFile(path: $0, text: try SecretFile.read(context.path($0))) }
       var places: [SecretReference: String] = [:]
       for entry in files.flatMap(\.entries) {
         guard case .reference(let reference) = entry.value else { continue }

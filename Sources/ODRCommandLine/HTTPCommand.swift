@@ -103,7 +103,7 @@ extension ODR {
       let runner = try context.httpRunner()
       let (method, url) = try methodAndURL
       var options = HTTPOptions(method: method, url: url, policy: policy, attempts: attempts, maxTime: maxTime, include: include)
-      options.output = output
+      options.output = output.map(context.path)
       options.verbose = verbose
       options.silent = silent
       options.failWithBody = failWithBody
@@ -112,16 +112,16 @@ extension ODR {
         let name = header.prefix { $0 != ":" }
         options.headers.append((String(name), String(header.dropFirst(name.count + 1).drop { $0 == " " })))
       }
-      if let data { options.body = try Self.readBody(data, input: context.input) }
+      if let data { options.body = try Self.readBody(data, context) }
       if let key { options.key = try await keyring.makeStore(bundleOf: catalog, context, purpose: " for --key").key(named: key) }
       try await runner.http(options, output: context.output)
     }
 
     /// The body from `@FILE`, or stdin for `-`.
-    private static func readBody(_ source: String, input: FileDescriptor) throws -> Data {
-      if source == "-" { return Data(try StandardInput.readAll(input, what: "the body")) }
+    private static func readBody(_ source: String, _ context: CommandContext) throws -> Data {
+      if source == "-" { return Data(try StandardInput.readAll(context.input, what: "the body")) }
       let path = String(source.dropFirst())
-      do { return try Data(contentsOf: URL(filePath: path)) } catch {
+      do { return try Data(contentsOf: context.url(path)) } catch {
         throw CommandFailure("Cannot read the body from '\(path)'.", code: 3)
       }
     }

@@ -11,7 +11,7 @@ struct IdentityOptions: ParsableArguments {
 
   /// The identities, read when an encrypted tag needs them.
   func source(timeout: Double, _ context: CommandContext) -> @Sendable () async throws -> [AgeIdentity] {
-    let files = identityFiles
+    let files = identityFiles.map(context.path)
     let environment = context.environment["ODR_IDENTITY"]
     let keyring = context.keyring
     return {

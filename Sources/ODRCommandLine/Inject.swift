@@ -34,7 +34,7 @@ extension ODR {
     }
 
     func run(_ context: CommandContext) async throws {
-      let template = try SecretTemplate(path: input, text: try SecretFile.read(input))
+      let template = try SecretTemplate(path: input, text: try SecretFile.read(context.path(input)))
       let references = template.references
       if references.isEmpty && !allowEmpty {
         throw CIError(.invalidInput, "\(input) holds no {{ odr://… }} reference; pass --allow-empty to copy it anyway.")
@@ -42,7 +42,7 @@ extension ODR {
       let places = Dictionary(references.map { ($0.reference, $0.place) }, uniquingKeysWith: { first, _ in first })
       let values = try await source.resolve(references.map(\.reference), in: context, place: { places[$0] ?? input })
       let text = template.render(values)
-      if let output { return try SecretFile.write(text, to: output, force: force) }
+      if let output { return try SecretFile.write(text, to: context.path(output), force: force) }
       context.output.write(text)
     }
   }

@@ -81,10 +81,10 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       var options = PackOptions()
-      options.recipients = try recipients(notifying: context.output)
+      options.recipients = try recipients(context)
       options.plaintextSecrets = plaintextSecrets
       options.newTrustRoot = newTrustRoot
-      options.previous = previous.map { URL(filePath: $0) }
+      options.previous = previous.map(context.url)
       options.signingKey = try await signing.key(context)
       if let expires { options.expires = context.now().addingTimeInterval(Double(try DurationText.seconds(expires, option: "--expires"))) }
       options.nextSigners = try nextSigner.map { text in
@@ -99,7 +99,7 @@ extension ODR {
       }
       let quiet = reporting.quiet
       options.notify = { if !quiet { context.output.error($0) } }
-      let catalog = try Publisher(source: URL(filePath: source)).pack(to: URL(filePath: output), version: catalogVersion, options: options)
+      let catalog = try Publisher(source: context.url(source)).pack(to: context.url(output), version: catalogVersion, options: options)
       let tags = catalog.tags.sorted { $0.key < $1.key }.map {
         Summary.Tag(name: $0.key, category: $0.value.category.rawValue, files: $0.value.files.count, bytes: $0.value.size,
                     secrets: $0.value.secrets, recipients: $0.value.encryption?.recipients)
@@ -117,14 +117,14 @@ extension ODR {
       }
     }
 
-    private func recipients(notifying output: Output) throws -> [AgeRecipient] {
+    private func recipients(_ context: CommandContext) throws -> [AgeRecipient] {
       var found = try recipient.map(AgeRecipient.init)
       for path in recipientsFile {
-        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("Cannot read the recipients file '\(path)'.") }
+        guard let data = FileManager.default.contents(atPath: context.path(path)) else { throw ValidationError("Cannot read the recipients file '\(path)'.") }
         do {
           let (recipients, withOptions) = try AgeRecipient.parseFile(String(decoding: data, as: UTF8.self))
           if !withOptions.isEmpty {
-            output.error("note: \(path): authorized_keys options skipped on line\(withOptions.count == 1 ? "" : "s") \(withOptions.map(String.init).joined(separator: ", ")); only the keys are used")
+            context.output.error("note: \(path): authorized_keys options skipped on line\(withOptions.count == 1 ? "" : "s") \(withOptions.map(String.init).joined(separator: ", ")); only the keys are used")
           }
           found += recipients
         } catch let error as TrustError {

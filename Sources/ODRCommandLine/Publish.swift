@@ -37,7 +37,7 @@ extension ODR {
     var networkTimeout: Double = 15
 
     func run(_ context: CommandContext) async throws {
-      let publication = try await Publication(folder: URL(filePath: folder), destination: try target(context), newTrustRoot: newTrustRoot)
+      let publication = try await Publication(folder: context.url(folder), destination: try target(context), newTrustRoot: newTrustRoot)
       try reporting.print(Plan(destination: publication.destination.name, dryRun: dryRun, steps: publication.steps), on: context.output) {
         if dryRun { context.output.write(publication.steps.map { "\($0.action.rawValue)\t\($0.path)\t\($0.bytes)\n" }.joined()) }
       }
@@ -64,7 +64,7 @@ extension ODR {
       guard !destination.contains("://") || destination.hasPrefix("file://") else {
         throw ValidationError("odr publish writes to a folder or s3://bucket/prefix; for a web server, publish to its document root.")
       }
-      let url = destination.hasPrefix("file://") ? URL(string: destination).map { URL(filePath: $0.path) } : URL(filePath: destination)
+      let url = destination.hasPrefix("file://") ? URL(string: destination).map { URL(filePath: $0.path) } : context.url(destination)
       guard let url else { throw ValidationError("'\(destination.prefix(200))' is not a valid file:// URL.") }
       return FolderDestination(url)
     }

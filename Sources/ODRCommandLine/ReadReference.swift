@@ -37,7 +37,7 @@ extension ODR {
     func run(_ context: CommandContext) async throws {
       let parsed = try SecretReference(reference)
       let value = try await source.resolve([parsed], in: context, place: { _ in "odr read" })[parsed] ?? ""
-      if let outFile { return try SecretFile.write(value, to: outFile, force: force) }
+      if let outFile { return try SecretFile.write(value, to: context.path(outFile), force: force) }
       context.output.write(context.output.stdoutIsTerminal && !noNewline ? value + "\n" : value)
     }
   }

@@ -38,11 +38,11 @@ extension ODR {
       guard let key = try await signing.key(context) else {
         throw ValidationError("Name the signing key: --sign NAME, --sign-key-file FILE or $ODR_SIGNING_KEY.")
       }
-      guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure("Cannot read '\(file)'.", code: 1) }
+      guard let data = FileManager.default.contents(atPath: context.path(file)) else { throw CommandFailure("Cannot read '\(file)'.", code: 1) }
       let signer = OpenPGPSignature(key: key, userID: userID)
       let now = context.now()
-      try write(try signer.detachedSignature(of: data, at: now), to: output ?? file + ".sig")
-      if let certificate { try write(try signer.certificate(at: now), to: certificate) }
+      try write(try signer.detachedSignature(of: data, at: now), to: context.path(output ?? file + ".sig"))
+      if let certificate { try write(try signer.certificate(at: now), to: context.path(certificate)) }
       context.output.error("signed \(file) with \(key.verifyingKey) (OpenPGP fingerprint \(signer.fingerprint))")
     }
 

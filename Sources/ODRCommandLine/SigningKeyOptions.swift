@@ -25,7 +25,7 @@ struct SigningKeyOptions: ParsableArguments {
       return try SigningKey(secret)
     }
     if let signKeyFile {
-      guard let data = FileManager.default.contents(atPath: signKeyFile) else { throw ValidationError("Cannot read the signing key file '\(signKeyFile)'.") }
+      guard let data = FileManager.default.contents(atPath: context.path(signKeyFile)) else { throw ValidationError("Cannot read the signing key file '\(signKeyFile)'.") }
       do { return try SigningKey(String(decoding: data, as: UTF8.self)) } catch let error as TrustError {
         throw error.at(signKeyFile)
       }

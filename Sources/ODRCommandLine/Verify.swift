@@ -52,7 +52,7 @@ extension ODR {
         guard !catalog.contains("://") || catalog.hasPrefix("file://") else {
           throw ValidationError("Unsupported catalog '\(catalog.prefix(200))'; use a folder, file://, http(s):// or s3://.")
         }
-        check = PublishedCatalogCheck(location: catalog.hasPrefix("file://") ? URL(string: catalog) ?? URL(filePath: catalog) : URL(filePath: catalog))
+        check = PublishedCatalogCheck(location: catalog.hasPrefix("file://") ? URL(string: catalog) ?? URL(filePath: catalog) : context.url(catalog))
       }
       let report = try await check.run(trusted: Set(keys), minValidity: .seconds(margin))
       try reporting.print(report, failed: !report.problems.isEmpty, on: context.output) {

@@ -65,7 +65,7 @@ public struct ODRConfiguration: Sendable {
     let file = ProjectFile.locate(from: folder)
     let project = try file.map(ProjectFile.read)
     return ODRConfiguration(
-      locations: try locations(overrides.catalog, environment: environment, project: project),
+      locations: try locations(overrides.catalog, environment: environment, project: project, base: folder),
       trust: try trust(overrides, environment: environment, project: project),
       maxSize: try budget(overrides.maxSize ?? environment["ODR_MAX_SIZE"] ?? project?.maxSize),
       endpoint: project?.endpoint, auth: project?.auth, environment: environment, file: file)
@@ -75,7 +75,7 @@ public struct ODRConfiguration: Sendable {
   /// or odr.json is read: the errors ``discover(_:environment:folder:)``
   /// would throw for them.
   public static func check(_ overrides: Overrides) throws {
-    _ = try overrides.catalog.map(location)
+    _ = try overrides.catalog.map { try location($0) }
     _ = try budget(overrides.maxSize)
     for text in overrides.trust {
       do { _ = try VerifyingKey(text) } catch let error as TrustError { throw ConfigurationError("--trust: \(error.message)") }
@@ -142,18 +142,19 @@ public struct ODRConfiguration: Sendable {
 
   // MARK: Reading each setting
 
-  private static func locations(_ given: [String], environment: [String: String], project: ProjectFile?) throws -> [URL] {
+  private static func locations(_ given: [String], environment: [String: String], project: ProjectFile?, base: URL?) throws -> [URL] {
     var texts = given
     if texts.isEmpty, let value = environment["ODR_CATALOG"], !value.isEmpty {
       texts = value.split(separator: ",").map(String.init).filter { !$0.isEmpty }
     }
     if texts.isEmpty { texts = project?.catalog ?? [] }
-    return try texts.map(location)
+    return try texts.map { try location($0, relativeTo: base) }
   }
 
   /// One catalog location as the user wrote it: a folder, its catalog.json,
-  /// or a file://, http(s):// or s3:// URL.
-  public static func location(_ text: String) throws -> URL {
+  /// or a file://, http(s):// or s3:// URL. A relative folder is taken from
+  /// `base` (default: the current folder).
+  public static func location(_ text: String, relativeTo base: URL? = nil) throws -> URL {
     if text.hasPrefix("http://") || text.hasPrefix("https://") || text.hasPrefix("s3://") {
       guard let url = URL(string: text), url.host != nil, !(url.host ?? "").isEmpty else { throw ConfigurationError("'\(text.prefix(200))' is not a valid URL.") }
       guard url.user == nil && url.password == nil else {
@@ -166,7 +167,8 @@ public struct ODRConfiguration: Sendable {
       return url
     }
     guard !text.contains("://") else { throw ConfigurationError("Unsupported catalog URL '\(text.prefix(200))'; use a folder, file://, http(s):// or s3://.") }
-    return URL(filePath: text)
+    guard let base, !text.hasPrefix("/") else { return URL(filePath: text) }
+    return base.appending(path: text)
   }
 
   private static func trust(_ overrides: Overrides, environment: [String: String], project: ProjectFile?) throws -> TrustPolicy {

@@ -67,15 +67,15 @@ public enum Command {
 
   /// Runs `odr arguments` to completion: in this process (``InProcessODR``)
   /// wherever the behaviour under test is not the process itself, else the
-  /// built binary (`exec`, `http`, `url`, completion, another D-Bus session
-  /// or folder, or `process: true`). Either way it takes a slot
+  /// built binary (`exec`, `http`, `url`, completion, another D-Bus
+  /// session, or `process: true`). `folder`: the working folder. Either way it takes a slot
   /// (``ChildSlots``); `exclusive` takes them all, for a run whose duration a
   /// test asserts (no other test's command competes for the cores).
   public static func odr(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
                          in folder: URL? = nil, exclusive: Bool = false, process: Bool = false) async throws -> Result {
-    if !process, folder == nil, InProcessODR.canRun(arguments, environment: environment) {
+    if !process, InProcessODR.canRun(arguments, environment: environment) {
       return try await ChildSlots.shared.holding(exclusive ? Int.max : 1) {
-        try await InProcessODR.run(arguments, input: input, environment: environment)
+        try await InProcessODR.run(arguments, input: input, environment: environment, in: folder)
       }
     }
     guard let folder else { return try await run(Paths.odr.path, arguments, input: input, environment: environment, exclusive: exclusive) }

@@ -27,8 +27,9 @@ public enum InProcessODR {
     return environment[bus] == ProcessInfo.processInfo.environment[bus]
   }
 
-  /// Runs `odr arguments` here; `environment` replaces the test's own when given.
-  static func run(_ arguments: [String], input: String?, environment: [String: String]?) async throws -> Command.Result {
+  /// Runs `odr arguments` here; `environment` replaces the test's own when
+  /// given; `folder` is the working folder (default: the test's).
+  static func run(_ arguments: [String], input: String?, environment: [String: String]?, in folder: URL?) async throws -> Command.Result {
     let environment = environment ?? ProcessInfo.processInfo.environment
     let stdout = Output.Captured(), stderr = Output.Captured()
     let stdin = try Command.stdinPipe(input ?? "")
@@ -37,7 +38,7 @@ public enum InProcessODR {
       network: .unavailable, keyring: CommandContext.secretService(environment),
       output: Output(stdout: .buffer(stdout), stderr: .buffer(stderr), columns: Int(environment["COLUMNS"] ?? "") ?? 80),
       input: stdin, environment: environment,
-      workingDirectory: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory),
+      workingDirectory: folder ?? URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory),
       pinHolder: getpid(), handlesSignals: false)
     let clock = ContinuousClock()
     let start = clock.now

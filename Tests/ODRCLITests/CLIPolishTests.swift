@@ -8,8 +8,7 @@ import Testing
 /// suggestion for a mistyped command, and odr.json problems named by line.
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct CLIPolishTests {
   func odr(_ arguments: [String], in folder: URL? = nil, environment: [String: String] = ["COLUMNS": "80", "PATH": "/usr/bin:/bin"]) async throws -> Command.Result {
-    guard let folder else { return try await Command.odr(arguments, environment: environment) }
-    return try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments, environment: environment)
+    try await Command.odr(arguments, environment: environment, in: folder)
   }
 
   /// Lines that end a paragraph early: one or two words between two longer

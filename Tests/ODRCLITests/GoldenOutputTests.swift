@@ -146,8 +146,7 @@ import Testing
   /// and the command's result itself.
   func record(_ arguments: [String], input: String?, environment: [String: String]) async throws -> (entry: String, result: Command.Result) {
     let arguments = arguments.map { $0.replacingOccurrences(of: "$PKG", with: Paths.packageRoot.path).replacingOccurrences(of: "$ROOT", with: root.path) }
-    let result = try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", root.appending(path: "work").path, Paths.odr.path] + arguments,
-                                       input: input, environment: environment)
+    let result = try await Command.odr(arguments, input: input, environment: environment, in: root.appending(path: "work"))
     let line = (["odr"] + arguments).map { $0.contains(" ") || $0.isEmpty ? "'\($0)'" : $0 }.joined(separator: " ")
     let entry = normalized("""
       $ \(line)

@@ -16,9 +16,7 @@ import Testing
   }
 
   func odr(_ arguments: [String], in folder: URL? = nil) async throws -> Command.Result {
-    guard let folder else { return try await Command.odr(arguments, environment: environment) }
-    return try await Command.run("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", folder.path, Paths.odr.path] + arguments,
-                           environment: environment)
+    try await Command.odr(arguments, environment: environment, in: folder)
   }
 
   /// Writes a catalog folder by hand (no `odr pack`: it would refuse these).

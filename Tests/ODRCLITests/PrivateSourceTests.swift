@@ -111,7 +111,7 @@ import Testing
 
   /// Runs odr in `folder` (where odr.json is).
   func odr(_ arguments: [String], in folder: URL, environment: [String: String]) async throws -> Command.Result {
-    try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments, environment: environment)
+    try await Command.odr(arguments, environment: environment, in: folder)
   }
 
   @Test(arguments: [("Authorization", "Bearer "), ("X-Catalog-Token", "")])

@@ -37,7 +37,7 @@ import Testing
   func odr(_ arguments: [String], in folder: URL, _ extra: [String: String] = [:]) async throws -> Command.Result {
     var env = environment.merging(extra) { $1 }
     env["ODR_CATALOG"] = nil  // the folder's odr.json says where the catalog is
-    return try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments, environment: env)
+    return try await Command.odr(arguments, environment: env, in: folder)
   }
 
   /// Packs an unencrypted APIKeys document `{"Weather": weather}` of

@@ -40,6 +40,15 @@ import Testing
     try #require(first.status == 0, "\(first.stderr)")
   }
 
+  /// Runs the bash `script` with no other test's command beside it; it
+  /// must exit 0 and leave errors.log empty.
+  func runAlone(_ script: String) async throws {
+    let run = try await Command.run("/bin/bash", ["-c", script], environment: environment, exclusive: true)
+    #expect(run.status == 0)
+    let errors = (try? String(contentsOf: root.appending(path: "errors.log"), encoding: .utf8)) ?? ""  // none written: no errors
+    #expect(errors.isEmpty, "\(errors.prefix(2000))")
+  }
+
   /// 8 readers loop `odr exec` (each reads every key under the shared
   /// import lock) while `odr fetch` imports another document: the import
   /// still completes within 2 s, readers or not.
@@ -61,10 +70,7 @@ import Testing
       touch "$ROOT/done"
       wait
       """#
-    let run = try await Command.run("/bin/bash", ["-c", script], environment: environment, exclusive: true)
-    #expect(run.status == 0)
-    let errors = (try? String(contentsOf: root.appending(path: "errors.log"), encoding: .utf8)) ?? ""
-    #expect(errors.isEmpty, "\(errors.prefix(2000))")
+    try await runAlone(script)
     let result = try String(contentsOf: root.appending(path: "fetch.result"), encoding: .utf8).split(separator: " ")
     let milliseconds = try #require(Int(result[1].trimmingCharacters(in: .whitespacesAndNewlines)))
     #expect(result[0] == "0" && milliseconds < 2_000, "odr fetch exited \(result[0]) after \(milliseconds) ms among 8 readers")
@@ -98,10 +104,7 @@ import Testing
       touch "$ROOT/done"
       wait
       """#
-    let run = try await Command.run("/bin/bash", ["-c", script], environment: env, exclusive: true)
-    #expect(run.status == 0)
-    let errors = (try? String(contentsOf: root.appending(path: "errors.log"), encoding: .utf8)) ?? ""
-    #expect(errors.isEmpty, "\(errors.prefix(2000))")
+    try await runAlone(script)
 
     // Every read holds one whole document.
     var reads = 0

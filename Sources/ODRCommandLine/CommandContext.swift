@@ -32,7 +32,7 @@ package struct CommandContext: Sendable {
   /// Standard input (secrets typed or piped, request bodies).
   package var input: FileDescriptor
   package var environment: [String: String]
-  /// Where relative names (odr.json's discovery) start.
+  /// Where relative paths in arguments and odr.json's discovery start.
   package var workingDirectory: URL
   package var now: @Sendable () -> Date
   /// The process that holds `odr begin`'s pins by default: odr's parent.

@@ -68,10 +68,15 @@ package struct CommandContext: Sendable {
   /// The environment of this process.
   static var processEnvironment: [String: String] { ProcessInfo.processInfo.environment }
 
-  /// The Secret Service stores, their imports locked under `environment`'s state folder.
+  /// The Secret Service stores, their imports locked under `environment`'s
+  /// state folder, asking the desktop to unlock only where `environment`
+  /// has a display.
   package static func secretService(_ environment: [String: String]) -> Keyring {
     let stateHome = XDGFolders(environment: environment).stateHome
-    return { service, deadline in try SecretServiceStore(service: service, deadline: deadline, stateHome: stateHome) }
+    let display = ["DISPLAY", "WAYLAND_DISPLAY"].contains { environment[$0]?.isEmpty == false }
+    return { service, deadline in
+      try SecretServiceStore(service: service, deadline: deadline, stateHome: stateHome, asksToUnlock: display)
+    }
   }
 
   /// The XDG folders of ``environment``.

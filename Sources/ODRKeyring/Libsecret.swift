@@ -26,13 +26,15 @@ final class Libsecret: Sendable {
 
   /// Runs `body` on the libsecret queue. The call is cancelled when
   /// `deadline` passes (→ `.timeout`) or the task is cancelled
-  /// (→ `CancellationError`).
-  func perform<T: Sendable>(deadline: Duration, _ body: @escaping @Sendable (Session) throws -> T) async throws -> T {
+  /// (→ `CancellationError`). `askingToUnlock`: whether a locked
+  /// collection may be unlocked through the desktop's prompt.
+  func perform<T: Sendable>(deadline: Duration, askingToUnlock: Bool = Session.desktopCanPrompt,
+                            _ body: @escaping @Sendable (Session) throws -> T) async throws -> T {
     let cancellable = Cancellable(deadline: deadline)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         queue.async {
-          continuation.resume(with: Result { try Self.run(deadline: deadline, cancellable: cancellable, body) })
+          continuation.resume(with: Result { try Self.run(deadline: deadline, askingToUnlock: askingToUnlock, cancellable: cancellable, body) })
         }
       }
     } onCancel: {
@@ -43,13 +45,13 @@ final class Libsecret: Sendable {
   /// `perform` on the calling thread, which it blocks: for a process that
   /// makes one keyring call and has nothing else to do (`odr get`), it
   /// saves two thread hops. Never call it from the cooperative pool.
-  func performBlocking<T>(deadline: Duration, _ body: (Session) throws -> T) throws -> T {
-    try Self.run(deadline: deadline, cancellable: Cancellable(deadline: deadline), body)
+  func performBlocking<T>(deadline: Duration, askingToUnlock: Bool = Session.desktopCanPrompt, _ body: (Session) throws -> T) throws -> T {
+    try Self.run(deadline: deadline, askingToUnlock: askingToUnlock, cancellable: Cancellable(deadline: deadline), body)
   }
 
   /// Runs `body`; the libsecret call in progress fails with `.timeout`
   /// when the cancellable's deadline passes.
-  private static func run<T>(deadline: Duration, cancellable: Cancellable, _ body: (Session) throws -> T) throws -> T {
+  private static func run<T>(deadline: Duration, askingToUnlock: Bool, cancellable: Cancellable, _ body: (Session) throws -> T) throws -> T {
     defer { cancellable.disarm() }
     let session = Session(cancellable: cancellable, deadline: deadline)
     do { return try body(session) } catch let error as KeyringError where error.code == .timeout {
@@ -59,7 +61,7 @@ final class Libsecret: Sendable {
       // a failed check leaves the unanswered prompt's own error
       if (try? check.lockedCollection()) != nil { throw KeyringError.promptUnanswered(deadline) }
       throw error
-    } catch let error as KeyringError where error.code == .locked && Session.desktopCanPrompt {
+    } catch let error as KeyringError where error.code == .locked && askingToUnlock {
       // A desktop session: ask it to unlock (it prompts the user), once,
       // within the same deadline (--timeout).
       guard let path = error.lockedPath else { throw error }
@@ -412,8 +414,9 @@ struct Session {
     return nil
   }
 
-  /// True when a graphical session can show the Secret Service's unlock
-  /// prompt (a display to prompt on); elsewhere odr never asks.
+  /// True when this process's graphical session can show the Secret
+  /// Service's unlock prompt (a display to prompt on); elsewhere odr never
+  /// asks. The default of ``SecretServiceStore``'s `asksToUnlock`.
   static var desktopCanPrompt: Bool {
     ["DISPLAY", "WAYLAND_DISPLAY"].contains { (name: String) in getenv(name).map { $0.pointee != 0 } ?? false }
   }

@@ -22,15 +22,25 @@ public struct SecretServiceStore: SecretStore {
   /// How long one keyring call may take before it fails with `.timeout`.
   public let deadline: Duration
   public let stateHome: URL?
+  /// Whether a locked collection may be unlocked through the desktop's
+  /// prompt (a display to prompt on: `DISPLAY` or `WAYLAND_DISPLAY`).
+  public let asksToUnlock: Bool
+
+  /// Whether this process has a display the desktop's unlock prompt can
+  /// show on (`DISPLAY` or `WAYLAND_DISPLAY` set): the default of `asksToUnlock`.
+  public static var processHasDisplay: Bool { Session.desktopCanPrompt }
 
   /// Creates a store for `service`. Validates the service name, but does
   /// not touch the bus until the first call. `stateHome`: where its
-  /// imports' lock lives (default: this process's XDG state folder).
-  public init(service: String, deadline: Duration = .seconds(5), stateHome: URL? = nil) throws(KeyringError) {
+  /// imports' lock lives (default: this process's XDG state folder);
+  /// `asksToUnlock` (default: whether this process has a display).
+  public init(service: String, deadline: Duration = .seconds(5), stateHome: URL? = nil,
+              asksToUnlock: Bool = SecretServiceStore.processHasDisplay) throws(KeyringError) {
     try KeyringInput.validate(service: service)
     self.service = service
     self.deadline = deadline
     self.stateHome = stateHome
+    self.asksToUnlock = asksToUnlock
   }
 
   public func setValue(_ value: String, for name: String) async throws {
@@ -38,7 +48,7 @@ public struct SecretServiceStore: SecretStore {
     try KeyringInput.validate(value: value, for: name)
     let attributes = attributes(for: name)
     let label = "odr \(service) \(name)"
-    try await Libsecret.shared.perform(deadline: deadline) { session in
+    try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
       try session.store(attributes, identifying: Self.identifyingAttributes, label: label, secret: value)
     }
   }
@@ -47,7 +57,7 @@ public struct SecretServiceStore: SecretStore {
     try KeyringInput.validate(name: name)
     let attributes = attributes(for: name)
     let service = service
-    return try await Libsecret.shared.perform(deadline: deadline) { session in
+    return try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
       try Self.lookup(name, service: service, attributes: attributes, in: session)
     }
   }
@@ -59,7 +69,7 @@ public struct SecretServiceStore: SecretStore {
   public func valueBlocking(for name: String) throws -> String {
     try KeyringInput.validate(name: name)
     let attributes = attributes(for: name)
-    return try Libsecret.shared.performBlocking(deadline: deadline) { session in
+    return try Libsecret.shared.performBlocking(deadline: deadline, askingToUnlock: asksToUnlock) { session in
       try Self.lookup(name, service: service, attributes: attributes, in: session)
     }
   }
@@ -85,7 +95,7 @@ public struct SecretServiceStore: SecretStore {
 
   public func valuesAndRecords() async throws -> [String: String] {
     let attributes = ["service": service]
-    let items = try await Libsecret.shared.perform(deadline: deadline) { session in
+    let items = try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
       try session.search(attributes, loadSecrets: true)
     }
     var result: [String: String] = [:]
@@ -100,7 +110,7 @@ public struct SecretServiceStore: SecretStore {
   public func deleteValue(for name: String) async throws -> Bool {
     try KeyringInput.validate(name: name)
     let attributes = attributes(for: name)
-    return try await Libsecret.shared.perform(deadline: deadline) { session in
+    return try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
       if try session.clear(attributes) { return true }
       // libsecret reports "nothing deleted" for locked items too.
       if let found = try session.lockedCollection(holding: session.lockedItemPaths(attributes)) {
@@ -112,7 +122,7 @@ public struct SecretServiceStore: SecretStore {
 
   public func names() async throws -> [String] {
     let attributes = ["service": service]
-    let items = try await Libsecret.shared.perform(deadline: deadline) { session in
+    let items = try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
       try session.search(attributes, loadSecrets: false)
     }
     return Self.names(of: items)
@@ -126,7 +136,7 @@ public struct SecretServiceStore: SecretStore {
   /// completion, which asks synchronously). Never call it from async code.
   public func namesBlocking() throws -> [String] {
     let attributes = ["service": service]
-    return Self.names(of: try Libsecret.shared.performBlocking(deadline: deadline) { session in
+    return Self.names(of: try Libsecret.shared.performBlocking(deadline: deadline, askingToUnlock: asksToUnlock) { session in
       try session.search(attributes, loadSecrets: false)
     })
   }
@@ -137,7 +147,7 @@ public struct SecretServiceStore: SecretStore {
   @discardableResult
   public func deleteAll() async throws -> Int {
     let attributes = ["service": service]
-    let names = try await Libsecret.shared.perform(deadline: deadline) { session in
+    let names = try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
       Set(try session.search(attributes, loadSecrets: false).compactMap { $0.attributes["key"] })
     }
     for name in names { try await deleteValue(for: name) }
@@ -173,7 +183,7 @@ public struct SecretServiceStore: SecretStore {
     let attributes = attributes(for: name).merging([Self.catalogOriginsAttribute: origins.joined(separator: " ")]) { $1 }
     let plain = self.attributes(for: name)
     let label = "odr \(service) \(name) (catalog token)"
-    try await Libsecret.shared.perform(deadline: deadline) { session in
+    try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
       _ = try session.clear(plain)
       try session.store(attributes, identifying: Self.identifyingAttributes, label: label, secret: value)
     }
@@ -188,7 +198,7 @@ public struct SecretServiceStore: SecretStore {
     try KeyringInput.validate(name: name)
     let attributes = attributes(for: name)
     let service = service
-    let items = try await Libsecret.shared.perform(deadline: deadline) { session in
+    let items = try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
       let found = try session.search(attributes, loadSecrets: true)
       if found.isEmpty { throw session.lockedOr(.notFound(name, service: service), attributes: attributes) }
       return found

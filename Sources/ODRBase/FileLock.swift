@@ -50,6 +50,18 @@ public struct FileLock: Sendable {
     return try await body()
   }
 
+  /// Runs `body` holding the lock exclusively if no one holds it now, and
+  /// answers whether it ran: for work that yields to a holder (a partial
+  /// download being written is not stale).
+  @discardableResult
+  public func ifFree(_ body: () throws -> Void) throws -> Bool {
+    let fd = try open(url)
+    defer { close(fd) }
+    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
+    try body()
+    return true
+  }
+
   /// Runs `body` holding the lock exclusively, blocking the thread while it
   /// waits: for short critical sections in synchronous code (`deinit`).
   public func withExclusiveNow<T>(_ body: () throws -> T) throws -> T {

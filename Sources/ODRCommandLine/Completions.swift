@@ -16,7 +16,7 @@ enum Completions {
 
   /// The context a completion request runs in: the shell's `odr ---completion`
   /// process (completion callbacks are ArgumentParser's, called while parsing).
-  private static var context: CommandContext { .process(network: .unavailable) }
+  private static let context = CommandContext.process(network: .unavailable)
 
   /// The keys of the service named on the command line (`--service S`),
   /// else `$ODR_SERVICE`, else the bundle of the catalog on disk.

@@ -233,10 +233,9 @@ public struct LocalStore: Sendable {
       let resumable = listed.contains(blob) && FileIO.kind(of: blobURL(blob)) != .file
         && names.contains(blob) && names.contains(blob + ".resume")
       if resumable { continue }
-      let fd = open(root.appending(path: "locks/\(blob)").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-      guard fd >= 0 else { continue }
-      if flock(fd, LOCK_EX | LOCK_NB) == 0 { unlink(partial.appending(path: name).path) }
-      close(fd)
+      // An installer holding the blob's lock is writing it: not stale. A lock
+      // that cannot be opened leaves the file for the next clean-up.
+      _ = try? FileLock(url: root.appending(path: "locks/\(blob)")).ifFree { unlink(partial.appending(path: name).path) }
     }
   }
 

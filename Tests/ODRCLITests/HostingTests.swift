@@ -28,6 +28,16 @@ import Testing
     return sha
   }
 
+  /// The sample published, served by nginx, and Level2 begun from it: where
+  /// the hosting tests start. The caller stops nginx.
+  func servedAndBegun() async throws -> (nginx: Nginx, environment: [String: String]) {
+    _ = try await publish()
+    let nginx = try await Nginx.start(root: published)
+    let env = environment([nginx.url.absoluteString])
+    #expect(try await Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
+    return (nginx, env)
+  }
+
   func environment(_ catalogs: [String]) -> [String: String] {
     var env = KeyringSession.shared.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
@@ -38,11 +48,8 @@ import Testing
   }
 
   @Test func withTheServerDownCommandsAnsweredFromDiskStillWorkAtOnce() async throws {
-    _ = try await publish()
     defer { try? FileManager.default.removeItem(at: root) }
-    let nginx = try await Nginx.start(root: published)
-    let env = environment([nginx.url.absoluteString])
-    #expect(try await Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
+    let (nginx, env) = try await servedAndBegun()
     // Answered from disk: not one request.
     let before = nginx.requests.count
     for arguments in [["path", "Level2"], ["status"], ["end", "Level2"]] {
@@ -67,12 +74,9 @@ import Testing
   }
 
   @Test func aSecondRunRevalidatesTheCatalogWithA304() async throws {
-    _ = try await publish()
     defer { try? FileManager.default.removeItem(at: root) }
-    let nginx = try await Nginx.start(root: published)
+    let (nginx, env) = try await servedAndBegun()
     defer { nginx.stop() }
-    let env = environment([nginx.url.absoluteString])
-    #expect(try await Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
     #expect(try await Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
     let catalogs = nginx.requests.filter { $0.path == "/catalog.json" }
     #expect(catalogs.map(\.status) == [200, 304])
@@ -87,12 +91,9 @@ import Testing
   }
 
   @Test func statusSaysItShowsTheKeptCatalogAndRefreshAsksTheHost() async throws {
-    _ = try await publish()
     defer { try? FileManager.default.removeItem(at: root) }
-    let nginx = try await Nginx.start(root: published)
+    let (nginx, env) = try await servedAndBegun()
     defer { nginx.stop() }
-    let env = environment([nginx.url.absoluteString])
-    #expect(try await Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
     // Backdate the last confirmation by two hours: status says how old its copy is.
     let kept = store.appending(path: "catalog.json")
     try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7300)], ofItemAtPath: kept.path)

@@ -81,6 +81,7 @@ let package = Package(
     .target(
       name: "ODRHTTP",
       dependencies: [
+        "ODRBase",
         "ODRResources",
         "ODRURL",
         .product(name: "AsyncHTTPClient", package: "async-http-client", condition: tools),
@@ -100,7 +101,7 @@ let package = Package(
     ),
     .target(
       name: "ODRConfiguration",
-      dependencies: ["ODRBase", "ODRKeyring", "ODRResources", "ODRTrust"],
+      dependencies: ["ODRBase", "ODRKeyring", "ODRResources", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -109,12 +110,12 @@ let package = Package(
     ),
     .target(
       name: "ODRNetworking",
-      dependencies: ["ODRKeys", "ODRResources", "ODRURL", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRBase", "ODRKeys", "ODRResources", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRKit",
-      dependencies: ["ODRConfiguration", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources", "ODRTrust"],
+      dependencies: ["ODRBase", "ODRConfiguration", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     .target(name: "CHardening"),

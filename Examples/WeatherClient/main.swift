@@ -30,7 +30,9 @@ do {
   let service = "com.example.demo"
   let store: any SecretStore = CommandLine.arguments.contains("--memory") ? MemoryStore(service: service) : try SecretServiceStore(service: service)
   let overrides = ODRConfiguration.Overrides(catalog: option("--catalog").map { [$0] } ?? [], trust: option("--trust").map { [$0] } ?? [])
-  let provider = try APIKeyProvider(service: service, configuration: .discover(overrides), store: store)
+  // The app names the folder its odr.json is read from (an adopted one only: the library never adopts).
+  let folder = URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+  let provider = try APIKeyProvider(service: service, configuration: .discover(overrides, folder: folder), store: store)
   let client = try APIClient(baseURL: endpoint, provider: provider)
   let response = try await client.send(APIRequest<Forecast>(path: "/forecast", key: "Weather"))
   print("GET \(endpoint)/forecast → \(response.status): \(response.value.forecast)")

@@ -70,6 +70,24 @@ public struct FileLock: Sendable {
     return try body()
   }
 
+  /// Runs `body` holding the lock shared, blocking the thread while it
+  /// waits: for short reads in synchronous code (a pair of files written
+  /// together under the exclusive lock).
+  public func withSharedNow<T>(_ body: () throws -> T) throws -> T {
+    let gate = try open(gateURL)
+    do {
+      try Self.block(gate, LOCK_SH, self)
+      close(gate)
+    } catch {
+      close(gate)
+      throw error
+    }
+    let fd = try open(url)
+    defer { close(fd) }
+    try Self.block(fd, LOCK_SH, self)
+    return try body()
+  }
+
   /// Takes the turnstile, then the lock, then lets the turnstile go: the
   /// open descriptor of the lock, held exclusively.
   private func lockExclusive(_ wait: (Int32, Int32) async throws -> Void) async throws -> Int32 {

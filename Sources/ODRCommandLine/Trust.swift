@@ -1,24 +1,26 @@
 import ArgumentParser
 import FoundationEssentials
 import ODRBase
+import ODRConfiguration
 import ODRResources
 import ODRTrust
 
 extension ODR {
-  /// `odr trust show|reset`: what this machine trusts for each bundle, and
-  /// how to start over.
+  /// `odr trust show|reset|adopt`: what this machine trusts for each
+  /// bundle, how to start over, and which odr.json files speak for it.
   struct Trust: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
       commandName: "trust",
-      abstract: "Show or reset what this machine trusts for a bundle's catalogs.",
+      abstract: "Show or reset what this machine trusts for a bundle's catalogs; adopt a project's odr.json.",
       discussion: """
         odr remembers, per bundle, under $XDG_STATE_HOME/odr/<bundle>/trust.json (outside the cache): the highest version accepted through each trust root (a pinned key, or the key trusted on first use), the signers that version handed over to, whether the bundle was ever signed, and which bundle each catalog location serves. A damaged file is an error, never a fresh start; `odr trust reset` is the way to start over.
 
         Example:
           odr trust show com.example.demo
           odr trust reset com.example.demo
+          odr trust adopt
         """,
-      subcommands: [Show.self, Reset.self]
+      subcommands: [Show.self, Reset.self, Adopt.self]
     )
 
     static func validate(_ bundle: String?) throws {
@@ -118,6 +120,56 @@ extension ODR {
           forgot = try TrustLedger.resetLocations(stateHome: context.folders.stateHome)
         }
         if !quiet { context.output.error(forgot ? "forgot what was trusted for \(bundle ?? "every location")" : "nothing was trusted for \(bundle ?? "any location")") }
+      }
+    }
+
+    struct Adopt: ContextualCommand {
+      static let configuration = CommandConfiguration(
+        commandName: "adopt",
+        abstract: "Let a project's odr.json choose the catalog, pins, token and endpoint.",
+        discussion: """
+          An odr.json found in the current folder or above it (up to the repository's root or $HOME) is inert until you adopt it: its catalog, trust, auth and endpoint count only then, so a cloned repository cannot choose what odr trusts or where it sends credentials. Adopting records the file's path and content; after any change to it, adopt it again. With CI=true the job's own checkout counts as adopted. odr reads an odr.json only when it is yours and only you may change it. An adopted file speaks for its "bundle" only, and never adds a trust root to a bundle that already has one.
+
+          Example:
+            odr trust adopt
+            odr trust adopt ~/src/weather-app
+            odr trust adopt --revoke
+          """)
+
+      @Argument(help: ArgumentHelp("The folder whose odr.json to adopt (default: the current folder; the nearest odr.json above it is found).", valueName: "folder"))
+      var folder: String?
+
+      @Flag(help: "Forget the adoption: the file is inert again.")
+      var revoke = false
+
+      @Flag(name: .shortAndLong, help: "Print nothing on success.")
+      var quiet = false
+
+      func run(_ context: CommandContext) async throws {
+        let start = folder.map { URL(filePath: context.path($0), directoryHint: .isDirectory) } ?? context.workingDirectory
+        guard let file = ProjectFile.locate(from: start, home: context.environment["HOME"].map { URL(filePath: $0) }) else {
+          throw ResourceError(.notFound, "No odr.json in \(start.standardizedFileURL.path) or above it (up to the repository's root or $HOME).")
+        }
+        let adoption = ProjectAdoption(stateHome: context.folders.stateHome)
+        if revoke {
+          let forgot = try await adoption.revoke(file.path)
+          if !quiet { context.output.error(forgot ? "\(file.path) is no longer adopted" : "\(file.path) was not adopted") }
+          return
+        }
+        if let problem = ProjectFile.ownershipProblem(of: file) {
+          throw ConfigurationError("Not adopting \(file.path): \(problem). odr reads an odr.json only when it is yours and only you may change it (chown it, or chmod go-w).")
+        }
+        let bytes = try Array(Data(contentsOf: file))
+        let project = try ProjectFile.parse(bytes, file: file.path)
+        try await adoption.adopt(file.path, bytes: bytes)
+        guard !quiet else { return }
+        var settings: [String] = []
+        if let bundle = project.bundle { settings.append("bundle \(bundle)") }
+        if let catalog = project.catalog { settings.append("catalog \(catalog.joined(separator: ", "))") }
+        if let trust = project.trust { settings.append("trust \(trust.joined(separator: ", "))") }
+        if let auth = project.auth { settings.append("auth \(auth.key) of \(auth.service)") }
+        if let endpoint = project.endpoint { settings.append("endpoint \(endpoint)") }
+        context.output.error("adopted \(file.path)\(settings.isEmpty ? "" : " (\(settings.joined(separator: "; ")))"); after any change to it, run `odr trust adopt` again")
       }
     }
   }

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRBase
 import ODRKeyring
 public import ODRResources
 
@@ -9,26 +10,18 @@ public import ODRResources
 /// keyring item anywhere (docs/trust.md, "Threat model").
 public enum CatalogAuth {
   /// `scheme://host:port` of an http(s) URL (lower case, port explicit),
-  /// or nil for anything else.
+  /// or nil for anything else: the item's origin attribute.
   public static func origin(of url: URL) -> String? {
-    guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-          let host = url.host?.lowercased(), !host.isEmpty else { return nil }
-    let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-    return "\(scheme)://\(shown):\(url.port ?? (scheme == "https" ? 443 : 80))"
-  }
-
-  /// True for 127.0.0.0/8, ::1 and localhost.
-  public static func isLoopback(_ host: String) -> Bool {
-    let host = host.lowercased().filter { $0 != "[" && $0 != "]" }
-    return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    guard let origin = Origin(url), origin.scheme == "http" || origin.scheme == "https" else { return nil }
+    return origin.description
   }
 
   /// The header `auth` asks for on requests to `url`.
   public static func credential(_ auth: ProjectFile.Auth, for url: URL, deadline: Duration) async throws -> HTTPCredential {
     guard let origin = origin(of: url) else {
-      throw ConfigurationError("odr.json \"auth\" applies to http(s) catalogs only; \(url.absoluteString) is not one.")
+      throw ConfigurationError("odr.json \"auth\" applies to http(s) catalogs only; \(url.redacted) is not one.")
     }
-    guard url.scheme?.lowercased() == "https" || isLoopback(url.host ?? "") else {
+    guard url.scheme?.lowercased() == "https" || Origin(url)?.isLoopback == true else {
       throw ConfigurationError("odr.json \"auth\": refusing to send the catalog token over plain http to \(url.host ?? "?") (anyone on the path could read it). Serve the catalog over https.")
     }
     try KeyringInput.validate(keyService: auth.service)

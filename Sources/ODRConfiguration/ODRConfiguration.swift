@@ -9,10 +9,13 @@ public import ODRBase
 ///
 /// Each setting comes from the first of: what the caller gives
 /// (``Overrides``, `odr`'s flags), the environment (`ODR_CATALOG`,
-/// `ODR_TRUST`, `ODR_MAX_SIZE`, `CI`), the nearest odr.json.
+/// `ODR_TRUST`, `ODR_MAX_SIZE`, `CI`), the nearest odr.json — whose
+/// `catalog`, `trust`, `auth` and `endpoint` count only once the user
+/// adopted it (`odr trust adopt`; with `CI=true`, the job's own checkout).
+/// The library never adopts.
 ///
 /// ```swift
-/// let configuration = try ODRConfiguration.discover()
+/// let configuration = try ODRConfiguration.discover(folder: appFolder)
 /// let catalog = try await configuration.loadCatalog(transport: try await configuration.transport { location in
 ///   URLSessionTransport(location)
 /// })
@@ -54,21 +57,44 @@ public struct ODRConfiguration: Sendable {
   public var environment: [String: String]
   /// The odr.json these settings were read from, if any.
   public var file: URL?
+  /// Why an odr.json that was found is not used (not adopted, changed
+  /// since, or not the user's), for messages; nil when none was found or
+  /// it is used.
+  public var inertFile: String?
   /// The XDG folders of ``environment``: the store's cache, the trust state.
   public var folders: XDGFolders { XDGFolders(environment: environment) }
 
   /// Reads `overrides`, `environment` and the odr.json nearest `folder`
-  /// (default: the current folder). Throws ``ConfigurationError`` for a
-  /// broken odr.json or variable; a missing catalog is not an error here.
+  /// (up to the repository's root or `$HOME`). Throws
+  /// ``ConfigurationError`` for a broken odr.json or variable; a missing
+  /// catalog is not an error here.
   public static func discover(_ overrides: Overrides = Overrides(), environment: [String: String] = ProcessInfo.processInfo.environment,
-                              folder: URL? = nil) throws -> ODRConfiguration {
-    let file = ProjectFile.locate(from: folder)
-    let project = try file.map(ProjectFile.read)
-    return ODRConfiguration(
-      locations: try locations(overrides.catalog, environment: environment, project: project, base: folder),
-      trust: try trust(overrides, environment: environment, project: project),
+                              folder: URL) throws -> ODRConfiguration {
+    let folders = XDGFolders(environment: environment)
+    var project: ProjectFile?, adopted: ProjectFile?, file: URL?, inert: String?
+    if let found = ProjectFile.locate(from: folder, home: environment["HOME"].map { URL(filePath: $0) }) {
+      if let problem = ProjectFile.ownershipProblem(of: found) {
+        inert = "\(found.path) is ignored: \(problem). odr reads an odr.json only when it is yours and only you may change it."
+      } else {
+        let bytes = try ProjectFile.bytes(of: found)
+        project = try ProjectFile.parse(bytes, file: found.path)
+        file = found
+        if environment["CI"]?.lowercased() == "true" {
+          adopted = project  // the job's own checkout
+        } else if try ProjectAdoption(stateHome: folders.stateHome).isAdopted(found.path, bytes: bytes) {
+          adopted = project
+        } else {
+          inert = "\(found.path) is not adopted\(try ProjectAdoption(stateHome: folders.stateHome).wasAdopted(found.path) ? " in its current form (it changed since)" : ""): its catalog, trust, auth and endpoint count only once you run `odr trust adopt` in its folder (a cloned repository must not choose what odr trusts)."
+        }
+      }
+    }
+    var configuration = ODRConfiguration(
+      locations: try locations(overrides.catalog, environment: environment, project: adopted, base: folder),
+      trust: try trust(overrides, environment: environment, project: adopted, file: file),
       maxSize: try budget(overrides.maxSize ?? environment["ODR_MAX_SIZE"] ?? project?.maxSize),
-      endpoint: project?.endpoint, auth: project?.auth, environment: environment, file: file)
+      endpoint: adopted?.endpoint, auth: adopted?.auth, environment: environment, file: file)
+    configuration.inertFile = inert
+    return configuration
   }
 
   /// Checks the values `overrides` give (flags), before any environment
@@ -96,7 +122,8 @@ public struct ODRConfiguration: Sendable {
   /// ``locations``, or the error that says how to name a catalog.
   public func requireLocations() throws -> [URL] {
     guard !locations.isEmpty else {
-      throw ConfigurationError("No catalog: pass --catalog URL, set ODR_CATALOG, or add {\"catalog\": \"…\"} to an odr.json (here or in a folder above, up to the repository's root).")
+      if let inertFile { throw ConfigurationError("No catalog: \(inertFile)") }
+      throw ConfigurationError("No catalog: pass --catalog URL, set ODR_CATALOG, or add {\"catalog\": \"…\"} to an odr.json (here or in a folder above, up to the repository's root) and adopt it with `odr trust adopt`.")
     }
     return locations
   }
@@ -171,24 +198,28 @@ public struct ODRConfiguration: Sendable {
     return base.appending(path: text)
   }
 
-  private static func trust(_ overrides: Overrides, environment: [String: String], project: ProjectFile?) throws -> TrustPolicy {
+  private static func trust(_ overrides: Overrides, environment: [String: String], project: ProjectFile?, file: URL?) throws -> TrustPolicy {
     var texts = overrides.trust
     var from = "--trust"
+    var origin = TrustDecision.PinOrigin.flag
     if texts.isEmpty, let value = environment["ODR_TRUST"] {
       guard !value.isEmpty else {
         throw ConfigurationError("ODR_TRUST is set but empty (a secret this job cannot see? forks' pull requests get no secrets). Set it to the publisher's key (ed25519:…), or unset it.")
       }
       texts = value.split(separator: ",").map(String.init)
       from = "ODR_TRUST"
+      origin = .environment
     }
-    if texts.isEmpty {
-      texts = project?.trust ?? []
+    if texts.isEmpty, let project, let file {
+      texts = project.trust ?? []
       from = "odr.json \"trust\""
+      origin = .repository(file: file.path, bundle: project.bundle)
     }
     let keys = try texts.map { text in
       do { return try VerifyingKey(text) } catch let error as TrustError { throw ConfigurationError("\(from): \(error.message)") }
     }
     var policy = TrustPolicy(pinned: keys, stateHome: XDGFolders(environment: environment).stateHome)
+    policy.pinOrigin = origin
     policy.allowsFirstUse = overrides.trustOnFirstUse || environment["CI"]?.lowercased() != "true"
     return policy
   }
@@ -209,7 +240,7 @@ extension ODRConfiguration: CustomStringConvertible, CustomReflectable {
   /// Where the catalog is and what is pinned; never the environment, which
   /// holds credentials.
   public var description: String {
-    "ODRConfiguration(locations: \(locations.map(\.absoluteString)), pinned: \(trust.pinned.count), file: \(file?.path ?? "none"))"
+    "ODRConfiguration(locations: \(locations.map(\.redacted)), pinned: \(trust.pinned.count), file: \(file?.path ?? "none"))"
   }
 
   public var customMirror: Mirror {

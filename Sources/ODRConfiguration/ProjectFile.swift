@@ -1,13 +1,22 @@
 public import FoundationEssentials
 import ODRBase
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `odr.json`: the project's defaults for the catalog options, found in the
 /// current folder or the nearest folder above it, up to the repository's
-/// root (a folder with `.git`) or the file system's. Read strictly: a
+/// root (a folder with `.git`) or `$HOME`, and read only when it is owned by
+/// the user (or root) and not writable by others. Its `catalog`, `trust`,
+/// `auth` and `endpoint` count only once adopted (``ProjectAdoption``).
+/// Read strictly: a
 /// syntax error, an unknown or misspelt key, or a value of the wrong type is
 /// a ``ConfigurationError`` (exit 2 in `odr`) naming the file, line and
 /// column.
 public struct ProjectFile: Decodable, Sendable {
+  /// The bundle the file speaks for: a catalog of another bundle through it
+  /// is refused (nil: the bundle its catalog location is bound to).
+  public let bundle: String?
   /// One catalog location, or several (mirrors, tried in order).
   public let catalog: [String]?
   /// The store budget, as --max-size takes it ("500M").
@@ -31,7 +40,9 @@ public struct ProjectFile: Decodable, Sendable {
     public let service: String
   }
 
-  static let keys = ["catalog", "maxSize", "trust", "endpoint", "auth"]
+  /// The largest odr.json read.
+  static let maxBytes = 1 << 20
+  static let keys = ["bundle", "catalog", "maxSize", "trust", "endpoint", "auth"]
   static let expectedTypes = ["catalog": "a string or a list of strings", "trust": "a list of strings", "auth": "an object with \"key\" and \"service\""]
   static let authKeys = ["header", "scheme", "key", "service"]
 
@@ -43,55 +54,66 @@ public struct ProjectFile: Decodable, Sendable {
     } else {
       catalog = try container.decodeIfPresent([String].self, forKey: .catalog)
     }
+    bundle = try container.decodeIfPresent(String.self, forKey: .bundle)
     maxSize = try container.decodeIfPresent(String.self, forKey: .maxSize)
     trust = try container.decodeIfPresent([String].self, forKey: .trust)
     endpoint = try container.decodeIfPresent(String.self, forKey: .endpoint)
     auth = try container.decodeIfPresent(Auth.self, forKey: .auth)
   }
 
-  enum CodingKeys: String, CodingKey { case catalog, maxSize, trust, endpoint, auth }
-
-  /// The odr.json nearest `folder` (default: the current one), read; nil
-  /// when there is none.
-  public static func load(from folder: URL? = nil) throws -> ProjectFile? {
-    try locate(from: folder).map(read)
-  }
+  enum CodingKeys: String, CodingKey { case bundle, catalog, maxSize, trust, endpoint, auth }
 
   /// The odr.json at `file`, read.
   public static func read(_ file: URL) throws -> ProjectFile {
-    let bytes: [UInt8]
-    do { bytes = Array(try Data(contentsOf: file)) } catch {
-      throw ConfigurationError("\(file.path): cannot be read (\(error)).")
-    }
-    return try parse(bytes, file: file.path)
+    try parse(try bytes(of: file), file: file.path)
   }
 
-  /// odr.json in `folder` or above, stopping at a repository root.
-  public static func locate(from folder: URL? = nil) -> URL? {
-    var folder = folder ?? URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory)
+  /// The bytes of the odr.json at `file`.
+  static func bytes(of file: URL) throws -> [UInt8] {
+    do { return Array(try Data(contentsOf: file)) } catch {
+      throw ConfigurationError("\(file.path): cannot be read (\(error)).")
+    }
+  }
+
+  /// odr.json in `folder` or above, stopping at a repository root (a folder
+  /// with `.git`) or at `home`, whichever comes first.
+  public static func locate(from folder: URL, home: URL?) -> URL? {
+    var folder = folder.standardizedFileURL
+    let home = home?.standardizedFileURL.path
     while true {
       let candidate = folder.appending(path: "odr.json")
       if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
       let parent = folder.deletingLastPathComponent()
-      if FileManager.default.fileExists(atPath: folder.appending(path: ".git").path) || parent.path == folder.path { return nil }
+      if FileManager.default.fileExists(atPath: folder.appending(path: ".git").path) || folder.path == home || parent.path == folder.path { return nil }
       folder = parent
     }
+  }
+
+  /// Why the odr.json at `file` must not be read (owned by another user,
+  /// or writable by others: anyone could write what odr would follow, as
+  /// git's `safe.directory`), or nil when it may.
+  public static func ownershipProblem(of file: URL) -> String? {
+    var info = stat()
+    guard stat(file.path, &info) == 0 else { return "it cannot be examined (\(String(cString: strerror(errno))))" }
+    if info.st_uid != geteuid() && info.st_uid != 0 { return "it belongs to another user (uid \(info.st_uid))" }
+    if info.st_mode & 0o022 != 0 { return "others may write to it (mode \(String(info.st_mode & 0o777, radix: 8)))" }
+    return nil
   }
 
   /// `bytes` as an odr.json, or the usage error that says what is wrong where.
   public static func parse(_ bytes: [UInt8], file: String) throws -> ProjectFile {
     func place(_ offset: Int) -> String {
-      let (line, column) = JSONOutline.position(of: offset, in: bytes)
+      let (line, column) = JSONReader.position(of: offset, in: bytes)
       return "\(file):\(line):\(column)"
     }
-    let outline: JSONOutline
-    do { outline = try JSONOutline(bytes) } catch {
-      throw ConfigurationError("\(place(error.offset)): expected \(error.expected). odr.json is JSON: {\"catalog\": \"…\", \"maxSize\": \"500M\"}.")
+    let found: [JSONReader.Key]
+    do { found = try JSONReader.keys(of: bytes, limit: maxBytes) } catch {
+      throw ConfigurationError("\(place(error.offset)): \(error.message)\(error.kind == .syntax ? ". odr.json is JSON: {\"catalog\": \"…\", \"maxSize\": \"500M\"}" : "").")
     }
     guard bytes.first(where: { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }) == UInt8(ascii: "{") else {
       throw ConfigurationError("\(file): odr.json holds one JSON object, such as {\"catalog\": \"…\"}.")
     }
-    for key in outline.keys where key.path.isEmpty || key.path == ["auth"] {
+    for key in found where key.path.isEmpty || key.path == ["auth"] {
       let known = key.path.isEmpty ? keys : authKeys
       guard !known.contains(key.name) else { continue }
       let guess = NameSuggestion.closest(to: key.name, among: known).map { " Did you mean \"\($0)\"?" } ?? ""
@@ -108,7 +130,7 @@ public struct ProjectFile: Decodable, Sendable {
       default: ([], "is not what odr.json holds")
       }
       let named = path.filter { Int($0) == nil }
-      let offset = outline.keys.last { $0.path + [$0.name] == Array(named.suffix(named.count)) }?.offset
+      let offset = found.last { $0.path + [$0.name] == Array(named.suffix(named.count)) }?.offset
       throw ConfigurationError("\(offset.map(place) ?? file): \"\(named.joined(separator: "."))\" \(what).")
     }
   }

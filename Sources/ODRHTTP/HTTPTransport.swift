@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRBase
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
@@ -79,7 +80,7 @@ public struct HTTPTransport: BlobTransport {
     var data = Data()
     try await Self.receive(response, url: url) { chunk in
       guard data.count + chunk.count <= limit else {
-        throw ResourceError(.integrity, "\(url.absoluteString) is larger than \(limit) bytes; refusing it.")
+        throw ResourceError(.integrity, "\(url.redacted) is larger than \(limit) bytes; refusing it.")
       }
       data.append(contentsOf: chunk)
     }
@@ -169,14 +170,14 @@ public struct HTTPTransport: BlobTransport {
       }
       target = next
     }
-    throw ResourceError(.network, "\(url.absoluteString) redirects more than five times; the server is misconfigured.")
+    throw ResourceError(.network, "\(url.redacted) redirects more than five times; the server is misconfigured.")
   }
 
   /// The http(s) address a request goes to.
   private func address(of url: URL) throws -> URL {
     guard url.scheme == "s3" else { return url }
     guard let s3 else {
-      throw ResourceError(.invalidSource, "\(url.absoluteString): this transport has no S3 access configured.")
+      throw ResourceError(.invalidSource, "\(url.redacted): this transport has no S3 access configured.")
     }
     return s3.httpURL(for: url)
   }
@@ -248,12 +249,12 @@ public struct HTTPTransport: BlobTransport {
     case .unknownHost(let host):
       "the host \(host) does not resolve (DNS knows no such name)" + (url.scheme == "s3" ? "; check the S3 endpoint (AWS_ENDPOINT_URL, or \"endpoint\" in odr.json)" : "")
     case .connectTimeout: "connecting to \(place) timed out\(timeouts.map { " after \($0.connect)" } ?? "")"
-    case .stalled: "\(url.absoluteString) stalled: no data for \(timeouts.map { "\($0.stall)" } ?? "too long")"
+    case .stalled: "\(url.redacted) stalled: no data for \(timeouts.map { "\($0.stall)" } ?? "too long")"
     case .closed: "\(place) closed the connection mid-transfer"
     case .refused: "cannot connect to \(place): connection refused (is the server running?)"
     case .tls: "the TLS handshake with \(place) failed: it may not serve HTTPS on that port (try http://), or its certificate is not trusted here"
     case .reset: "\(place) reset the connection"
-    case .other: "downloading \(url.absoluteString) failed: \(String(describing: error).prefix(200))"
+    case .other: "downloading \(url.redacted) failed: \(String(describing: error).prefix(200))"
     }
     return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); nothing was installed. Check the connection and the URL, then try again.",
                          underlying: error)

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRBase
 import AsyncHTTPClient
 import Crypto
 import NIOHTTP1
@@ -24,7 +25,7 @@ public struct S3Destination: PublishDestination {
     transport = HTTPTransport(timeouts: timeouts, s3: access)
   }
 
-  public var name: String { location.absoluteString }
+  public var name: String { location.redacted }
 
   private func url(_ path: String) -> URL {
     let base = location.absoluteString.hasSuffix("/") ? location.absoluteString : location.absoluteString + "/"

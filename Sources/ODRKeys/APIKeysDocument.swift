@@ -27,15 +27,22 @@ public struct APIKeysDocument: Sendable, Equatable {
   /// The key named `name`, if the document has it.
   public subscript(name: String) -> APIKey? { keys.first { $0.name == name } }
 
+  /// The largest document read (values are at most 64 KiB each).
+  static let maxBytes = 16 << 20
+
   /// Parses `data`, refusing anything that breaks the rules.
   public static func parse(_ data: Data) throws(KeysError) -> APIKeysDocument {
-    // JSON first: in broken JSON a "key" the scanner finds may be a value.
+    // odr's strict reader first (bounded, one meaning per key), then the tree.
+    do { _ = try JSONReader.keys(of: [UInt8](data), limit: maxBytes) } catch {
+      guard case .duplicateKey(let key, let object) = error.kind else {
+        throw invalid(error.kind == .syntax ? "The document is not JSON." : "The document is not JSON odr reads (\(error.message)).")
+      }
+      let place = object.split(separator: ".").last.map { $0 == "keys" || object == "the top level" ? "" : " of key '\($0)'" } ?? ""
+      throw invalid("'\(shown(key))' appears twice\(place); each name may appear once.")
+    }
+    // (the reader accepted it: the decoder reads the same strict JSON)
     guard let root = try? JSONDecoder().decode(JSONValue.self, from: data) else {
       throw invalid("The document is not JSON.")
-    }
-    if let duplicate = StrictJSON.firstDuplicateKey(in: data) {
-      let place = duplicate.path.last.map { $0 == "keys" ? "" : " of key '\($0)'" } ?? ""
-      throw invalid("'\(shown(duplicate.key))' appears twice\(place); each name may appear once.")
     }
     guard case .object(let top) = root else {
       throw invalid("The document must be a JSON object, {\"Name\": \"value\", …} or {\"keys\": {…}}, not \(root.kind).")

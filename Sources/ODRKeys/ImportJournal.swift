@@ -31,7 +31,7 @@ struct ImportJournal: Codable, Equatable {
 
   init?(json: String) {
     // nil: parse(_:service:) refuses the journal as unreadable (fails closed)
-    guard let journal = try? JSONDecoder().decode(ImportJournal.self, from: Data(json.utf8)) else { return nil }
+    guard let journal = try? JSONReader.decode(ImportJournal.self, from: Data(json.utf8)) else { return nil }
     self = journal
   }
 

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRBase
 import ODRKeyring
 
 /// The metadata of a service's keys, kept as JSON in the keyring item
@@ -12,7 +13,7 @@ struct KeyMetadataRecord: Equatable {
   /// Reads a record; nil or unreadable JSON gives an empty one.
   init(json: String?) {
     // a damaged record reads as none: prune then deletes nothing, and the next fetch rewrites it
-    entries = json.flatMap { try? JSONDecoder().decode([String: KeyMetadata].self, from: Data($0.utf8)) } ?? [:]
+    entries = json.flatMap { try? JSONReader.decode([String: KeyMetadata].self, from: Data($0.utf8)) } ?? [:]
   }
 
   /// A key's metadata; keys without any read as empty metadata. Setting

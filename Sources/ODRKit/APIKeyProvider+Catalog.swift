@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRBase
 
 extension APIKeyProvider {
   /// A provider of the keys of `service` whose misses run `odr fetch TAG`
@@ -21,7 +22,7 @@ extension APIKeyProvider {
   ///     identities in the keyring, as `odr fetch` finds them).
   ///
   /// ```swift
-  /// let provider = try APIKeyProvider(service: "com.example.demo", configuration: .discover())
+  /// let provider = try APIKeyProvider(service: "com.example.demo", configuration: .discover(folder: URL(filePath: "/srv/demo")))
   /// let key = try await provider.key("Weather")
   /// ```
   public init(service: String, configuration: ODRConfiguration, tag: String = "APIKeys", store: (any SecretStore)? = nil,
@@ -39,7 +40,7 @@ extension APIKeyProvider {
       // (an odr.json or a mirror cannot make another bundle's keys, or a
       // stranger's, replace them).
       guard catalog.catalog.bundle == store.service else {
-        throw ResourceError(.integrity, "The catalog at \(catalog.location.absoluteString) is for \(catalog.catalog.bundle), not \(store.service); nothing was imported. Check the catalog location (odr.json, ODR_CATALOG) or the service.")
+        throw ResourceError(.integrity, "The catalog at \(catalog.location.redacted) is for \(catalog.catalog.bundle), not \(store.service); nothing was imported. Check the catalog location (odr.json, ODR_CATALOG) or the service.")
       }
       _ = try await KeyImporter(catalog: catalog, store: store, identities: identities).fetch(tags: [tag])
     }

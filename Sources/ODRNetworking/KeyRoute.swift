@@ -1,5 +1,6 @@
 public import FoundationEssentials
 public import ODRKeys
+public import ODRBase
 
 /// Where one request's key may go (docs/design.md, "APIKeys documents"): only to the origin —
 /// scheme, host and port (the scheme's default when absent) — of the URL the
@@ -7,27 +8,8 @@ public import ODRKeys
 /// checked again at every redirect hop. Over plain `http://` only to a
 /// loopback host, unless the key says `"insecure": true`.
 public struct KeyRoute: Sendable, Equatable {
-  /// A URL's scheme, host and port.
-  public struct Origin: Sendable, Equatable, CustomStringConvertible {
-    public let scheme: String
-    public let host: String
-    public let port: Int
-
-    public init?(_ url: URL) {
-      guard let scheme = url.scheme?.lowercased(), let host = url.host(percentEncoded: false)?.lowercased(), !host.isEmpty,
-            let port = url.port ?? ["http": 80, "https": 443][scheme] else { return nil }
-      self.scheme = scheme
-      self.host = host
-      self.port = port
-    }
-
-    public var description: String { "\(scheme)://\(host):\(port)" }
-
-    var isLoopback: Bool {
-      host == "localhost" || host.hasSuffix(".localhost") || host == "::1" || host == "[::1]"
-        || (host.hasPrefix("127.") && host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil })
-    }
-  }
+  /// A URL's scheme, host and port (ODRBase's one ``Origin``).
+  public typealias Origin = ODRBase.Origin
 
   /// The origin of the URL the caller asked for.
   public let origin: Origin?

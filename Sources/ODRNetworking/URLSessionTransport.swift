@@ -1,6 +1,7 @@
 public import Foundation
 import FoundationNetworking
 public import ODRResources
+import ODRBase
 import Synchronization
 
 /// Reads catalogs and blobs over http(s), and `s3://` sources with requests
@@ -44,7 +45,7 @@ public struct URLSessionTransport: BlobTransport {
         return true
       } into: { chunk in
         guard data.count + chunk.count <= limit else {
-          throw ResourceError(.integrity, "\(url.absoluteString) is larger than \(limit) bytes; refusing it.")
+          throw ResourceError(.integrity, "\(url.redacted) is larger than \(limit) bytes; refusing it.")
         }
         data.append(contentsOf: chunk)
       }
@@ -133,14 +134,14 @@ public struct URLSessionTransport: BlobTransport {
       }
       return true
     }
-    throw ResourceError(.network, "\(url.absoluteString) redirects more than five times; the server is misconfigured.")
+    throw ResourceError(.network, "\(url.redacted) redirects more than five times; the server is misconfigured.")
   }
 
   /// The http(s) address a request goes to.
   private func address(of url: URL) throws -> URL {
     guard url.scheme == "s3" else { return url }
     guard let s3 = location.s3 else {
-      throw ResourceError(.invalidSource, "\(url.absoluteString): this transport has no S3 access configured.")
+      throw ResourceError(.invalidSource, "\(url.redacted): this transport has no S3 access configured.")
     }
     return s3.httpURL(for: url)
   }
@@ -156,14 +157,14 @@ public struct URLSessionTransport: BlobTransport {
     let place = "\(address.host ?? "?"):\(address.port ?? (address.scheme == "https" ? 443 : 80))"
     let reason: String
     switch (error as? URLError)?.code {
-    case .timedOut?: reason = "\(url.absoluteString) stalled: no data for \(location.stall)"
+    case .timedOut?: reason = "\(url.redacted) stalled: no data for \(location.stall)"
     case .cannotConnectToHost?: reason = "cannot connect to \(place): connection refused (is the server running?)"
     case .networkConnectionLost?: reason = "\(place) closed the connection mid-transfer"
     case .cannotFindHost?, .dnsLookupFailed?: reason = "cannot find the host \(address.host ?? "?")"
     case .secureConnectionFailed?, .serverCertificateUntrusted?, .serverCertificateHasBadDate?, .serverCertificateNotYetValid?,
          .serverCertificateHasUnknownRoot?, .clientCertificateRejected?:
       reason = "the TLS handshake with \(place) failed: it may not serve HTTPS on that port (try http://), or its certificate is not trusted here"
-    default: reason = "downloading \(url.absoluteString) failed: \(String(describing: error).prefix(200))"
+    default: reason = "downloading \(url.redacted) failed: \(String(describing: error).prefix(200))"
     }
     return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); nothing was installed. Check the connection and the URL, then try again.",
                          underlying: error)

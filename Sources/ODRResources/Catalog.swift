@@ -26,7 +26,7 @@ public struct Catalog: Codable, Sendable, Equatable {
     package init() {}
     /// The decodes so far.
     package var decodes: Int { count.withLock { $0 } }
-    fileprivate func record() { count.withLock { $0 += 1 } }
+    func record() { count.withLock { $0 += 1 } }
   }
   /// The largest file a catalog may list (1 TiB): with the 4 MiB cap on
   /// catalog.json, no sum of sizes can overflow.
@@ -126,7 +126,7 @@ public struct Catalog: Codable, Sendable, Equatable {
     decodeSpy?.record()
     let catalog: Catalog
     do { catalog = try CatalogReader.read(data) } catch {
-      throw ResourceError(.invalidSource, "The catalog is not a valid catalog.json: \(error.description).")
+      throw ResourceError(.invalidSource, "The catalog is not a valid catalog.json: \(error.message).")
     }
     try catalog.validate()
     return catalog

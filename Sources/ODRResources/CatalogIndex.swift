@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRBase
 
 /// What this machine remembers about each catalog location
 /// (`${XDG_CACHE_HOME}/odr/_catalogs.json`: no bundle id starts with `_`,
@@ -50,7 +51,7 @@ struct CatalogIndex {
   }
 
   func entry(for location: URL) throws -> Entry? {
-    try file.read()?.entries[location.absoluteString]
+    try file.read()?.entries[location.redacted]
   }
 
   /// Records what was accepted from `location`, under the file's lock, so
@@ -59,7 +60,7 @@ struct CatalogIndex {
     guard try self.entry(for: location) != entry else { return }
     try await file.update { index in
       index = index ?? Entries()
-      index!.entries[location.absoluteString] = entry
+      index!.entries[location.redacted] = entry
     }
   }
 }

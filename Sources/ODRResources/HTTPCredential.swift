@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRBase
 
 /// A header that authenticates requests to one origin (docs/hosting.md's
 /// `"auth"`): for example `Authorization: Bearer …` read from the keyring.
@@ -22,18 +23,12 @@ public struct HTTPCredential: Sendable, CustomStringConvertible, CustomDebugStri
   }
 
   /// Names the credential and its origin, never its value.
-  public var description: String { "HTTPCredential(\(header) for \(origin.absoluteString), \(name), value: <redacted>)" }
+  public var description: String { "HTTPCredential(\(header) for \(origin.redacted), \(name), value: <redacted>)" }
   public var debugDescription: String { description }
   public var customMirror: Mirror { Mirror(self, children: ["header": header, "origin": origin, "name": name, "value": "<redacted>"]) }
 
   /// True when `url` is at this credential's origin.
   package func applies(to url: URL) -> Bool {
-    Self.origin(of: url) == Self.origin(of: origin)
-  }
-
-  static func origin(of url: URL) -> String {
-    let scheme = url.scheme?.lowercased() ?? ""
-    let port = url.port ?? (scheme == "https" ? 443 : 80)
-    return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
+    Origin(url).map { $0 == Origin(origin) } ?? false
   }
 }

@@ -1,4 +1,5 @@
 package import FoundationEssentials
+import ODRBase
 
 /// What both HTTP transports do alike with a catalog or signature transfer:
 /// bound its total time, and refuse a 304 to an unconditional request.
@@ -15,7 +16,7 @@ package enum HTTPDocument {
       }
       defer { group.cancelAll() }
       guard let document = try await group.next() ?? nil else {
-        throw ResourceError(.network, "\(url.absoluteString) took more than \(deadline) in all (the server sends too slowly, or is stalling on purpose); nothing was changed. Try again, or another mirror.")
+        throw ResourceError(.network, "\(url.redacted) took more than \(deadline) in all (the server sends too slowly, or is stalling on purpose); nothing was changed. Try again, or another mirror.")
       }
       return document
     }
@@ -24,7 +25,7 @@ package enum HTTPDocument {
   /// The bytes of an unconditional request's answer.
   package static func data(of document: FetchedDocument, url: URL) throws -> Data {
     guard case .fetched(let data, _) = document else {
-      throw ResourceError(.network, "\(url.absoluteString) answered 304 Not Modified to an unconditional request; the server is misbehaving.")
+      throw ResourceError(.network, "\(url.redacted) answered 304 Not Modified to an unconditional request; the server is misbehaving.")
     }
     return data
   }

@@ -1,4 +1,5 @@
 package import FoundationEssentials
+import ODRBase
 
 /// What a non-2xx HTTP status means for a download, in plain words: the
 /// one table both HTTP transports (AsyncHTTPClient's and URLSession's) use.
@@ -17,21 +18,21 @@ package enum HTTPStatusCheck {
     let status = "HTTP \(code)\(s3Code.map { " (\($0))" } ?? "")"
     switch code {
     case 404 where s3Code == "NoSuchBucket":
-      return ResourceError(.notFound, "\(url.absoluteString) answered \(status): the bucket does not exist. Check the bucket's name, the endpoint (AWS_ENDPOINT_URL) and the region, or create the bucket first.")
+      return ResourceError(.notFound, "\(url.redacted) answered \(status): the bucket does not exist. Check the bucket's name, the endpoint (AWS_ENDPOINT_URL) and the region, or create the bucket first.")
     case 404 where url.deletingLastPathComponent().lastPathComponent != "blobs":
-      return ResourceError(.notFound, "\(url.absoluteString) answered \(status): nothing is published there. Check the --catalog URL: it names the folder that holds catalog.json.")
+      return ResourceError(.notFound, "\(url.redacted) answered \(status): nothing is published there. Check the --catalog URL: it names the folder that holds catalog.json.")
     case 404:
       // A blob the catalog lists: the publisher is mid-upload or uploaded
       // in the wrong order. Transient: a network failure (exit 7).
-      return ResourceError(.network, "\(url.absoluteString) answered \(status): the catalog lists a blob the server does not have; nothing was installed. Try again later; the publisher must upload blobs before catalog.json (odr publish does).")
+      return ResourceError(.network, "\(url.redacted) answered \(status): the catalog lists a blob the server does not have; nothing was installed. Try again later; the publisher must upload blobs before catalog.json (odr publish does).")
     case 401, 403:
-      return ResourceError(.accessDenied, "\(url.absoluteString) answered \(status) to a request made with \(credential). Check that credential and what it may read.")
+      return ResourceError(.accessDenied, "\(url.redacted) answered \(status) to a request made with \(credential). Check that credential and what it may read.")
     case 400..<500 where s3Code.map(s3CredentialCodes.contains) == true:
-      return ResourceError(.accessDenied, "\(url.absoluteString) answered \(status) to a request made with \(credential). Check that credential (an expired or wrong session token?).")
+      return ResourceError(.accessDenied, "\(url.redacted) answered \(status) to a request made with \(credential). Check that credential (an expired or wrong session token?).")
     case 400..<500:
-      return ResourceError(.invalidSource, "\(url.absoluteString) answered \(status): the server refused the request. Check the URL and the source's settings.")
+      return ResourceError(.invalidSource, "\(url.redacted) answered \(status): the server refused the request. Check the URL and the source's settings.")
     default:
-      return ResourceError(.network, "\(url.absoluteString) answered \(status); nothing was installed. The server is failing: try again later.")
+      return ResourceError(.network, "\(url.redacted) answered \(status); nothing was installed. The server is failing: try again later.")
     }
   }
 

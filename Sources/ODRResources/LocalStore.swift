@@ -48,9 +48,18 @@ public struct LocalStore: Sendable {
   /// The kept catalog's exact bytes and its signature file's (nil when it
   /// was unsigned), or nil when none is kept.
   func keptCatalogBytes() throws -> (catalog: Data, signature: Data?)? {
+    guard FileIO.kind(of: root.appending(path: "catalog.json")) != .missing else { return nil }
+    // The pair is written under the exclusive lock (``accept(_:bytes:signature:)``):
+    // read without it, a reader could see a new signature beside an old
+    // catalog and refuse a good pair.
+    return try FileLock(url: root.appending(path: "locks/catalog")).withSharedNow { try keptCatalogBytesLocked() }
+  }
+
+  /// ``keptCatalogBytes()`` for a caller that holds the catalog lock.
+  private func keptCatalogBytesLocked() throws -> (catalog: Data, signature: Data?)? {
     let catalogFile = root.appending(path: "catalog.json"), signatureFile = root.appending(path: "catalog.json.sig")
-    guard FileIO.kind(of: catalogFile) != .missing else { return nil }
     do {
+      guard FileIO.kind(of: catalogFile) != .missing else { return nil }
       let catalog = try Data(contentsOf: catalogFile)
       let signature = FileIO.kind(of: signatureFile) == .missing ? nil : try Data(contentsOf: signatureFile)
       return (catalog, signature)
@@ -71,7 +80,7 @@ public struct LocalStore: Sendable {
     let catalogFile = root.appending(path: "catalog.json"), signatureFile = root.appending(path: "catalog.json.sig")
     try await FileLock(url: root.appending(path: "locks/catalog")).withExclusive {
       // (An unreadable kept copy is simply replaced.)
-      if let kept = try? keptCatalogBytes(), kept.catalog == bytes, kept.signature == signature { return }
+      if let kept = try? keptCatalogBytesLocked(), kept.catalog == bytes, kept.signature == signature { return }
       // The signature goes first: a reader between the two writes sees a
       // pair that does not verify and refuses it, never a wrong one.
       if let signature {
@@ -162,7 +171,7 @@ public struct LocalStore: Sendable {
       var resume: ResumePoint?
       if let kept = FileIO.size(of: partial), kept > 0, kept < file.size,
          // no readable resume point: the download starts over (the final hash covers the blob)
-         let data = try? Data(contentsOf: resumeFile), let validators = try? JSONDecoder().decode(CacheValidators.self, from: data),
+         let data = try? Data(contentsOf: resumeFile), let validators = try? JSONReader.decode(CacheValidators.self, from: data),
          validators.ifRange != nil {
         // Re-hash what is kept: the final check covers the whole blob.
         try FileIO.readChunks(of: partial) { hasher.update(bufferPointer: $0) }

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRBase
 import Synchronization
 
 /// Several copies of one published catalog, tried in order (docs/hosting.md).
@@ -85,7 +86,7 @@ public final class MirrorTransport: BlobTransport {
       state.skipped.insert(index)
       return (index, state.skipped.count < mirrors.count)
     }
-    if let index { notice("warning: mirror \(mirrors[index].folder.absoluteString) served a damaged \(url.lastPathComponent); skipping it for the rest of this run.") }
+    if let index { notice("warning: mirror \(mirrors[index].folder.redacted) served a damaged \(url.lastPathComponent); skipping it for the rest of this run.") }
     return remaining
   }
 
@@ -105,7 +106,7 @@ public final class MirrorTransport: BlobTransport {
       } catch let error as ResourceError where error.code == .network || error.code == .notFound {
         state.withLock { _ = $0.skipped.insert(index) }
         if index + 1 < mirrors.count {
-          notice("warning: mirror \(mirror.folder.absoluteString) failed (\(error.message.prefix { $0 != ";" })); using the next one for the rest of this run.")
+          notice("warning: mirror \(mirror.folder.redacted) failed (\(error.message.prefix { $0 != ";" })); using the next one for the rest of this run.")
         }
         lastError = error
       }

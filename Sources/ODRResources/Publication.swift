@@ -71,6 +71,9 @@ public struct Publication: Sendable {
     if let signature, !signature.verifiesInSomeForm(catalogBytes) {
       throw ResourceError(.integrity, "\(signatureFile.path) does not verify for catalog.json beside it; run `odr pack` again. Nothing was uploaded.")
     }
+    if let publishedCatalog, let published = try? CatalogHeader.read(publishedCatalog) {
+      try Self.refuseRollback(catalog, bytes: catalogBytes, replacing: published, at: destination.name)
+    }
     // A signed catalog is published over it: clients must be able to follow.
     // (A published catalog that does not decode is being repaired: no check.)
     if let signature, !newTrustRoot, let publishedCatalog, publishedSignature?.entries.isEmpty == false,
@@ -102,6 +105,21 @@ public struct Publication: Sendable {
   /// can follow to `catalog`: its signer must be reachable from the
   /// published signers through its chain, and its chain must extend the
   /// published one (a build that packed into an empty folder drops it).
+  /// Refuses to publish over a catalog of another bundle, a version lower
+  /// than the published one, or the published version with other content
+  /// than its expiry (clients that saw it refuse all three).
+  static func refuseRollback(_ catalog: Catalog, bytes: Data, replacing published: CatalogHeader, at destination: String) throws {
+    guard published.bundle == catalog.bundle else {
+      throw ResourceError(.integrity, "\(destination) holds the catalog of \(published.bundle), not \(catalog.bundle); publishing over it would switch the bundle its clients read. Nothing was uploaded. Publish to another destination, or remove that catalog first.")
+    }
+    if catalog.version < published.version {
+      throw ResourceError(.integrity, "version \(catalog.version) is lower than version \(published.version) published at \(destination): every client that saw \(published.version) would refuse it, and clients that keep no state would take the older keys. Nothing was uploaded. Pack again with --catalog-version \(published.version + 1).")
+    }
+    if catalog.version == published.version, let mine = try? CatalogHeader.read(bytes), mine.digest != published.digest {
+      throw ResourceError(.integrity, "version \(catalog.version) is already published at \(destination) with other content; clients that saw it refuse a different catalog of the same version (only a re-signed expiry may differ). Nothing was uploaded. Pack again with --catalog-version \(published.version + 1).")
+    }
+  }
+
   static func refuseBrokenChain(_ catalog: Catalog, signedBy: [VerifyingKey], replacing published: Catalog) throws {
     let old = published.handovers ?? [], new = catalog.handovers ?? []
     guard new.count >= old.count, Array(new.prefix(old.count)) == old else {

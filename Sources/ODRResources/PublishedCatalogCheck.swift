@@ -52,7 +52,8 @@ public struct PublishedCatalogCheck: Sendable {
     let catalog: Catalog
     let signedBy: [VerifyingKey]?
     do {
-      (catalog, signedBy) = try ResourceCatalog.verifiedCatalog(bytes, signatureBytes, at: location)
+      let verified = try ResourceCatalog.verifiedHeader(bytes, signatureBytes, at: location).signedBy
+      (catalog, signedBy) = (try Catalog.decode(bytes), verified)
     } catch let error as ResourceError where error.code == .integrity && signatureBytes != nil {
       // Say what the catalog claims, as far as it can be read at all (a
       // catalog that does not even decode: the signature's error is the news).

@@ -31,6 +31,9 @@ public struct Publisher: Sendable {
     warnOfKeysInPlainTags(catalog, options: options)
     let sealed = try seal(&catalog, manifest: manifest, options: options)
     let previous = try previousCatalog(in: options.previous ?? output, needed: options.signingKey != nil)
+    if let previous = previous?.catalog, previous.bundle == catalog.bundle, catalog.version < previous.version {
+      throw ResourceError(.integrity, "version \(catalog.version) is lower than the previous catalog's \(previous.version) (in \((options.previous ?? output).path)): every client that saw \(previous.version) would refuse it, and clients that keep no state would take the older keys. Nothing was written. Use --catalog-version \(previous.version + 1) (or \"version\" in tags.json).")
+    }
     if let key = options.signingKey {
       catalog.expires = options.expires ?? Date().addingTimeInterval(Double(PackOptions.defaultValidity.components.seconds))
       catalog.signers = options.nextSigners.isEmpty ? [key.verifyingKey] : options.nextSigners

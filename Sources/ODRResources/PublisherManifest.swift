@@ -18,6 +18,8 @@ public struct PublisherManifest: Sendable {
 
   public var bundle: String
   public var version: Int?
+  /// The largest tags.json read.
+  static let maxBytes = 4 << 20
   public var tags: [String: TagSpec]
 
   /// Parses and validates `tags.json`; every error names the line and
@@ -25,27 +27,26 @@ public struct PublisherManifest: Sendable {
   public static func decode(_ data: Data) throws -> PublisherManifest {
     let bytes = [UInt8](data)
     func invalid(_ offset: Int?, _ message: String) -> ResourceError {
-      let place = offset.map { JSONOutline.position(of: $0, in: bytes) }.map { "tags.json:\($0.line):\($0.column)" } ?? "tags.json"
+      let place = offset.map { JSONReader.position(of: $0, in: bytes) }.map { "tags.json:\($0.line):\($0.column)" } ?? "tags.json"
       return ResourceError(.invalidSource, "\(place): \(message)")
     }
-    let outline: JSONOutline
-    do { outline = try JSONOutline(bytes) } catch {
-      throw invalid(error.offset, "expected \(error.expected). tags.json is JSON: {\"bundle\": \"com.example.app\", \"tags\": {…}}.")
+    let keys: [JSONReader.Key]
+    do { keys = try JSONReader.keys(of: bytes, limit: maxBytes) } catch {
+      switch error.kind {
+      case .syntax: throw invalid(error.offset, "\(error.message). tags.json is JSON: {\"bundle\": \"com.example.app\", \"tags\": {…}}.")
+      case .duplicateKey: throw invalid(error.offset, "\(error.message); names must be unique.")
+      default: throw invalid(error.offset, "\(error.message).")
+      }
     }
     /// Where the key at `path` (object keys only, the last one its name) is.
     func offset(_ path: [String]) -> Int? {
-      outline.keys.first { $0.path == path.dropLast() && $0.name == path.last }?.offset
+      keys.first { $0.path == path.dropLast() && $0.name == path.last }?.offset
     }
-    for key in outline.keys where key.path.isEmpty || key.path.count == 2 && key.path[0] == "tags" {
+    for key in keys where key.path.isEmpty || key.path.count == 2 && key.path[0] == "tags" {
       let (known, place) = key.path.isEmpty ? (Raw.fields, "the top level") : (RawTag.fields, "tag '\(key.path[1])'")
       guard !known.contains(key.name) else { continue }
       let guess = NameSuggestion.closest(to: key.name, among: known).map { " Did you mean '\($0)'?" } ?? ""
       throw invalid(key.offset, "unknown field '\(key.name.prefix(60))' in \(place).\(guess) Known fields: \(known.joined(separator: ", ")).")
-    }
-    if let duplicate = StrictJSON.firstDuplicateKey(in: data) {
-      let place = duplicate.path.isEmpty ? "the top level" : duplicate.path.joined(separator: ".")
-      let second = outline.keys.filter { $0.path == duplicate.path && $0.name == duplicate.key }.dropFirst().first?.offset
-      throw invalid(second, "'\(duplicate.key.prefix(60))' appears twice in \(place); names must be unique.")
     }
     let raw: Raw
     do { raw = try JSONDecoder().decode(Raw.self, from: data) } catch {

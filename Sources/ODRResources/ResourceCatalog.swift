@@ -82,7 +82,7 @@ public struct ResourceCatalog: Sendable {
     }
     guard case .fetched(let bytes, let validators) = fetched else {
       guard let kept else {
-        throw ResourceError(.network, "\(catalogURL.absoluteString) answered \"not modified\" to a request that had nothing to revalidate. The server is misbehaving.")
+        throw ResourceError(.network, "\(catalogURL.redacted) answered \"not modified\" to a request that had nothing to revalidate. The server is misbehaving.")
       }
       try trust.refuseIfExpired(kept.catalog)
       kept.store.markCatalogChecked()
@@ -90,11 +90,18 @@ public struct ResourceCatalog: Sendable {
     }
     let signatureURL = catalogURL.deletingLastPathComponent().appending(path: catalogURL.lastPathComponent + ".sig")
     let signatureBytes = try await transport.dataIfPresent(at: signatureURL, limit: CatalogSignature.maxBytes)
-    let (catalog, signedBy) = try verifiedCatalog(bytes, signatureBytes, at: catalogURL)
-    let notices = try await TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome)
-      .admit(catalog, signedBy: signedBy, location: catalogURL, policy: trust)
-    let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
-    try await store.accept(catalog, bytes: bytes, signature: signatureBytes)
+    let (header, signedBy) = try verifiedHeader(bytes, signatureBytes, at: catalogURL)
+    // Trust before decode: the tags are decoded only once the decision has
+    // admitted the catalog, and kept together with the state it changed.
+    var admitted: (catalog: Catalog, store: LocalStore)?
+    let notices = try await TrustLedger(bundle: header.bundle, stateHome: trust.stateHome)
+      .admit(header, signedBy: signedBy, location: catalogURL, policy: trust) {
+        let catalog = try Catalog.decode(bytes)
+        let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
+        try await store.accept(catalog, bytes: bytes, signature: signatureBytes)
+        admitted = (catalog, store)
+      }
+    guard let (catalog, store) = admitted else { throw ResourceError(.integrity, "\(catalogURL.redacted): the catalog was not kept.") }
     store.markCatalogChecked()
     store.removeStalePartials(keeping: catalog)
     try await index.remember(catalogURL, .init(bundle: catalog.bundle, version: catalog.version, validators: validators.isEmpty ? nil : validators))
@@ -103,31 +110,32 @@ public struct ResourceCatalog: Sendable {
     return resources
   }
 
-  /// `catalog.json`'s bytes and its signature file's, parsed, with the keys
-  /// whose signature lines verify them (nil: unsigned) — verify, then parse:
-  /// when there is a signature file, a line must verify the raw bytes before
-  /// anything decodes them (a changed byte is refused without the decoder
-  /// ever seeing it), and it must be a line of the catalog's own format
-  /// (prefixed for format 2).
-  static func verifiedCatalog(_ bytes: Data, _ signatureBytes: Data?, at catalogURL: URL) throws -> (catalog: Catalog, signedBy: [VerifyingKey]?) {
-    guard let signatureBytes else { return (try Catalog.decode(bytes), nil) }
+  /// The header of `catalog.json`'s bytes, with the keys whose signature
+  /// lines verify them (nil: unsigned) — verify, then read: when there is a
+  /// signature file, a line must verify the raw bytes before anything reads
+  /// them (a changed byte is refused without the reader ever seeing it),
+  /// and it must be a line of the catalog's own format (prefixed for
+  /// format 2). Only the header is read (bounded): the tags wait for the
+  /// trust decision.
+  static func verifiedHeader(_ bytes: Data, _ signatureBytes: Data?, at catalogURL: URL) throws -> (header: CatalogHeader, signedBy: [VerifyingKey]?) {
+    guard let signatureBytes else { return (try CatalogHeader.read(bytes), nil) }
     let signature: CatalogSignature
     do { signature = try CatalogSignature(parsing: signatureBytes) } catch let error as TrustError {
-      throw ResourceError(.integrity, "catalog.json.sig at \(catalogURL.absoluteString): \(error.message) Nothing was changed here.")
+      throw ResourceError(.integrity, "catalog.json.sig at \(catalogURL.redacted): \(error.message) Nothing was changed here.")
     }
     // Each line is checked once, over the raw bytes (Ed25519 hashes the
     // whole catalog: this is the signature's whole cost).
     let prefixed = signature.validSigners(of: bytes, prefixed: true)
     let plain = prefixed.isEmpty ? signature.validSigners(of: bytes, prefixed: false) : []
     guard !prefixed.isEmpty || !plain.isEmpty else {
-      throw ResourceError(.integrity, "catalog.json at \(catalogURL.absoluteString) does not match its signature: it was changed after signing. Nothing was changed here.")
+      throw ResourceError(.integrity, "catalog.json at \(catalogURL.redacted) does not match its signature: it was changed after signing. Nothing was changed here.")
     }
-    let catalog = try Catalog.decode(bytes)
-    let signedBy = catalog.signaturesArePrefixed ? prefixed : plain
+    let header = try CatalogHeader.read(bytes)
+    let signedBy = header.formatVersion >= 2 ? prefixed : plain
     guard !signedBy.isEmpty else {
-      throw ResourceError(.integrity, "catalog.json at \(catalogURL.absoluteString) is signed in the form of another catalog format than its own (\(catalog.formatVersion)); refusing it. Nothing was changed here.")
+      throw ResourceError(.integrity, "catalog.json at \(catalogURL.redacted) is signed in the form of another catalog format than its own (\(header.formatVersion)); refusing it. Nothing was changed here.")
     }
-    return (catalog, signedBy)
+    return (header, signedBy)
   }
 
   /// The catalog last accepted from `location`, from the local store,
@@ -179,17 +187,18 @@ public struct ResourceCatalog: Sendable {
   /// accepted: a kept catalog is never a trust anchor of its own.
   private static func keptCatalog(at catalogURL: URL, index: CatalogIndex, cacheHome: URL?, trust: TrustPolicy) throws -> KeptCatalog {
     guard let entry = try index.entry(for: catalogURL) else {
-      throw ResourceError(.notFound, "the catalog at \(catalogURL.absoluteString) has never been loaded on this machine. Run once without --offline.")
+      throw ResourceError(.notFound, "the catalog at \(catalogURL.redacted) has never been loaded on this machine. Run once without --offline.")
     }
     let store = try LocalStore(bundle: entry.bundle, cacheHome: cacheHome)
     guard let (bytes, signatureBytes) = try store.keptCatalogBytes() else {
       throw ResourceError(.notFound, "no catalog of \(entry.bundle) is stored in \(store.root.path). Run once without --offline.")
     }
-    let (catalog, signedBy) = try verifiedCatalog(bytes, signatureBytes, at: store.root.appending(path: "catalog.json"))
-    guard catalog.bundle == entry.bundle else {
-      throw ResourceError(.integrity, "The catalog kept in \(store.root.path) claims \(catalog.bundle), not \(entry.bundle); refusing it. Load the catalog online again.")
+    let (header, signedBy) = try verifiedHeader(bytes, signatureBytes, at: store.root.appending(path: "catalog.json"))
+    guard header.bundle == entry.bundle else {
+      throw ResourceError(.integrity, "The catalog kept in \(store.root.path) claims \(header.bundle), not \(entry.bundle); refusing it. Load the catalog online again.")
     }
-    try TrustLedger(bundle: catalog.bundle, stateHome: trust.stateHome).recheck(catalog, signedBy: signedBy, location: catalogURL, policy: trust)
+    try TrustLedger(bundle: header.bundle, stateHome: trust.stateHome).recheck(header, signedBy: signedBy, location: catalogURL, policy: trust)
+    let catalog = try Catalog.decode(bytes)
     return KeptCatalog(catalog: catalog, store: store, validators: entry.version == catalog.version ? entry.validators : nil)
   }
 

@@ -1,5 +1,5 @@
 import ODRBase
-import FoundationEssentials
+package import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,8 +11,8 @@ import Glibc
 /// never overwritten, which would erase the evidence (docs/trust.md).
 /// Updates run under an exclusive `flock` beside the file and replace it
 /// atomically.
-struct StateFile<Value: Codable>: Sendable {
-  let url: URL
+package struct StateFile<Value: Codable>: Sendable {
+  package let url: URL
   /// What the file is, for messages ("the trust state of com.example.demo").
   let what: String
   /// How the user starts over, after "to start over, " (run `odr trust
@@ -21,7 +21,7 @@ struct StateFile<Value: Codable>: Sendable {
   /// The `flock` file its changes are made under (default: beside it, `.lock` added).
   let lock: URL
 
-  init(url: URL, what: String, reset: String, lock: URL? = nil) {
+  package init(url: URL, what: String, reset: String, lock: URL? = nil) {
     self.url = url
     self.what = what
     self.reset = reset
@@ -29,7 +29,7 @@ struct StateFile<Value: Codable>: Sendable {
   }
 
   /// The value, or nil when there is no file.
-  func read() throws -> Value? {
+  package func read() throws -> Value? {
     var data = Data()
     // The file may appear between a failed read and the check that it is
     // missing (another process writing it for the first time): read again.
@@ -42,8 +42,10 @@ struct StateFile<Value: Codable>: Sendable {
         if attempt == 3 { throw unreadable("cannot be read") }
       }
     }
-    do { return try JSONDecoder().decode(Value.self, from: data) } catch let error as ResourceError {
+    do { return try JSONReader.decode(Value.self, from: data) } catch let error as ResourceError {
       throw unreadable(error.message)
+    } catch let error as JSONReader.Failure where !data.isEmpty {
+      throw unreadable("is not JSON odr reads (\(error.message))")
     } catch {
       throw unreadable(data.isEmpty ? "is empty" : "is not what odr writes there (\(DecodingErrorDescription(error)))")
     }
@@ -52,7 +54,7 @@ struct StateFile<Value: Codable>: Sendable {
   /// Reads, changes and writes the value under the file's lock; returns
   /// what `body` returns. Nothing is written when `body` throws or leaves
   /// the value as it was.
-  func update<T>(_ body: (inout Value?) async throws -> T) async throws -> T {
+  package func update<T>(_ body: (inout Value?) async throws -> T) async throws -> T {
     try FileIO.makePrivateDirectory(url.deletingLastPathComponent())
     return try await FileLock(url: lock).withExclusive {
       var value = try read()

@@ -54,9 +54,21 @@ public struct TrustLedger: Sendable {
       public var signers: [VerifyingKey]
       /// The key that signed that version (it may re-serve it).
       public var signer: VerifyingKey
+      /// ``CatalogHeader/digest`` of that version: a re-served version
+      /// must match it (only `expires` and the signature lines may differ).
+      /// nil in state written before odr recorded it.
+      public var digest: String?
+
+      public init(firstUse: Bool, version: Int, signers: [VerifyingKey], signer: VerifyingKey, digest: String? = nil) {
+        self.firstUse = firstUse
+        self.version = version
+        self.signers = signers
+        self.signer = signer
+        self.digest = digest
+      }
     }
 
-    init(signed: Bool = false, roots: [String: Root] = [:], unsignedVersions: [String: Int]? = nil) {
+    public init(signed: Bool = false, roots: [String: Root] = [:], unsignedVersions: [String: Int]? = nil) {
       self.signed = signed
       self.roots = roots
       self.unsignedVersions = unsignedVersions
@@ -125,7 +137,7 @@ public struct TrustLedger: Sendable {
   /// unreadable (the location bindings, and the trust state of the bundle
   /// the location is bound to): said before anything is fetched.
   static func checkReadable(for location: URL, stateHome: URL?) throws {
-    guard let bound = try Self.locationsFile(stateHome: stateHome).read()?.bundles[location.absoluteString] else { return }
+    guard let bound = try Self.locationsFile(stateHome: stateHome).read()?.bundles[location.redacted] else { return }
     _ = try TrustLedger(bundle: bound, stateHome: stateHome).state()
   }
 
@@ -134,21 +146,25 @@ public struct TrustLedger: Sendable {
     return StateFile(url: url, what: "the bundles bound to catalog locations", reset: "run `odr trust reset --locations`")
   }
 
-  /// Admits `catalog`, whose signature lines by `signedBy` verify (nil:
-  /// unsigned), fetched from `location`, or throws an integrity error saying why not; returns
-  /// notices for the user (trust on first use). Nothing is recorded when it
-  /// is refused.
-  func admit(_ catalog: Catalog, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy) async throws -> [String] {
+  /// Admits the catalog of `header`, whose signature lines by `signedBy`
+  /// verify (nil: unsigned), fetched from `location`, by ``TrustDecision``
+  /// under the trust lock, or throws an integrity error saying why not.
+  /// `commit` runs inside the lock once the catalog is admitted (it keeps
+  /// the catalog), so the state and the kept catalog change together;
+  /// nothing is recorded when either refuses. Returns notices for the user.
+  func admit(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy,
+             commit: () async throws -> Void) async throws -> [String] {
     try await locationsFile.update { locations in
-      try refuseOtherBundle(at: location, locations?.bundles)
+      let key = location.redacted
       let notices = try await trustFile.update { state in
-        let (next, notices) = try decide(catalog, signedBy: signedBy, origin: location.absoluteString, state: state, policy: policy)
-        state = next
-        return notices
+        let admission = try policy.decision(header, signedBy: signedBy, location: key, locationBundle: locations?.bundles[key], state: state).decide()
+        try await commit()
+        state = admission.state
+        return admission.notices
       }
-      if locations?.bundles[location.absoluteString] == nil {
+      if locations?.bundles[key] == nil {
         locations = locations ?? Locations()
-        locations!.bundles[location.absoluteString] = bundle
+        locations!.bundles[key] = bundle
       }
       return notices
     }
@@ -158,101 +174,16 @@ public struct TrustLedger: Sendable {
   /// and trust state, without recording anything: a cache can be written by
   /// others (a restored CI cache, a shared runner), so what it holds is
   /// never trusted as it is. Expiry is the caller's business.
-  func recheck(_ catalog: Catalog, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy) throws {
-    try refuseOtherBundle(at: location, try locationsFile.read()?.bundles)
+  func recheck(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy) throws {
+    let key = location.redacted
+    let bound = try locationsFile.read()?.bundles[key]
     guard let state = try trustFile.read() else {
       throw ResourceError(.integrity, "The catalog of \(bundle) kept on disk has no trust state beside it (\(trustFile.url.path)); odr does not use a kept catalog it cannot check. Load it online once more.")
     }
-    var lenient = policy
-    lenient.now = { .distantPast }
-    _ = try decide(catalog, signedBy: signedBy, origin: location.absoluteString, state: state, policy: lenient, keeping: true)
-  }
-
-  private func refuseOtherBundle(at location: URL, _ bundles: [String: String]?) throws {
-    guard let bound = bundles?[location.absoluteString], bound != bundle else { return }
-    throw ResourceError(.integrity, "\(location.absoluteString) served catalogs of \(bound) before; now it serves one claiming \(bundle). Refusing: the bundle a location serves is bound to it on first use, so a host cannot switch bundles to reach another bundle's trust. If the location really moved to another bundle, run `odr trust reset \(bound)`.")
-  }
-
-  /// The decision alone: the next state, or the reason for refusing.
-  /// `keeping`: the catalog is one kept on disk, checked again (its own
-  /// version may be re-served; no first use).
-  func decide(_ catalog: Catalog, signedBy valid: [VerifyingKey]?, origin: String, state: State?,
-              policy: TrustPolicy, keeping: Bool = false) throws -> (State, [String]) {
-    let name = "the catalog of \(bundle) (version \(catalog.version))"
-    try policy.refuseIfExpired(catalog)
-    var next = state ?? State()
-    guard let valid else {
-      if next.signed {
-        throw ResourceError(.integrity, "\(name) is not signed (no catalog.json.sig), but this bundle's catalogs were signed before; refusing a downgrade to unsigned. The publisher must sign it (odr pack --sign).")
-      }
-      if !policy.pinned.isEmpty {
-        throw ResourceError(.integrity, "\(name) is not signed (no catalog.json.sig), but signing keys are pinned (--trust, ODR_TRUST or odr.json); refusing it. The publisher must sign it (odr pack --sign).")
-      }
-      var versions = next.unsignedVersions ?? [:]
-      if let seen = versions[origin], catalog.version < seen { throw rollback(name, below: seen) }
-      versions[origin] = max(catalog.version, versions[origin] ?? 0)
-      next.unsignedVersions = versions
-      return (next, [])
-    }
-    guard !valid.isEmpty else {
-      throw ResourceError(.integrity, "\(name): catalog.json.sig does not verify; catalog.json or its signature was changed after signing. Nothing was changed here.")
-    }
-    // The chain is checked once, whatever root (or first use) follows it.
-    let chain = catalog.handovers ?? []
-    do { try Handover.verify(chain, bundle: bundle, upTo: catalog.version) } catch let error as TrustError {
-      throw ResourceError(.integrity, "\(name): \(error.message) Nothing was changed here.")
-    }
-    let listed = Set(catalog.signers ?? [])
-    // The roots that count: exactly the pins (a pinned key is trusted
-    // itself), else every root remembered (through what it handed over).
-    let pinned = !policy.pinned.isEmpty
-    let roots: [(key: VerifyingKey, record: State.Root?)] = pinned
-      ? policy.pinned.sorted { $0.description < $1.description }.map { ($0, next.roots[$0.description]) }
-      : try next.roots.sorted { $0.key < $1.key }.map { (try VerifyingKey($0.key), $0.value) }
-    var notices: [String] = []
-    if roots.isEmpty {
-      guard !keeping else {
-        throw ResourceError(.integrity, "\(name), kept on disk, was accepted under keys that are no longer pinned; refusing it. Load it online with the current pins.")
-      }
-      guard policy.allowsFirstUse else {
-        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), but no key is pinned and CI=true: odr does not trust on first use in CI (a runner keeps no state, so every run would trust whatever is served). Pin the publisher's key with ODR_TRUST (or --trust, or \"trust\" in odr.json), or pass --trust-on-first-use.")
-      }
-      // Trust on first use: only a key the catalog itself lists.
-      guard let first = valid.first(where: listed.contains) else {
-        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which the catalog does not list in its signers; refusing it on first use (a host can add a signature line of its own). Pin the publisher's key with --trust (or ODR_TRUST).")
-      }
-      next.roots[first.description] = .init(firstUse: true, version: catalog.version, signers: Array(listed), signer: first)
-      next.signed = true
-      notices.append("trusting \(first) for \(bundle) on first use; pin it with --trust \(first) (or ODR_TRUST) to be sure.")
-      return (next, notices)
-    }
-    var accepted = false
-    for (root, record) in roots {
-      var start: Set<VerifyingKey> = pinned ? [root] : []
-      if let record {
-        start.formUnion(record.signers)
-        if catalog.version == record.version { start.insert(record.signer) }
-      }
-      // The chain the catalog carries leads from what this root trusts to
-      // its signer: how a client that keeps no state follows a rotation.
-      let trusted = Handover.reach(chain, from: start)
-      guard let signer = valid.first(where: trusted.contains) else { continue }
-      if let record, catalog.version < record.version { throw rollback(name, below: record.version) }
-      let signers = listed.isEmpty ? [signer] : catalog.signers!
-      next.roots[root.description] = .init(firstUse: record?.firstUse ?? false, version: catalog.version, signers: signers, signer: signer)
-      accepted = true
-    }
-    guard accepted else {
-      let trusted = roots.map(\.key.description).sorted().joined(separator: ", ")
-      let why = chain.isEmpty ? "it carries no hand-over chain" : "its hand-over chain does not lead there from them"
-      throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which is not trusted for \(bundle): the trust roots are \(trusted), and \(why). A key rotation reaches clients through the chain `odr pack` carries; if the publisher started a new trust root (--new-trust-root), pin the new key with --trust\(policy.pinned.isEmpty ? ", or forget the old one with `odr trust reset \(bundle)`" : " (ODR_TRUST in CI)").")
-    }
-    next.signed = true
-    return (next, notices)
-  }
-
-  private func rollback(_ name: String, below seen: Int) -> ResourceError {
-    ResourceError(.integrity, "\(name) is older than version \(seen) already accepted on this machine; refusing a rollback. If the publisher really went back, they must publish a version above \(seen).")
+    var decision = policy.decision(header, signedBy: signedBy, location: key, locationBundle: bound, state: state)
+    decision.now = nil
+    decision.keeping = true
+    _ = try decision.decide()
   }
 
   // MARK: Inspecting and resetting

@@ -10,6 +10,8 @@ public struct TrustPolicy: Sendable {
   /// `trust`). With none pinned, the first signed catalog of a bundle pins
   /// its signer (trust on first use).
   public var pinned: Set<VerifyingKey>
+  /// Where ``pinned`` came from (docs/trust.md, "How origins combine").
+  public var pinOrigin: TrustDecision.PinOrigin = .library
   /// The folder holding `odr/<bundle>/trust.json` (default
   /// `$XDG_STATE_HOME`, else `~/.local/state`).
   public var stateHome: URL?
@@ -24,6 +26,13 @@ public struct TrustPolicy: Sendable {
     self.pinned = Set(pinned)
     self.stateHome = stateHome
     self.now = now
+  }
+
+  /// The decision for a catalog under this policy and `state`.
+  func decision(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: String, locationBundle: String?,
+                state: TrustLedger.State?) -> TrustDecision {
+    TrustDecision(header: header, signedBy: signedBy, pinned: pinned, pinOrigin: pinOrigin, location: location,
+                  locationBundle: locationBundle, now: now(), allowsFirstUse: allowsFirstUse, state: state)
   }
 
   /// Refuses a catalog whose `expires` has passed. A kept catalog

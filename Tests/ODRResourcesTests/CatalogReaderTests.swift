@@ -1,6 +1,7 @@
 import Foundation
 @testable import ODRResources
 import ODRTrust
+import ODRBase
 import Testing
 import ODRTesting
 
@@ -68,8 +69,8 @@ import ODRTesting
             // (Foundation also takes a trailing comma, which RFC 8259 does not.)
             let notJSON = (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil
               || String(decoding: damaged, as: UTF8.self).contains(/,\s*[}\]]/)
-            #expect(failure.description.hasPrefix("wrong type") || failure.description.contains("twice") || notJSON,
-                    "\(failure.description): \(String(decoding: damaged, as: UTF8.self).prefix(300))")
+            #expect(failure.message.hasPrefix("wrong type") || failure.message.contains("twice") || notJSON,
+                    "\(failure.message): \(String(decoding: damaged, as: UTF8.self).prefix(300))")
             stricter += 1
           }
         }

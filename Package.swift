@@ -196,7 +196,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRResourcesTests",
-      dependencies: ["ODRBase", "ODRResources", "ODRTrust", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRBase", "ODRConfiguration", "ODRKeys", "ODRResources", "ODRTrust", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .testTarget(

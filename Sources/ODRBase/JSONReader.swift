@@ -57,13 +57,17 @@ package struct JSONReader {
   /// The offset of the next byte to read.
   package private(set) var offset = 0
   private var depth = 0
+  /// False only to tell syntax errors first, before meaning (a document
+  /// whose duplicate key comes before a syntax error is "not JSON").
+  private let refusesDuplicateKeys: Bool
 
   /// A reader of `bytes`; throws `.tooLarge` when there are more than `limit`.
-  package init(_ bytes: [UInt8], limit: Int) throws(Failure) {
+  package init(_ bytes: [UInt8], limit: Int, refusesDuplicateKeys: Bool = true) throws(Failure) {
     guard bytes.count <= limit else {
       throw Failure(.tooLarge, at: limit, "at most \(limit) bytes, not \(bytes.count)")
     }
     self.bytes = bytes
+    self.refusesDuplicateKeys = refusesDuplicateKeys
   }
 
   // MARK: Whole documents
@@ -71,8 +75,8 @@ package struct JSONReader {
   /// Reads a whole document, throwing its first failure: syntax, a
   /// duplicate key, depth or size. For documents decoded by `Decodable`
   /// afterwards, so the decoder only ever sees strict, bounded JSON.
-  package static func check(_ bytes: [UInt8], limit: Int) throws(Failure) {
-    var reader = try JSONReader(bytes, limit: limit)
+  package static func check(_ bytes: [UInt8], limit: Int, refusingDuplicateKeys: Bool = true) throws(Failure) {
+    var reader = try JSONReader(bytes, limit: limit, refusesDuplicateKeys: refusingDuplicateKeys)
     try reader.skipValue()
     try reader.end()
   }
@@ -137,7 +141,7 @@ package struct JSONReader {
       guard try peek() == UInt8(ascii: "\"") else { throw syntax("a key in double quotes") }
       let keyOffset = offset
       let key = try rawString()
-      guard seen.insert(key).inserted else {
+      guard seen.insert(key).inserted || !refusesDuplicateKeys else {
         throw Failure(.duplicateKey(key, in: at), at: keyOffset, "'\(key.prefix(60))' appears twice\(at.isEmpty ? " in one object" : " in \(at)")")
       }
       guard (try? peek()) == UInt8(ascii: ":") else { throw syntax("':' after the key \"\(key.prefix(40))\"") }

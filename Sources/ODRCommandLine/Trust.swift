@@ -165,8 +165,9 @@ extension ODR {
         guard !quiet else { return }
         var settings: [String] = []
         if let bundle = project.bundle { settings.append("bundle \(bundle)") }
-        if let catalog = project.catalog { settings.append("catalog \(catalog.joined(separator: ", "))") }
-        if let trust = project.trust { settings.append("trust \(trust.joined(separator: ", "))") }
+        if let catalog = project.catalog { settings.append("catalog \(catalog.map { URL(string: $0)?.redacted ?? $0 }.joined(separator: ", "))") }
+        // counted, never quoted: a mistaken "trust" could hold a private key
+        if let trust = project.trust { settings.append("trust \(trust.count) key\(trust.count == 1 ? "" : "s")") }
         if let auth = project.auth { settings.append("auth \(auth.key) of \(auth.service)") }
         if let endpoint = project.endpoint { settings.append("endpoint \(endpoint)") }
         context.output.error("adopted \(file.path)\(settings.isEmpty ? "" : " (\(settings.joined(separator: "; ")))"); after any change to it, run `odr trust adopt` again")

@@ -15,7 +15,7 @@ public import ODRBase
 /// The library never adopts.
 ///
 /// ```swift
-/// let configuration = try ODRConfiguration.discover(folder: appFolder)
+/// let configuration = try ODRConfiguration.discover(folder: URL(filePath: "/srv/demo"))
 /// let catalog = try await configuration.loadCatalog(transport: try await configuration.transport { location in
 ///   URLSessionTransport(location)
 /// })

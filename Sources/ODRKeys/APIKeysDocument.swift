@@ -32,8 +32,11 @@ public struct APIKeysDocument: Sendable, Equatable {
 
   /// Parses `data`, refusing anything that breaks the rules.
   public static func parse(_ data: Data) throws(KeysError) -> APIKeysDocument {
-    // odr's strict reader first (bounded, one meaning per key), then the tree.
-    do { _ = try JSONReader.keys(of: [UInt8](data), limit: maxBytes) } catch {
+    // odr's strict reader first (bounded; syntax, then one meaning per key), then the tree.
+    do {
+      try JSONReader.check([UInt8](data), limit: maxBytes, refusingDuplicateKeys: false)
+      _ = try JSONReader.keys(of: [UInt8](data), limit: maxBytes)
+    } catch {
       guard case .duplicateKey(let key, let object) = error.kind else {
         throw invalid(error.kind == .syntax ? "The document is not JSON." : "The document is not JSON odr reads (\(error.message)).")
       }

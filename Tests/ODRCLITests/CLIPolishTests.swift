@@ -108,10 +108,24 @@ import Testing
     let file = root.appending(path: "repo/odr.json")
     let env = ["COLUMNS": "80", "PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": root.appending(path: "cache").path, "XDG_STATE_HOME": root.appending(path: "state").path]
 
-    // Found two folders up: its catalog is the one used.
+    // Found two folders up, inert until adopted; then its catalog is the one used.
     try #"{"catalog": "\#(root.path)/missing-catalog"}"#.write(to: file, atomically: true, encoding: .utf8)
+    let inert = try await odr(["status"], in: deep, environment: env)
+    #expect(inert.status == 2 && inert.stderr.contains("\(file.path) is not adopted"), "\(inert.stderr)")
+    let adopted = try await odr(["trust", "adopt"], in: deep, environment: env)
+    #expect(adopted.status == 0 && adopted.stderr.contains("adopted \(file.path) (catalog \(root.path)/missing-catalog)"), "\(adopted.stderr)")
     let found = try await odr(["status"], in: deep, environment: env)
     #expect(found.status == 3 && found.stderr.contains("missing-catalog"), "\(found.stderr)")
+    // Writable by others: ignored, and never adopted.
+    chmod(file.path, 0o666)
+    let open = try await odr(["status"], in: deep, environment: env)
+    #expect(open.status == 2 && open.stderr.contains("others may write to it"), "\(open.stderr)")
+    #expect(try await odr(["trust", "adopt"], in: deep, environment: env).status == 2)
+    chmod(file.path, 0o644)
+    // Changed since it was adopted: inert again until adopted again.
+    try #"{"catalog": "\#(root.path)/other-catalog"}"#.write(to: file, atomically: true, encoding: .utf8)
+    let changed = try await odr(["status"], in: deep, environment: env)
+    #expect(changed.status == 2 && changed.stderr.contains("not adopted in its current form"), "\(changed.stderr)")
 
     let cases: [(String, String)] = [
       ("{\n  \"catalog\": \"x\",\n  \"maxSise\": \"5M\"\n}\n", "\(file.path):3:3: unknown key \"maxSise\". Did you mean \"maxSize\"?"),

@@ -109,9 +109,10 @@ import Testing
     #expect(wrongProfile.stderr.contains("profile 'default' of \(file.path)"), "\(wrongProfile.stderr)")
   }
 
-  /// Runs odr in `folder` (where odr.json is).
+  /// Runs odr in `folder`, where an odr.json is that the user adopted.
   func odr(_ arguments: [String], in folder: URL, environment: [String: String]) async throws -> Command.Result {
-    try await Command.odr(arguments, environment: environment, in: folder)
+    _ = try await Command.odr(["trust", "adopt", "--quiet"], environment: environment, in: folder)
+    return try await Command.odr(arguments, environment: environment, in: folder)
   }
 
   @Test(arguments: [("Authorization", "Bearer "), ("X-Catalog-Token", "")])

@@ -109,7 +109,7 @@ import Testing
     var env = environment
     env["ODR_CATALOG"] = nil
     env["ODR"] = Paths.odr.path
-    let fromConfig = try await Command.run("/bin/sh", ["-c", #"cd "$1" && "$ODR" purge --dry-run"#, "-", root.path], environment: env)
+    let fromConfig = try await Command.run("/bin/sh", ["-c", #"cd "$1" && "$ODR" trust adopt --quiet && "$ODR" purge --dry-run"#, "-", root.path], environment: env)
     #expect(fromConfig.status == 0, "\(fromConfig.stderr)")
     #expect(fromConfig.stdout.contains("(budget 1.5 KiB)"))  // sizes are shown for people now (issue 15)
     #expect(try await odr(["begin", "A", "--priority", "urgent", "--quiet"]).status == 0)

@@ -33,10 +33,12 @@ import Testing
     try await Command.odr(arguments, input: input, environment: environment.merging(extra) { $1 })
   }
 
-  /// Runs odr in `folder` (where an odr.json is).
+  /// Runs odr in `folder`, where an odr.json is that the user adopted
+  /// (what it can still not do once adopted is what these tests show).
   func odr(_ arguments: [String], in folder: URL, _ extra: [String: String] = [:]) async throws -> Command.Result {
     var env = environment.merging(extra) { $1 }
     env["ODR_CATALOG"] = nil  // the folder's odr.json says where the catalog is
+    _ = try await Command.odr(["trust", "adopt", "--quiet"], environment: env, in: folder)
     return try await Command.odr(arguments, environment: env, in: folder)
   }
 
@@ -66,6 +68,34 @@ import Testing
   }
 
   // MARK: High
+
+  /// Round 4, 1: a cloned repository's odr.json pins the attacker's key and
+  /// points at the attacker's catalog claiming an app's bundle. Inert until
+  /// adopted; adopted, it still never adds a root to a bundle with state;
+  /// and the app's own location keeps refusing the attacker's key after.
+  @Test func aClonedRepositoryCannotTakeOverAnotherBundle() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let real = signingKey(), attacker = signingKey()
+    try await publish(value, version: 1, signedBy: real.secret)
+    #expect(try await odr(["fetch", "APIKeys", "--trust", real.public]).status == 0)
+    let evil = root.appending(path: "evil")
+    try await publish("attacker-value", version: 9, signedBy: attacker.secret, into: evil)
+    let project = root.appending(path: "clone")
+    try FileManager.default.createDirectory(at: project, withIntermediateDirectories: true)
+    try #"{"catalog": "\#(evil.path)", "trust": ["\#(attacker.public)"]}"#.write(to: project.appending(path: "odr.json"), atomically: true, encoding: .utf8)
+    var env = environment
+    env["ODR_CATALOG"] = nil
+    let inert = try await Command.odr(["fetch", "APIKeys"], environment: env, in: project)
+    #expect(inert.status == 2 && inert.stderr.contains("is not adopted"), "\(inert.stderr)")
+    let adopted = try await odr(["fetch", "APIKeys"], in: project)
+    #expect(adopted.status == 4 && adopted.stderr.contains("never adds a trust root"), "\(adopted.stderr)")
+    #expect(try await lookup() == value)
+    // The app's own location now serving the attacker's catalog: still refused.
+    try FileManager.default.removeItem(at: published)
+    try await publish("attacker-value", version: 10, signedBy: attacker.secret)
+    #expect(try await odr(["fetch", "APIKeys"]).status == 4)
+    #expect(try await lookup() == value)
+  }
 
   /// 1, 13: a repository's odr.json names odr's identity service, or an
   /// app's key, as "auth": nothing is sent; plain http to another host is refused.
@@ -275,6 +305,7 @@ import Testing
     default: Data(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"format\" : 2", with: "\"format\" : 3").utf8)
     }
     try damaged.write(to: file)
+    try FileManager.default.removeItem(at: published)  // a host serving an older, unsigned catalog
     try await publish("unsigned", version: 1)
     let fetch = try await odr(["fetch", "APIKeys"])
     #expect(fetch.status == 4, "\(fetch.stderr)")

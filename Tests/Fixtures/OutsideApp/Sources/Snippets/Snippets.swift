@@ -13,9 +13,10 @@ struct Forecast: Decodable, Sendable {
 // MARK: README, "Use the library"
 
 func readmeDiscover() async throws {
-  // Where the catalog is and what to trust: odr.json and ODR_CATALOG/ODR_TRUST,
-  // exactly as `odr fetch` reads them on this machine.
-  let provider = try APIKeyProvider(service: "com.example.demo", configuration: .discover())
+  // Where the catalog is and what to trust: ODR_CATALOG/ODR_TRUST and the odr.json
+  // of the folder the app names, exactly as `odr fetch` reads them there (an odr.json
+  // counts once the user adopted it with `odr trust adopt`; the library never adopts).
+  let provider = try APIKeyProvider(service: "com.example.demo", configuration: .discover(folder: URL(filePath: "/srv/demo")))
   let key = try await provider.key("Weather")  // fetches the APIKeys tag on the first miss
   _ = key
 }
@@ -54,7 +55,7 @@ func keysUsageKey(provider: APIKeyProvider) async throws {
 // MARK: ODRNetworking, Usage.md
 
 func networkingUsage() async throws {
-  let provider = try APIKeyProvider(service: "com.example.weather", configuration: .discover())
+  let provider = try APIKeyProvider(service: "com.example.weather", configuration: .discover(folder: URL(filePath: "/srv/demo")))
   let client = try APIClient(policy: .consistent, provider: provider)
   let forecast = try await client.send(APIRequest<Data>.data(method: "GET", path: "https://api.weather.example/v1/forecast?city=Oslo", key: "Weather"))
   _ = forecast
@@ -83,7 +84,7 @@ func keyProviderDocComment() async throws {
 }
 
 func providerConfigurationDocComment() async throws {
-  let provider = try APIKeyProvider(service: "com.example.demo", configuration: .discover())
+  let provider = try APIKeyProvider(service: "com.example.demo", configuration: .discover(folder: URL(filePath: "/srv/demo")))
   let key = try await provider.key("Weather")
   _ = key
 }
@@ -109,7 +110,7 @@ func apiRequestDocComment() {
 }
 
 func configurationDocComment() async throws {
-  let configuration = try ODRConfiguration.discover()
+  let configuration = try ODRConfiguration.discover(folder: URL(filePath: "/srv/demo"))
   let catalog = try await configuration.loadCatalog(transport: try await configuration.transport { location in
     URLSessionTransport(location)
   })

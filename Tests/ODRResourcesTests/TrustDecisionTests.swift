@@ -1,0 +1,151 @@
+import Foundation
+import ODRResources
+import ODRTrust
+import Testing
+import ODRTesting
+
+/// The one trust decision as a table (docs/trust.md, "Threat model"): one
+/// row per situation — who serves what, against which state — with the
+/// verdict and why. The rows are the threat model's index.
+@Suite(.enabled(if: TestSelection.untagged)) struct TrustDecisionTests {
+  /// The keys of the story: the publisher's key, its successor, an
+  /// attacker's (a host, a mirror, a cache writer, a cloned repository, or
+  /// another bundle's publisher all sign with keys of their own).
+  static let real = SigningKey(), next = SigningKey(), attacker = SigningKey()
+  static let bundle = "com.example.app"
+  static let now = Date(timeIntervalSince1970: 2_000_000_000)
+  static let later = now.addingTimeInterval(30 * 86_400)
+
+  static func header(_ version: Int, bundle: String = bundle, signers: [SigningKey]? = [real], handovers: [Handover]? = nil,
+                     expires: Date? = later, digest: String = "A") -> CatalogHeader {
+    CatalogHeader(bundle: bundle, version: version, expires: expires, signers: signers?.map(\.verifyingKey), handovers: handovers, digest: digest)
+  }
+
+  /// State after accepting `version` through `root`.
+  static func state(root: SigningKey = real, version: Int = 5, signer: SigningKey = real, signers: [SigningKey] = [real],
+                    firstUse: Bool = false, digest: String? = "A") -> TrustLedger.State {
+    TrustLedger.State(signed: true, roots: [root.verifyingKey.description: .init(
+      firstUse: firstUse, version: version, signers: signers.map(\.verifyingKey), signer: signer.verifyingKey, digest: digest)])
+  }
+
+  static let handoverToNext = try! Handover(bundle: bundle, version: 6, signers: [next.verifyingKey], signedWith: real)
+  static let forgedHandover = try! Handover(bundle: bundle, version: 6, signers: [attacker.verifyingKey], signedWith: attacker)
+
+  struct Row: CustomTestStringConvertible, Sendable {
+    let situation: String
+    let decision: TrustDecision
+    /// nil: admitted; else a phrase of the refusal.
+    let refusal: String?
+    var testDescription: String { situation }
+  }
+
+  static func row(_ situation: String, _ header: CatalogHeader, signedBy: [SigningKey]?, pinned: [SigningKey] = [],
+                  origin: TrustDecision.PinOrigin = .flag, state: TrustLedger.State? = nil, locationBundle: String? = nil,
+                  now: Date? = now, firstUse: Bool = true, keeping: Bool = false, refusal: String?) -> Row {
+    Row(situation: situation, decision: TrustDecision(
+      header: header, signedBy: signedBy?.map(\.verifyingKey), pinned: Set(pinned.map(\.verifyingKey)), pinOrigin: origin,
+      location: "https://cdn.example/app/catalog.json", locationBundle: locationBundle, now: now, allowsFirstUse: firstUse,
+      state: state, keeping: keeping), refusal: refusal)
+  }
+
+  static let repository = TrustDecision.PinOrigin.repository(file: "/home/u/clone/odr.json", bundle: nil)
+
+  static let rows: [Row] = [
+    // First contact
+    row("first use: signed by a key the catalog lists", header(1), signedBy: [real], refusal: nil),
+    row("first use: a host adds a signature line of its own", header(1), signedBy: [attacker], refusal: "does not list"),
+    row("first use in CI (no pins, no state)", header(1), signedBy: [real], firstUse: false, refusal: "CI=true"),
+    row("first use: unsigned, nothing pinned", header(1), signedBy: nil, refusal: nil),
+    // Pinned
+    row("pinned: signed by the pinned key", header(1), signedBy: [real], pinned: [real], refusal: nil),
+    row("pinned: a host serves a catalog signed by its own key", header(1, signers: [attacker]), signedBy: [attacker], pinned: [real], refusal: "not trusted"),
+    row("pinned: a host serves it unsigned", header(1), signedBy: nil, pinned: [real], refusal: "signing keys are pinned"),
+    row("pinned: a tampered signature line (none verifies)", header(1), signedBy: [], pinned: [real], refusal: "does not verify"),
+    row("chain: pinned key hands over to the next (stateless CI)", header(6, signers: [next], handovers: [handoverToNext]), signedBy: [next], pinned: [real], refusal: nil),
+    row("chain: a forged hand-over by the attacker's key", header(6, signers: [attacker], handovers: [forgedHandover]), signedBy: [attacker], pinned: [real], refusal: "not trusted"),
+    row("chain: a hand-over statement of another bundle", header(6, bundle: "com.other", signers: [next], handovers: [handoverToNext]), signedBy: [next], pinned: [real], refusal: "does not verify"),
+    // Remembered state
+    row("state: the next version by a remembered signer", header(6), signedBy: [real], state: state(), refusal: nil),
+    row("state: a mirror serves a valid older catalog (skipped, not fatal)", header(4), signedBy: [real], state: state(), refusal: "rollback"),
+    row("state: unsigned after signed (downgrade)", header(6), signedBy: nil, state: state(), refusal: "downgrade"),
+    row("state: a key nobody handed over to", header(6, signers: [attacker]), signedBy: [attacker], state: state(), refusal: "not trusted"),
+    row("same version re-signed to extend it (only expires differs)", header(5, expires: later.addingTimeInterval(86_400)), signedBy: [real], state: state(), refusal: nil),
+    row("same version, other content, by its own signer", header(5, digest: "B"), signedBy: [real], state: state(), refusal: "more than its expiry"),
+    row("retired key re-serves version N listing itself", header(6, signers: [real], digest: "B"), signedBy: [real],
+        state: state(version: 6, signer: real, signers: [next]), refusal: "more than its expiry"),
+    row("retired key signs a later version", header(7, signers: [real]), signedBy: [real], state: state(version: 6, signer: real, signers: [next]), refusal: "not trusted"),
+    row("state written before digests: same version admitted", header(5, digest: "B"), signedBy: [real], state: state(digest: nil), refusal: nil),
+    // Expiry and the clock
+    row("expired catalog (freeze: replayed past its expiry)", header(5, expires: now.addingTimeInterval(-1)), signedBy: [real], state: state(), refusal: "expired"),
+    row("client clock rolled back: the version floor still holds", header(4, expires: now.addingTimeInterval(-400 * 86_400)), signedBy: [real],
+        state: state(), now: now.addingTimeInterval(-500 * 86_400), refusal: "rollback"),
+    // Locations and bundles
+    row("a location bound to another bundle serves this one", header(1), signedBy: [real], locationBundle: "com.victim", refusal: "served catalogs of com.victim"),
+    // A cloned repository's odr.json (adopted)
+    row("repository pins the attacker for a bundle with state (takeover)", header(6, signers: [attacker]), signedBy: [attacker], pinned: [attacker], origin: repository,
+        state: state(), refusal: "never adds a trust root"),
+    row("repository speaks for another bundle", header(1), signedBy: [real], pinned: [real],
+        origin: .repository(file: "/home/u/clone/odr.json", bundle: "com.example.other"), refusal: "speaks for com.example.other only"),
+    row("repository pins a key the bundle already trusts", header(6), signedBy: [real], pinned: [real], origin: repository, state: state(), refusal: nil),
+    row("repository pins on first contact (CI checkout)", header(1), signedBy: [real], pinned: [real], origin: repository, firstUse: false, refusal: nil),
+    row("flag pins a new key for a bundle with state (the user's choice)", header(6, signers: [next]), signedBy: [next], pinned: [next], state: state(), refusal: nil),
+    // The kept catalog (a cache writer)
+    row("kept catalog under the state it was accepted with", header(5), signedBy: [real], state: state(), now: nil, keeping: true, refusal: nil),
+    row("kept catalog rewritten by a cache writer (other signer)", header(5, signers: [attacker], digest: "B"), signedBy: [attacker], state: state(), now: nil, keeping: true, refusal: "not trusted"),
+    row("kept catalog with pins no longer matching", header(5), signedBy: [real], pinned: [next], state: TrustLedger.State(signed: true), now: nil, keeping: true, refusal: "not trusted"),
+  ]
+
+  @Test(arguments: rows) func decides(_ row: Row) {
+    switch Result(catching: { try row.decision.decide() }) {
+    case .success:
+      #expect(row.refusal == nil, "admitted, expected a refusal with “\(row.refusal ?? "")”")
+    case .failure(let error):
+      let message = (error as? ResourceError)?.message ?? "\(error)"
+      #expect((error as? ResourceError)?.code == .integrity, "\(message)")
+      if let phrase = row.refusal {
+        #expect(message.contains(phrase), "\(message)")
+      } else {
+        Issue.record("refused: \(message)")
+      }
+    }
+  }
+
+  @Test func anAdmissionRecordsTheVersionSignersAndDigest() throws {
+    let admission = try Self.row("", Self.header(6, signers: [Self.next], handovers: [Self.handoverToNext], digest: "C"),
+                                 signedBy: [Self.next], pinned: [Self.real], state: Self.state(), refusal: nil).decision.decide()
+    let root = try #require(admission.state.roots[Self.real.verifyingKey.description])
+    #expect(root.version == 6)
+    #expect(root.signer == Self.next.verifyingKey)
+    #expect(root.signers == [Self.next.verifyingKey])
+    #expect(root.digest == "C")
+  }
+
+  /// With pins or state, no sequence of catalogs served by someone without
+  /// a trusted key — any versions, signer lists, replayed or forged
+  /// hand-overs, unsigned or signed by keys of their own — changes what the
+  /// client trusts. (Seeded, so a failure reproduces; 2,000 sequences.)
+  @Test(arguments: [false, true]) func nothingAnAttackerServesChangesTrust(pinned: Bool) {
+    var generator = SeededGenerator(seed: pinned ? 0x7a11 : 0x57a7e)
+    let attackers = [Self.attacker, SigningKey(), SigningKey()]
+    let start = Self.state()
+    for _ in 0..<2_000 {
+      var state = start
+      for _ in 0..<Int.random(in: 1...6, using: &generator) {
+        let signers = (0..<Int.random(in: 0...2, using: &generator)).map { _ in attackers.randomElement(using: &generator)! }
+        var chain: [Handover] = []
+        if Bool.random(using: &generator) { chain.append(Self.forgedHandover) }
+        if Bool.random(using: &generator), let key = attackers.randomElement(using: &generator) {
+          chain.append(try! Handover(bundle: Self.bundle, version: Int.random(in: 1...9, using: &generator), signers: [key.verifyingKey], signedWith: key))
+        }
+        let signedBy: [SigningKey]? = Int.random(in: 0..<5, using: &generator) == 0 ? nil : [attackers.randomElement(using: &generator)!]
+        let header = Self.header(Int.random(in: 1...9, using: &generator), signers: signers.isEmpty ? nil : signers, handovers: chain.isEmpty ? nil : chain,
+                                 digest: ["A", "B"].randomElement(using: &generator)!)
+        let decision = TrustDecision(header: header, signedBy: signedBy?.map(\.verifyingKey), pinned: pinned ? [Self.real.verifyingKey] : [],
+                                     location: "https://mirror.example/catalog.json", now: Self.now, state: state)
+        if let admission = try? decision.decide() { state = admission.state }
+        #expect(state == start, "an attacker's catalog changed the trust state: version \(header.version), signed by \(signedBy?.count ?? 0) attacker keys")
+        if state != start { return }
+      }
+    }
+  }
+}

@@ -119,6 +119,13 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .target(name: "CHardening"),
+    // What the fuzz targets (FuzzTesting/, scripts/fuzz) and the suite's
+    // replay of their kept crashers feed inputs to.
+    .target(
+      name: "ODRFuzzEntries",
+      dependencies: ["ODRBase", "ODRConfiguration", "ODRKeys", "ODRResources", "ODRTrust"],
+      swiftSettings: strictSettings
+    ),
     // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
     // libsecret already loads (libsecret-1-dev depends on libgcrypt20-dev).
     .target(name: "CGcryptRSA", linkerSettings: [.linkedLibrary("gcrypt")]),
@@ -196,7 +203,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRResourcesTests",
-      dependencies: ["ODRBase", "ODRConfiguration", "ODRKeys", "ODRResources", "ODRTrust", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRBase", "ODRConfiguration", "ODRFuzzEntries", "ODRKeys", "ODRResources", "ODRTrust", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .testTarget(
@@ -234,4 +241,15 @@ let package = Package(
 /// DocC catalogs of the libraries. Only then, so nobody else resolves it.
 var docsPlugin: [Package.Dependency] {
   Context.environment["ODR_DOCS"] == nil ? [] : [.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")]
+}
+
+// The libFuzzer targets, one per parser (FuzzTesting/<name>/main.swift), only
+// when scripts/fuzz builds them (ODR_FUZZ=1, with -sanitize=fuzzer): an
+// ordinary build has no libFuzzer to link them with.
+if Context.environment["ODR_FUZZ"] == "1" {
+  package.targets.append(.target(name: "FuzzDriver", path: "FuzzTesting/FuzzDriver", swiftSettings: strictSettings))
+  for name in ["FuzzJSONReader", "FuzzCatalog", "FuzzSignatureLines", "FuzzHandover", "FuzzDocuments", "FuzzAgeFile"] {
+    package.targets.append(.executableTarget(name: name, dependencies: ["FuzzDriver", "ODRFuzzEntries"], path: "FuzzTesting/\(name)",
+                                             swiftSettings: strictSettings))
+  }
 }

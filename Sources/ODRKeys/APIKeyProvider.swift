@@ -54,12 +54,21 @@ public actor APIKeyProvider {
   private let changeUpdates = Broadcaster<Set<String>>()
   private let stateUpdates = Broadcaster<State>(latest: .notRequested)
 
+  /// The trust roots (`ed25519:…`) whose imports this provider serves; nil:
+  /// any. A key `odr fetch` imported under other roots reads as missing
+  /// (the fetch then imports it under these).
+  private let roots: Set<String>?
+
   /// A provider over `store` whose misses run `fetch` (which should put the
   /// keys into `store`, as `KeyImporter` does). `lock` is the service's
-  /// import lock (default: the one `odr fetch` uses).
-  public init(store: any SecretStore, lock: ImportLock? = nil, fetch: @escaping @Sendable () async throws -> Void = {}) {
+  /// import lock (default: the one `odr fetch` uses). `roots`: an app that
+  /// pins its publisher's keys is served only keys imported under them
+  /// (keys stored by hand have no roots and are served).
+  public init(store: any SecretStore, lock: ImportLock? = nil, roots: Set<String>? = nil,
+              fetch: @escaping @Sendable () async throws -> Void = {}) {
     self.store = store
     self.lock = lock ?? ImportLock(for: store)
+    self.roots = roots
     self.fetch = fetch
   }
 
@@ -134,8 +143,11 @@ public actor APIKeyProvider {
   /// callers.
   private func read(_ name: String) async throws -> String? {
     if let reading = reads[name] { return try await reading.value }
-    let (store, lock) = (store, lock)
+    let (store, lock, roots) = (store, lock, roots)
     let task = Task { () async throws -> String? in
+      if let roots, let imported = try await store.metadataRecord(lock: lock)[name]?.importedUnder, roots.isDisjoint(with: imported) {
+        return nil  // imported under another publisher's roots
+      }
       do { return try await store.keyValue(named: name, lock: lock) } catch let error as KeyringError where error.code == .notFound { return nil }
     }
     reads[name] = task

@@ -75,7 +75,13 @@ public struct ImportTransaction: Sendable {
       entries.append(.init(name: key.name, outcome: outcome))
       if old != key.value { changes.append((key.name, key.value)) }
     }
-    let pruned = prune ? before.keys.filter { incoming[$0] == nil && oldMetadata.imported.contains($0) }.sorted() : []
+    // Keys imported under other trust roots than this import's are the
+    // keys of another publisher (or of none): replaced, or pruned.
+    let roots = incoming.values.first?.metadata.importedUnder.map(Set.init)
+    let underOtherRoots = { (name: String) in
+      roots != nil && oldMetadata.imported.contains(name) && oldMetadata[name]?.importedUnder.map(Set.init).map { $0 != roots } == true
+    }
+    let pruned = before.keys.filter { incoming[$0] == nil && (prune && oldMetadata.imported.contains($0) || underOtherRoots($0)) }.sorted()
     entries += pruned.map { .init(name: $0, outcome: .pruned) }
     changes += pruned.map { ($0, nil) }
 

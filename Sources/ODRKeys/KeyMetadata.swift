@@ -14,6 +14,12 @@ public struct KeyMetadata: Sendable, Equatable, Codable {
   /// True lets the key travel over plain `http://` to a host that is not
   /// loopback (nil or false: https only, or http to loopback).
   public var insecure: Bool?
+  /// The trust roots (`ed25519:…`) of the catalog the key was imported from
+  /// by `odr fetch` ([]: an unsigned catalog); nil for a key stored by hand,
+  /// or imported before odr recorded it. A fetch under other roots prunes
+  /// keys imported under these (docs/trust.md, "Keys carry their
+  /// provenance"). Never part of an APIKeys document.
+  public var importedUnder: [String]?
 
   public init(env: String? = nil, header: String? = nil, scheme: String? = nil, query: String? = nil, hosts: [String]? = nil,
               insecure: Bool? = nil) {

@@ -34,7 +34,9 @@ extension APIKeyProvider {
         try SecretServiceStore(service: PrivateKeyring.identityService)
       }
     }
-    self.init(store: store) {
+    // An app that pins its publisher's keys is served only keys imported under them.
+    let roots = configuration.trust.pinned.isEmpty ? nil : Set(configuration.trust.pinned.map(\.description))
+    self.init(store: store, roots: roots) {
       let catalog = try await configuration.loadCatalog(transport: try await configuration.transport(network: transport))
       // The catalog names its bundle; an app's keys come only from its own
       // (an odr.json or a mirror cannot make another bundle's keys, or a

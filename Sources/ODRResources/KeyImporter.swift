@@ -48,7 +48,12 @@ public struct KeyImporter: Sendable {
     let others = catalog.catalog.tags.values.filter { !$0.secrets }
     catalog.store.remove(secretTags.filter { $0.1.encryption == nil }.flatMap(\.1.files), keepingThoseUsedBy: Array(others))
     guard !secretTags.isEmpty else { return ImportReport(service: store.service, tags: tags, keys: []) }
-    let incoming = try await documentKeys(secretTags, inMemoryOnly: false)
+    // Each key carries the trust roots it was imported under.
+    let incoming = try await documentKeys(secretTags, inMemoryOnly: false).mapValues { key in
+      var metadata = key.metadata
+      metadata.importedUnder = catalog.trustRoots
+      return APIKey(name: key.name, value: key.value, metadata: metadata)
+    }
     return try await ImportTransaction(store: store, lock: lock).apply(incoming, prune: prune, dryRun: dryRun, tags: tags)
   }
 

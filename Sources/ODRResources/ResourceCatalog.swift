@@ -24,6 +24,10 @@ public struct ResourceCatalog: Sendable {
   /// on first use, an expired catalog served offline): one line each.
   public var notices: [String] = []
 
+  /// The trust roots (`ed25519:…`) the catalog was admitted through; empty
+  /// for an unsigned catalog. Keys imported from it carry them.
+  public var trustRoots: [String] = []
+
   /// When the source last confirmed this catalog, for a catalog read from
   /// the copy kept on disk without asking the source (``loadKept(from:cacheHome:trust:)``);
   /// nil when it was just loaded from its source.
@@ -61,8 +65,8 @@ public struct ResourceCatalog: Sendable {
     while true {
       do {
         return try await loadOnce(catalogURL, kept: kept, index: index, cacheHome: cacheHome, transport: transport, trust: trust)
-      } catch let error as ResourceError where error.code == .integrity {
-        // A stale or tampered copy: another mirror may serve the real one.
+      } catch let error as ResourceError where error.code == .integrity || error.code == .invalidSource {
+        // A stale, tampered or malformed copy: another mirror may serve the real one.
         guard await transport.reportDamaged(catalogURL) else { throw error }
       }
     }
@@ -77,6 +81,7 @@ public struct ResourceCatalog: Sendable {
       guard let kept = try keptCatalogRechecked(kept, at: catalogURL, index: index, cacheHome: cacheHome, trust: trust, after: error) else { throw error }
       try trust.refuseIfExpired(kept.catalog)
       var resources = ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: transport)
+      resources.trustRoots = kept.roots
       resources.notices.append("warning: \(error.message.prefix { $0 != ";" }); using the catalog of \(kept.catalog.bundle) kept on disk (version \(kept.catalog.version)). Tags on disk work; downloads need the source back.")
       return resources
     }
@@ -86,7 +91,9 @@ public struct ResourceCatalog: Sendable {
       }
       try trust.refuseIfExpired(kept.catalog)
       kept.store.markCatalogChecked()
-      return ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: transport)
+      var resources = ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: transport)
+      resources.trustRoots = kept.roots
+      return resources
     }
     let signatureURL = catalogURL.deletingLastPathComponent().appending(path: catalogURL.lastPathComponent + ".sig")
     let signatureBytes = try await transport.dataIfPresent(at: signatureURL, limit: CatalogSignature.maxBytes)
@@ -94,7 +101,7 @@ public struct ResourceCatalog: Sendable {
     // Trust before decode: the tags are decoded only once the decision has
     // admitted the catalog, and kept together with the state it changed.
     var admitted: (catalog: Catalog, store: LocalStore)?
-    let notices = try await TrustLedger(bundle: header.bundle, stateHome: trust.stateHome)
+    let admission = try await TrustLedger(bundle: header.bundle, stateHome: trust.stateHome)
       .admit(header, signedBy: signedBy, location: catalogURL, policy: trust) {
         let catalog = try Catalog.decode(bytes)
         let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
@@ -106,7 +113,8 @@ public struct ResourceCatalog: Sendable {
     store.removeStalePartials(keeping: catalog)
     try await index.remember(catalogURL, .init(bundle: catalog.bundle, version: catalog.version, validators: validators.isEmpty ? nil : validators))
     var resources = ResourceCatalog(location: catalogURL, catalog: catalog, store: store, transport: transport)
-    resources.notices = notices
+    resources.notices = admission.notices
+    resources.trustRoots = admission.roots
     return resources
   }
 
@@ -149,6 +157,7 @@ public struct ResourceCatalog: Sendable {
     let catalogURL = try catalogLocation(location)
     let kept = try keptCatalog(at: catalogURL, index: CatalogIndex(cacheHome: cacheHome), cacheHome: cacheHome, trust: trust)
     var resources = ResourceCatalog(location: catalogURL, catalog: kept.catalog, store: kept.store, transport: OfflineTransport())
+    resources.trustRoots = kept.roots
     resources.checkedAt = kept.store.catalogCheckedAt
     if let expires = kept.catalog.expires, expires < trust.now() {
       resources.notices.append("warning: the catalog of \(kept.catalog.bundle) (version \(kept.catalog.version)) expired on \(expires.formatted(.iso8601)); serving what is on disk. Online, it will be refused until the publisher re-signs it.")
@@ -180,6 +189,8 @@ public struct ResourceCatalog: Sendable {
     /// nil when the store's catalog is not the one they were sent with
     /// (another location of the bundle moved it on).
     let validators: CacheValidators?
+    /// The trust roots it is trusted through.
+    let roots: [String]
   }
 
   /// The catalog kept for `catalogURL`, checked again (signature, pins,
@@ -197,9 +208,9 @@ public struct ResourceCatalog: Sendable {
     guard header.bundle == entry.bundle else {
       throw ResourceError(.integrity, "The catalog kept in \(store.root.path) claims \(header.bundle), not \(entry.bundle); refusing it. Load the catalog online again.")
     }
-    try TrustLedger(bundle: header.bundle, stateHome: trust.stateHome).recheck(header, signedBy: signedBy, location: catalogURL, policy: trust)
+    let roots = try TrustLedger(bundle: header.bundle, stateHome: trust.stateHome).recheck(header, signedBy: signedBy, location: catalogURL, policy: trust)
     let catalog = try Catalog.decode(bytes)
-    return KeptCatalog(catalog: catalog, store: store, validators: entry.version == catalog.version ? entry.validators : nil)
+    return KeptCatalog(catalog: catalog, store: store, validators: entry.version == catalog.version ? entry.validators : nil, roots: roots)
   }
 
   /// The kept catalog to fall back on when the source failed with `error`:

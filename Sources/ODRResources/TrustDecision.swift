@@ -67,6 +67,9 @@ public struct TrustDecision: Sendable {
   public struct Admission: Equatable, Sendable {
     public var state: TrustLedger.State
     public var notices: [String]
+    /// The trust roots it was admitted through (sorted; empty: unsigned):
+    /// what the keys it delivers are imported under.
+    public var roots: [String] = []
   }
 
   /// Admits the catalog, or throws an `.integrity` ``ResourceError`` saying
@@ -122,9 +125,9 @@ public struct TrustDecision: Sendable {
       next.roots[first.description] = .init(firstUse: true, version: header.version, signers: Array(listed), signer: first, digest: header.digest)
       next.signed = true
       notices.append("trusting \(first) for \(bundle) on first use; pin it with --trust \(first) (or ODR_TRUST) to be sure.")
-      return Admission(state: next, notices: notices)
+      return Admission(state: next, notices: notices, roots: [first.description])
     }
-    var accepted = false
+    var accepted: [String] = []
     for (root, record, pin) in roots {
       var start: Set<VerifyingKey> = pin ? [root] : []
       if let record {
@@ -145,15 +148,15 @@ public struct TrustDecision: Sendable {
       }
       let signers = listed.isEmpty ? [signer] : header.signers!
       next.roots[root.description] = .init(firstUse: record?.firstUse ?? false, version: header.version, signers: signers, signer: signer, digest: header.digest)
-      accepted = true
+      accepted.append(root.description)
     }
-    guard accepted else {
+    guard !accepted.isEmpty else {
       let trusted = roots.map(\.key.description).sorted().joined(separator: ", ")
       let why = chain.isEmpty ? "it carries no hand-over chain" : "its hand-over chain does not lead there from them"
       throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which is not trusted for \(bundle): the trust roots are \(trusted), and \(why). A key rotation reaches clients through the chain `odr pack` carries; if the publisher started a new trust root (--new-trust-root), pin the new key with --trust\(pinned.isEmpty ? ", or forget the old one with `odr trust reset \(bundle)`" : " (ODR_TRUST in CI)").")
     }
     next.signed = true
-    return Admission(state: next, notices: notices)
+    return Admission(state: next, notices: notices, roots: accepted.sorted())
   }
 
   /// The roots that count, each with what it accepted before and whether it

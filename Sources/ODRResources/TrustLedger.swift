@@ -153,28 +153,29 @@ public struct TrustLedger: Sendable {
   /// the catalog), so the state and the kept catalog change together;
   /// nothing is recorded when either refuses. Returns notices for the user.
   func admit(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy,
-             commit: () async throws -> Void) async throws -> [String] {
+             commit: () async throws -> Void) async throws -> TrustDecision.Admission {
     try await locationsFile.update { locations in
       let key = location.redacted
-      let notices = try await trustFile.update { state in
+      let admission = try await trustFile.update { state in
         let admission = try policy.decision(header, signedBy: signedBy, location: key, locationBundle: locations?.bundles[key], state: state).decide()
         try await commit()
         state = admission.state
-        return admission.notices
+        return admission
       }
       if locations?.bundles[key] == nil {
         locations = locations ?? Locations()
         locations!.bundles[key] = bundle
       }
-      return notices
+      return admission
     }
   }
 
   /// Checks a kept catalog again, as it stands now against the current pins
   /// and trust state, without recording anything: a cache can be written by
   /// others (a restored CI cache, a shared runner), so what it holds is
-  /// never trusted as it is. Expiry is the caller's business.
-  func recheck(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy) throws {
+  /// never trusted as it is. Expiry is the caller's business. Returns the
+  /// roots it is trusted through.
+  func recheck(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy) throws -> [String] {
     let key = location.redacted
     let bound = try locationsFile.read()?.bundles[key]
     guard let state = try trustFile.read() else {
@@ -183,7 +184,7 @@ public struct TrustLedger: Sendable {
     var decision = policy.decision(header, signedBy: signedBy, location: key, locationBundle: bound, state: state)
     decision.now = nil
     decision.keeping = true
-    _ = try decision.decide()
+    return try decision.decide().roots
   }
 
   // MARK: Inspecting and resetting

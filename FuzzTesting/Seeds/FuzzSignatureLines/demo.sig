@@ -1,0 +1,1 @@
+ed25519:E6u3l0UATeJAKWfZ6A+bkruDY2/tEAFHjd10mrIR+6Y= g/a0ivrcdYmmBhsZhb80uoqi1Bmww26tUDThOAubRo3jNDJWjYCfxgfdwnXkJ1mfB+t2a1OJKU0oHe/q8eFgCQ==

@@ -1,0 +1,72 @@
+import FoundationEssentials
+import ODRBase
+import ODRConfiguration
+import ODRKeys
+import ODRResources
+import ODRTrust
+
+/// What each fuzz target feeds its input to (FuzzTesting/, `scripts/fuzz`),
+/// and what the ordinary suite replays every kept crasher through
+/// (`FuzzTesting/FailCases/<target>/`): every parser of bytes a host, a
+/// cache, a repository or another program controls. Each entry may throw —
+/// a refusal is the expected answer — but must never crash, hang or
+/// allocate without bound; where two readers read the same document, they
+/// must agree.
+package enum FuzzEntry: String, CaseIterable, Sendable {
+  /// The one JSON reader: a whole document, and its keys.
+  case jsonReader
+  /// catalog.json: the header the trust decision reads, then the catalog.
+  case catalog
+  /// catalog.json.sig: signature lines, verified over a fixed catalog.
+  case signatureLines
+  /// A catalog's hand-over statements, read and verified for its bundle.
+  case handover
+  /// odr.json, tags.json and APIKeys documents (the first byte chooses).
+  case documents
+  /// age files (header, stanzas, payload), opened with a fixed identity.
+  case ageFile
+
+  /// Runs this entry on `bytes`.
+  package func run(_ bytes: [UInt8]) {
+    let data = Data(bytes)
+    switch self {
+    case .jsonReader:
+      let checked = Result { try JSONReader.check(bytes, limit: 1 << 20) }
+      let keys = Result { try JSONReader.keys(of: bytes, limit: 1 << 20) }
+      // The outline reads exactly the documents the check reads.
+      let (checkedOK, keysOK) = ((try? checked.get()) != nil, (try? keys.get()) != nil)
+      precondition(checkedOK == keysOK, "check and keys(of:) disagree")
+    case .catalog:
+      let header = try? CatalogHeader.read(data)
+      if let catalog = try? Catalog.decode(data) {
+        // What the decision reads is what the decoder reads.
+        precondition(header?.bundle == catalog.bundle && header?.version == catalog.version
+                       && header?.signers == catalog.signers && header?.handovers == catalog.handovers, "header and catalog disagree")
+      }
+    case .signatureLines:
+      guard let signature = try? CatalogSignature(parsing: data) else { return }
+      _ = signature.validSigners(of: Self.signedCatalog, prefixed: true)
+      _ = signature.validSigners(of: Self.signedCatalog, prefixed: false)
+    case .handover:
+      guard let header = try? CatalogHeader.read(data) else { return }
+      try? Handover.verify(header.handovers ?? [], bundle: header.bundle, upTo: header.version)
+      _ = Handover.reach(header.handovers ?? [], from: Set(header.signers ?? []))
+    case .documents:
+      guard let first = bytes.first else { return }
+      let rest = Array(bytes.dropFirst())
+      switch first % 3 {
+      case 0: _ = try? ProjectFile.parse(rest, file: "odr.json")
+      case 1: _ = try? PublisherManifest.decode(Data(rest))
+      default: _ = try? APIKeysDocument.parse(Data(rest))
+      }
+    case .ageFile:
+      _ = try? Age.decrypt(data, identities: [Self.identity])
+    }
+  }
+
+  /// A catalog the signature lines are checked against.
+  static let signedCatalog = Data(#"{"formatVersion":2,"bundle":"com.example.fuzz","version":1,"tags":{}}"#.utf8)
+  /// The identity of the age test vectors (public: it guards nothing).
+  static let identity = try! AgeIdentity("AGE-SECRET-KEY-1EGTZVFFV20835NWYV6270LXYVK2VKNX2MMDKWYKLMGR48UAWX40Q2P2LM0")
+}
+

@@ -437,8 +437,10 @@ if wants("j") {
     decodes.append(clock.now - start)
   }
   report("(j') JSONDecoder alone on it: \(ms(median(decodes)))")
-  // As a client does it: the signature over the raw bytes first, then
-  // decode, then follow the chain from the pinned root to the signer.
+  // As a client does it (trust before decode): the signature over the raw
+  // bytes first, then the header (bounded, the tags skipped), then the one
+  // trust decision (the chain followed from the pinned root to the signer),
+  // and only then the tags decoded.
   var verifies: [Duration] = [], signatures: [Duration] = [], chains: [Duration] = []
   for _ in 0..<21 {
     let start = clock.now
@@ -446,16 +448,18 @@ if wants("j") {
     let valid = signature.validSigners(of: bytes)  // each line checked once, as the client does
     guard !valid.isEmpty else { fatalError("signature") }
     let signed = clock.now
-    let catalog = try Catalog.decode(bytes)
-    let decoded = clock.now
-    let trusted = try Handover.follow(catalog.handovers ?? [], from: [root.verifyingKey], bundle: catalog.bundle, upTo: catalog.version)
-    guard valid.contains(where: trusted.contains) else { fatalError("chain") }
+    let header = try CatalogHeader.read(bytes)
+    let read = clock.now
+    _ = try TrustDecision(header: header, signedBy: valid, pinned: [root.verifyingKey], location: "https://bench.example/catalog.json",
+                          now: Date(), state: nil).decide()
+    let decided = clock.now
+    _ = try Catalog.decode(bytes)
     let end = clock.now
     verifies.append(end - start)
     signatures.append(signed - start)
-    chains.append(end - decoded)
+    chains.append(decided - read)
   }
-  report("(j) verify a signed 10,000-file catalog (\(bytes.count / 1024) KiB) with a 10-link hand-over chain in-process: \(ms(median(verifies))) \(spread(verifies)), of which the signature \(ms(median(signatures))), the chain \(ms(median(chains)))   (targets ≤ 20 ms; chain ≤ 1 ms)   [median of 21]")
+  report("(j) verify a signed 10,000-file catalog (\(bytes.count / 1024) KiB) with a 10-link hand-over chain in-process: \(ms(median(verifies))) \(spread(verifies)), of which the signature \(ms(median(signatures))), the decision with the chain \(ms(median(chains)))   (targets ≤ 20 ms; chain ≤ 1 ms)   [median of 21]")
 }
 
 // (k) Masking (issue 12): `odr exec --mask -- cat LOG` over 100 MiB of log

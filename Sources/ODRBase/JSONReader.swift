@@ -124,6 +124,12 @@ package struct JSONReader {
     return bytes[offset]
   }
 
+  /// The first byte of what follows (spaces skipped), nil at the end.
+  private mutating func nextByte() -> UInt8? {
+    skipSpace()
+    return offset < bytes.count ? bytes[offset] : nil
+  }
+
   /// Throws unless only spaces are left.
   package mutating func end() throws(Failure) {
     skipSpace()
@@ -144,10 +150,10 @@ package struct JSONReader {
       guard seen.insert(key).inserted || !refusesDuplicateKeys else {
         throw Failure(.duplicateKey(key, in: at), at: keyOffset, "'\(key.prefix(60))' appears twice\(at.isEmpty ? " in one object" : " in \(at)")")
       }
-      guard (try? peek()) == UInt8(ascii: ":") else { throw syntax("':' after the key \"\(key.prefix(40))\"") }
+      guard nextByte() == UInt8(ascii: ":") else { throw syntax("':' after the key \"\(key.prefix(40))\"") }
       offset += 1
       try member(&self, key, keyOffset)
-      switch try? peek() {
+      switch nextByte() {
       case UInt8(ascii: ","): offset += 1
       case UInt8(ascii: "}"): return leave()
       default: throw syntax("',' or '}'")
@@ -162,7 +168,7 @@ package struct JSONReader {
     if try peek() == UInt8(ascii: "]") { return leave() }
     while true {
       try element(&self)
-      switch try? peek() {
+      switch nextByte() {
       case UInt8(ascii: ","): offset += 1
       case UInt8(ascii: "]"): return leave()
       default: throw syntax("',' or ']'")

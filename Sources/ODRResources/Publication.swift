@@ -71,6 +71,7 @@ public struct Publication: Sendable {
     if let signature, !signature.verifiesInSomeForm(catalogBytes) {
       throw ResourceError(.integrity, "\(signatureFile.path) does not verify for catalog.json beside it; run `odr pack` again. Nothing was uploaded.")
     }
+    // a published catalog that does not read is being repaired: nothing to compare
     if let publishedCatalog, let published = try? CatalogHeader.read(publishedCatalog) {
       try Self.refuseRollback(catalog, bytes: catalogBytes, replacing: published, at: destination.name)
     }
@@ -115,6 +116,7 @@ public struct Publication: Sendable {
     if catalog.version < published.version {
       throw ResourceError(.integrity, "version \(catalog.version) is lower than version \(published.version) published at \(destination): every client that saw \(published.version) would refuse it, and clients that keep no state would take the older keys. Nothing was uploaded. Pack again with --catalog-version \(published.version + 1).")
     }
+    // (this catalog was decoded already: its header reads)
     if catalog.version == published.version, let mine = try? CatalogHeader.read(bytes), mine.digest != published.digest {
       throw ResourceError(.integrity, "version \(catalog.version) is already published at \(destination) with other content; clients that saw it refuse a different catalog of the same version (only a re-signed expiry may differ). Nothing was uploaded. Pack again with --catalog-version \(published.version + 1).")
     }

@@ -34,6 +34,7 @@ public enum CommandLineTool {
       // the root below, so they read `odr exec`.
       if arguments.first == "exec", let exec = try? ODR.Exec.parse(Array(arguments.dropFirst())) {
         try await exec.run(context)
+        try context.output.finish()
         return 0
       }
       if let problem = CommandSuggestion.problem(arguments, commands: ODR.configuration.subcommands.map { $0._commandName }) {
@@ -47,6 +48,7 @@ public enum CommandLineTool {
         // (`odr identity`), which throw the help to print.
         try command.run()
       }
+      try context.output.finish()
       return 0
     } catch {
       return ExitStatus.report(error, to: context.output)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRBase
 import Synchronization
 import SystemPackage
 #if canImport(Glibc)
@@ -28,6 +29,14 @@ package struct Output: Sendable {
 
   let stdout: Stream
   let stderr: Stream
+  /// The errno of the first write to stdout that failed (a full disk, a
+  /// closed pipe with SIGPIPE ignored): what a command exists to print was
+  /// lost, so it must not exit 0 (``finish()``).
+  private let stdoutFailure = StdoutFailure()
+
+  private final class StdoutFailure: Sendable {
+    let errno = Mutex<Int32?>(nil)
+  }
   /// Whether stdout is a terminal (a person reads it, not a pipe).
   package let stdoutIsTerminal: Bool
   /// Whether stderr is a terminal (progress may be drawn there).
@@ -51,13 +60,21 @@ package struct Output: Sendable {
   }
 
   /// Writes `text` to stdout exactly, with no newline added.
-  package func write(_ text: String) { Self.write(text, to: stdout) }
+  package func write(_ text: String) { Self.write(text, to: stdout, failure: stdoutFailure) }
+
+  /// Throws when a write to stdout failed: the command's output was lost
+  /// (exit 1, or 8 when the disk is full), so `odr identity export ci | gh
+  /// secret set … && odr identity delete ci` stops before the delete.
+  package func finish() throws {
+    guard let code = stdoutFailure.errno.withLock({ $0 }) else { return }
+    throw SystemError.fromErrno("Could not write the output to standard output, so it is lost; odr changed nothing else. Check where the output goes", code: code)
+  }
 
   /// Writes one line to stderr, prefixed with `odr: `. Messages quote
   /// names that come from catalogs and keyrings, so control characters are
   /// escaped (no terminal escape sequence, no forged line) and a message is
   /// cut to 2,000 characters.
-  package func error(_ message: String) { Self.write("odr: \(Self.oneLine(message))\n", to: stderr) }
+  package func error(_ message: String) { Self.write("odr: \(Self.oneLine(message))\n", to: stderr, failure: nil) }
 
   /// `text` with control and bidirectional-override characters escaped and
   /// the middle of an over-long text elided.
@@ -74,7 +91,7 @@ package struct Output: Sendable {
   }
 
   /// Writes `text` to stderr as it is (prompts, progress).
-  func prompt(_ text: String) { Self.write(text, to: stderr) }
+  func prompt(_ text: String) { Self.write(text, to: stderr, failure: nil) }
 
   /// Prints `value` as stable, sorted, pretty JSON on stdout.
   package func json(_ value: some Encodable) throws {
@@ -85,19 +102,22 @@ package struct Output: Sendable {
   }
 
   /// Writes `bytes` to stdout exactly.
-  package func write(bytes: some Collection<UInt8>) { Array(bytes).withUnsafeBytes { Self.write($0, to: stdout) } }
+  package func write(bytes: some Collection<UInt8>) { Array(bytes).withUnsafeBytes { Self.write($0, to: stdout, failure: stdoutFailure) } }
 
-  private static func write(_ text: String, to stream: Stream) {
+  private static func write(_ text: String, to stream: Stream, failure: StdoutFailure?) {
     var text = text
-    text.withUTF8 { write(UnsafeRawBufferPointer($0), to: stream) }
+    text.withUTF8 { write(UnsafeRawBufferPointer($0), to: stream, failure: failure) }
   }
 
-  private static func write(_ buffer: UnsafeRawBufferPointer, to stream: Stream) {
+  /// Writes all of `buffer`; a failure on stdout is kept for ``finish()``
+  /// (on stderr nothing more can be said).
+  private static func write(_ buffer: UnsafeRawBufferPointer, to stream: Stream, failure: StdoutFailure?) {
     switch stream {
     case .descriptor(let fd):
-      // A closed pipe or a full disk: nothing more can be said, and the
-      // command's exit status already says how it ended.
-      _ = try? FileDescriptor(rawValue: fd).writeAll(buffer)
+      do { try FileDescriptor(rawValue: fd).writeAll(buffer) } catch {
+        let code = (error as? Errno)?.rawValue ?? EIO
+        failure?.errno.withLock { $0 = $0 ?? code }
+      }
     case .buffer(let captured):
       captured.append(buffer)
     }

@@ -60,7 +60,9 @@ struct QuickGet {
   func run() -> Never {
     do {
       let store = try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout), stateHome: stateHome)
-      ODR.GetKey.print(try store.keyValueBlocking(named: name), to: .process())
+      let output = Output.process()
+      ODR.GetKey.print(try store.keyValueBlocking(named: name), to: output)
+      try output.finish()
       exit(0)
     } catch {
       ExitStatus.exit(with: error)

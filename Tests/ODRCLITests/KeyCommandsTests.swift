@@ -160,3 +160,36 @@ extension KeyCommandsTests {
     #expect(try await odr(arguments).status == 2)
   }
 }
+
+/// Issue 38, 1: a command whose output is lost — a full disk, a closed pipe
+/// with SIGPIPE ignored — fails (8 for a full disk, 1 otherwise), the quick
+/// path of `odr get` included, so `… | gh secret set … && odr identity delete`
+/// stops before the delete.
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct LostOutputTests {
+
+  /// The exit status of `odr ARGUMENTS` with stdout redirected as `into` says.
+  func status(_ arguments: [String], into redirect: String) async throws -> (status: Int32, stderr: String) {
+    var env = KeyringSession.shared.environment
+    env["ODR"] = Paths.odr.path
+    let quoted = arguments.map { "'\($0)'" }.joined(separator: " ")
+    let result = try await Command.run("/bin/bash", ["-c", "trap '' PIPE; \"$ODR\" \(quoted) \(redirect); echo \"${PIPESTATUS[0]}\" >&2"], environment: env)
+    let code = Int32(result.stderr.split(separator: "\n").last.map(String.init) ?? "") ?? -1
+    return (code, result.stderr)
+  }
+
+  static let service = "com.odr.lost.\(UUID().uuidString.prefix(8).lowercased())"
+
+  @Test(arguments: [["get", "Weather", "--service", service], ["get", "Weather", "--service", service, "--timeout", "5"],
+                    ["list", "--json", "--service", service], ["env", "--format", "json", "--service", service], ["read", "odr://\(service)/Weather"]])
+  func lostOutputIsAFailure(_ arguments: [String]) async throws {
+    let set = try await Command.odr(["set", "Weather", "--service", Self.service], input: "k-lost", environment: KeyringSession.shared.environment)
+    try #require(set.status == 0)
+    let full = try await status(arguments, into: ">/dev/full")
+    #expect(full.status == 8, "\(full.stderr)")
+    #expect(full.stderr.contains("standard output"), "\(full.stderr)")
+    let closed = try await status(arguments, into: ">&-")
+    #expect(closed.status == 1, "\(closed.stderr)")
+    let fine = try await status(arguments, into: ">/dev/null")
+    #expect(fine.status == 0, "\(fine.stderr)")
+  }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import FoundationNetworking
+import ODRBase
 public import Logging
 public import ODRKeys
 public import ODRURL
@@ -14,6 +15,9 @@ public import ODRURL
 ///   request's host is one of the key's `hosts`. A request to another host,
 ///   or a redirect to one, goes without it. Redirects are followed by the
 ///   client itself (at most 5), so this holds at every hop.
+/// - The caller's `Authorization`, `Cookie` and `Proxy-Authorization`
+///   headers go only to the origin the request was made to: a redirect to
+///   another scheme, host or port goes without them (as curl does).
 /// - Key values are redacted from every error, description and log line.
 /// - Idempotent requests are retried on transient failures as ``RetryPolicy``
 ///   says; task cancellation and the timeout are honoured.
@@ -119,7 +123,11 @@ public actor APIClient {
       urlRequest.httpMethod = method
       urlRequest.httpBody = body
       urlRequest.timeoutInterval = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-      for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+      // Caller credentials stay on the origin asked for, as curl (7.58+) does.
+      let sameOrigin = Origin(url) == route.origin
+      for (name, value) in request.headers where sameOrigin || !Self.originBoundHeaders.contains(name.lowercased()) {
+        urlRequest.setValue(value, forHTTPHeaderField: name)
+      }
       attach(key, to: &urlRequest, route: route)
       let redactor = Redactor(key.map { [$0.value] } ?? [])
       logger.debug("\(method) \(redactor.redact(urlRequest.url?.absoluteString ?? ""))")  // built only at debug level
@@ -148,6 +156,11 @@ public actor APIClient {
     }
     throw APIError(.tooManyRedirects, "\(request.method) \(Redactor(key.map { [$0.value] } ?? []).redact(url.absoluteString)) was redirected more than \(Self.maxRedirects) times.")
   }
+
+  /// The caller's headers that carry credentials: sent only to the origin
+  /// (scheme, host, port) the request was made to, never along a redirect
+  /// to another one.
+  static let originBoundHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
   /// Puts the key in its header or query parameter, if `route` lets it go
   /// to the request's URL.

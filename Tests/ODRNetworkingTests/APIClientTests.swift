@@ -78,6 +78,25 @@ import Testing
     }
   }
 
+  /// Issue 38, 2: the caller's own credential headers stay on the origin
+  /// asked for (curl drops them since 7.58); other headers follow.
+  @Test func callerCredentialsDoNotFollowARedirectToAnotherOrigin() async throws {
+    try await TestHTTPServer.answering({ _ in .text("other origin") }) { other in
+      try await TestHTTPServer.answering({ request in
+        request.path == "/stay" ? .text("same origin") : TestHTTPServer.Reply(status: 302, headers: ["Location": other.url + "/landing"])
+      }) { server in
+        let headers = ["Authorization": "Basic c2VjcmV0", "Cookie": "session=s3cr3t", "Proxy-Authorization": "Basic cHJveHk=", "X-Trace": "t-1"]
+        let client = try APIClient(keys: { _ in throw KeysError(.invalidDocument, "no keys") })
+        _ = try await client.send(APIRequest<Data>.data(path: server.url + "/moved", headers: headers))
+        #expect(server.requests.first?.headers["cookie"] == "session=s3cr3t")
+        let landed = try #require(other.requests.first)
+        #expect(landed.headers["authorization"] == nil && landed.headers["cookie"] == nil && landed.headers["proxy-authorization"] == nil,
+                "\(landed.headers)")
+        #expect(landed.headers["x-trace"] == "t-1")
+      }
+    }
+  }
+
   @Test func aRedirectToAnotherPortOfTheSameHostDropsTheKey() async throws {
     try await TestHTTPServer.answering({ _ in .text("other port") }) { other in
       try await TestHTTPServer.answering({ _ in TestHTTPServer.Reply(status: 302, headers: ["Location": other.url + "/landing"]) }) { server in

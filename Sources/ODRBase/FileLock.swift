@@ -120,13 +120,23 @@ public struct FileLock: Sendable {
     if flock(fd, operation | LOCK_NB) == 0 { return }
     let failure = errno
     guard failure == EWOULDBLOCK || failure == EINTR else { throw lock.failure(failure) }
-    let result = await BlockingThread.run { () -> Int32 in
-      while flock(fd, operation) != 0 {
-        let failure = errno  // read right after the call that set it
-        guard failure == EINTR else { return failure }
+    // Cancellable: cancelling the task interrupts the blocked flock (a
+    // signal to its thread, ``Waiter``), so Ctrl-C ends a parked wait too.
+    let waiter = Waiter()
+    let result = await withTaskCancellationHandler {
+      await BlockingThread.run { () -> Int32 in
+        waiter.enter()
+        defer { waiter.leave() }
+        while !waiter.isCancelled, flock(fd, operation) != 0 {
+          let failure = errno  // read right after the call that set it
+          guard failure == EINTR else { return failure }
+        }
+        return waiter.isCancelled ? ECANCELED : 0
       }
-      return 0
+    } onCancel: {
+      waiter.cancel()
     }
+    guard result != ECANCELED else { throw CancellationError() }
     guard result == 0 else { throw lock.failure(result) }
   }
 

@@ -37,7 +37,14 @@ struct Interruption: Error {
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
       source.setEventHandler {
         guard received.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent).exchanged else {
+          // The second: end now, by the signal's default action. This is a
+          // dispatch thread, which may block the signal: unblock it here,
+          // or raise() would leave it pending and odr running.
           Glibc.signal(number, SIG_DFL)
+          var set = sigset_t()
+          sigemptyset(&set)
+          sigaddset(&set, number)
+          pthread_sigmask(SIG_UNBLOCK, &set, nil)
           raise(number)
           return
         }

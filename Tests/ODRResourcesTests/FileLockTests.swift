@@ -44,6 +44,31 @@ import ODRTesting
     let reads = Atomic<Int>(0)
   }
 
+  /// Issue 38, 5: a wait parked in flock ends when its task is cancelled
+  /// (Ctrl-C during `odr begin` cancels it), and the lock is not taken.
+  @Test(arguments: [false, true]) func aParkedWaitEndsWhenCancelled(parked: Bool) async throws {
+    let url = FileManager.default.temporaryDirectory.appending(path: "odr-cancel-lock-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: url) }
+    let held = open(url.path, O_RDWR | O_CREAT, 0o600)
+    defer { close(held) }
+    try #require(flock(held, LOCK_EX) == 0)
+    let ran = Atomic<Bool>(false)
+    let waiting = Task { try await FileLock(url: url).withExclusive { ran.store(true, ordering: .relaxed) } }
+    if parked {
+      // Until a thread of this process is blocked in flock(2) (syscall 73).
+      while !Self.aThreadIsInFlock() { try await Task.sleep(for: .milliseconds(1)) }
+    }
+    waiting.cancel()
+    await #expect(throws: CancellationError.self) { try await waiting.value }
+    let tookTheLock = ran.load(ordering: .relaxed)
+    #expect(!tookTheLock)
+  }
+
+  static func aThreadIsInFlock() -> Bool {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.contains { (try? String(contentsOfFile: "/proc/self/task/\($0)/syscall", encoding: .utf8))?.hasPrefix("73 ") == true }
+  }
+
   /// Waiting for a held lock leaves the cooperative pool to other work:
   /// more waiters than there are pool threads, and a task that needs a
   /// thread still runs (a blocked flock on each pool thread would hang it).

@@ -221,11 +221,62 @@ package struct JSONReader {
     switch try peek() {
     case UInt8(ascii: "{"): try object { (reader: inout JSONReader, _: String, _: Int) throws(Failure) in try reader.skipValue() }
     case UInt8(ascii: "["): try array { (reader: inout JSONReader) throws(Failure) in try reader.skipValue() }
-    case UInt8(ascii: "\""): _ = try rawString()
+    case UInt8(ascii: "\""): try skipString()
     case UInt8(ascii: "t"): try literal("true")
     case UInt8(ascii: "f"): try literal("false")
     case UInt8(ascii: "n"): try literal("null")
     default: _ = try numberToken("")
+    }
+  }
+
+  /// Skips any value checking its syntax, depth and UTF-8 but not for
+  /// duplicate keys, and without making its strings: for what a staged
+  /// reader passes over now and reads strictly later (a catalog's tags,
+  /// skipped by the header the trust decision reads, decoded only once it
+  /// admitted them).
+  package mutating func skipValueUncheckedKeys() throws(Failure) {
+    switch try peek() {
+    case UInt8(ascii: "{"):
+      try enter()
+      if try peek() == UInt8(ascii: "}") { return leave() }
+      while true {
+        guard try peek() == UInt8(ascii: "\"") else { throw syntax("a key in double quotes") }
+        try skipString()
+        guard nextByte() == UInt8(ascii: ":") else { throw syntax("':' after a key") }
+        offset += 1
+        try skipValueUncheckedKeys()
+        switch nextByte() {
+        case UInt8(ascii: ","): offset += 1
+        case UInt8(ascii: "}"): return leave()
+        default: throw syntax("',' or '}'")
+        }
+      }
+    case UInt8(ascii: "["):
+      try enter()
+      if try peek() == UInt8(ascii: "]") { return leave() }
+      while true {
+        try skipValueUncheckedKeys()
+        switch nextByte() {
+        case UInt8(ascii: ","): offset += 1
+        case UInt8(ascii: "]"): return leave()
+        default: throw syntax("',' or ']'")
+        }
+      }
+    default:
+      try skipValue()
+    }
+  }
+
+  /// Skips a string value as strictly as ``rawString()`` reads one, without
+  /// making it: plain ASCII (the common case: paths, hashes) is checked in
+  /// place; anything else is read in full.
+  private mutating func skipString() throws(Failure) {
+    var end = offset + 1
+    while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20, bytes[end] < 0x80 { end += 1 }
+    if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+      offset = end + 1
+    } else {
+      _ = try rawString()
     }
   }
 

@@ -56,7 +56,8 @@ enum CatalogReader {
       switch key {
       case "tags":
         hasTags = true
-        try json.skipValue()
+        // Depth, syntax and size now; duplicate keys when they are decoded.
+        try json.skipValueUncheckedKeys()
       case "expires":
         var probe = json
         expiresValue = try probe.valueRange()

@@ -280,14 +280,6 @@ package struct JSONReader {
     }
   }
 
-  /// The byte range of the next value, read (skipped) strictly.
-  package mutating func valueRange() throws(Failure) -> Range<Int> {
-    skipSpace()
-    let start = offset
-    try skipValue()
-    return start..<offset
-  }
-
   // MARK: Tokens
 
   private mutating func enter() throws(Failure) {

@@ -159,7 +159,7 @@ extension ODR {
         if let problem = ProjectFile.ownershipProblem(of: file) {
           throw ConfigurationError("Not adopting \(file.path): \(problem). odr reads an odr.json only when it is yours and only you may change it (chown it, or chmod go-w).")
         }
-        let bytes = try Array(Data(contentsOf: file))
+        let bytes = try ProjectFile.bytes(of: file)
         let project = try ProjectFile.parse(bytes, file: file.path)
         try await adoption.adopt(file.path, bytes: bytes)
         guard !quiet else { return }

@@ -79,12 +79,12 @@ public struct ODRConfiguration: Sendable {
         let bytes = try ProjectFile.bytes(of: found)
         project = try ProjectFile.parse(bytes, file: found.path)
         file = found
-        if environment["CI"]?.lowercased() == "true" {
-          adopted = project  // the job's own checkout
-        } else if try ProjectAdoption(stateHome: folders.stateHome).isAdopted(found.path, bytes: bytes) {
+        // With CI=true, the job's own checkout counts as adopted.
+        let status = environment["CI"]?.lowercased() == "true" ? .adopted : try ProjectAdoption(stateHome: folders.stateHome).status(of: found.path, bytes: bytes)
+        if status == .adopted {
           adopted = project
         } else {
-          inert = "\(found.path) is not adopted\(try ProjectAdoption(stateHome: folders.stateHome).wasAdopted(found.path) ? " in its current form (it changed since)" : ""): its catalog, trust, auth and endpoint count only once you run `odr trust adopt` in its folder (a cloned repository must not choose what odr trusts)."
+          inert = "\(found.path) is not adopted\(status == .changed ? " in its current form (it changed since)" : ""): its catalog, trust, auth and endpoint count only once you run `odr trust adopt` in its folder (a cloned repository must not choose what odr trusts)."
         }
       }
     }

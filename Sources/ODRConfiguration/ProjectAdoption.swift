@@ -29,14 +29,18 @@ public struct ProjectAdoption: Sendable {
     SHA256.hash(data: bytes).map { String($0 >> 4, radix: 16) + String($0 & 0x0f, radix: 16) }.joined()
   }
 
-  /// Whether `path` is adopted with exactly this content.
-  public func isAdopted(_ path: String, bytes: [UInt8]) throws -> Bool {
-    try file.read()?.files[path] == Self.digest(bytes)
+  /// What is recorded for the odr.json at `path` whose content is `bytes`.
+  public enum Status: Sendable, Equatable {
+    case adopted
+    /// Adopted once, with other content: it changed since.
+    case changed
+    case never
   }
 
-  /// Whether `path` was adopted in some form (it changed since, if not now).
-  public func wasAdopted(_ path: String) throws -> Bool {
-    try file.read()?.files[path] != nil
+  /// Whether `path` is adopted with exactly this content (one read of the record).
+  public func status(of path: String, bytes: [UInt8]) throws -> Status {
+    guard let digest = try file.read()?.files[path] else { return .never }
+    return digest == Self.digest(bytes) ? .adopted : .changed
   }
 
   /// Adopts `path` as it is now (its content's digest).

@@ -69,7 +69,7 @@ public struct ProjectFile: Decodable, Sendable {
   }
 
   /// The bytes of the odr.json at `file`.
-  static func bytes(of file: URL) throws -> [UInt8] {
+  public static func bytes(of file: URL) throws -> [UInt8] {
     do { return Array(try Data(contentsOf: file)) } catch {
       throw ConfigurationError("\(file.path): cannot be read (\(error)).")
     }

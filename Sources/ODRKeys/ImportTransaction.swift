@@ -78,8 +78,9 @@ public struct ImportTransaction: Sendable {
     // Keys imported under other trust roots than this import's are the
     // keys of another publisher (or of none): replaced, or pruned.
     let roots = incoming.values.first?.metadata.importedUnder.map(Set.init)
-    let underOtherRoots = { (name: String) in
-      roots != nil && oldMetadata.imported.contains(name) && oldMetadata[name]?.importedUnder.map(Set.init).map { $0 != roots } == true
+    func underOtherRoots(_ name: String) -> Bool {
+      guard let roots, let earlier = oldMetadata[name]?.importedUnder else { return false }
+      return Set(earlier) != roots
     }
     let pruned = before.keys.filter { incoming[$0] == nil && (prune && oldMetadata.imported.contains($0) || underOtherRoots($0)) }.sorted()
     entries += pruned.map { .init(name: $0, outcome: .pruned) }

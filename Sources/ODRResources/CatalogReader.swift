@@ -59,9 +59,10 @@ enum CatalogReader {
         // Depth, syntax and size now; duplicate keys when they are decoded.
         try json.skipValueUncheckedKeys()
       case "expires":
-        var probe = json
-        expiresValue = try probe.valueRange()
+        _ = try json.peek()  // to the value's first byte
+        let start = json.offset
         try Self.headerField(key, of: &header, from: &json)
+        expiresValue = start..<json.offset
       default:
         try Self.headerField(key, of: &header, from: &json)
       }

@@ -1,9 +1,24 @@
 #include "CGcryptRSA.h"
 #include <gcrypt.h>
+#include <pthread.h>
 #include <string.h>
 
+static int initialised = 0;
+
+/// libgcrypt initialised once, as its manual asks of a library's user:
+/// version check, then INITIALIZATION_FINISHED, unless another part of the
+/// process (libsecret) finished it first.
+static void initialise(void) {
+  if (gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P)) { initialised = 1; return; }
+  if (gcry_check_version(GCRYPT_VERSION) == NULL) return;
+  gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
+  initialised = 1;
+}
+
 static int ready(void) {
-  return gcry_check_version(NULL) != NULL;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, initialise);
+  return initialised;
 }
 
 static gcry_mpi_t integer(const uint8_t *bytes, size_t length) {

@@ -152,9 +152,23 @@ public struct FileLock: Sendable {
     SystemError.fromErrno("Cannot lock '\(url.path)'", code: code)
   }
 
+  /// Opens (creating) a lock file without following a link, and only if it
+  /// is a regular file of this user: a link or another user's file planted
+  /// in the lock's folder would have odr create or lock what that user chose.
   private func open(_ url: URL) throws -> Int32 {
-    let fd = Glibc.open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw SystemError.fromErrno("Cannot open the lock '\(url.path)'") }
+    let fd = Glibc.open(url.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    guard fd >= 0 else {
+      let code = errno
+      if code == ELOOP {
+        throw SystemError("The lock '\(url.path)' is a symbolic link, so odr refuses to use it. Remove it; odr then makes a new one.", errno: code)
+      }
+      throw SystemError.fromErrno("Cannot open the lock '\(url.path)'", code: code)
+    }
+    var info = stat()
+    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else {
+      close(fd)
+      throw SystemError("The lock '\(url.path)' is not a file of this user, so odr refuses to use it. Remove it; odr then makes a new one.", errno: EPERM)
+    }
     return fd
   }
 }

@@ -34,6 +34,7 @@ enum Completions {
   /// The tags of the catalogs of `--catalog`, `$ODR_CATALOG` or odr.json:
   /// a folder's catalog.json, or the copy kept from the last online load.
   static let tags = CompletionKind.custom { words, _, prefix in
+    // Catalog.decode already refuses tags outside the tag rules.
     Set(tagCatalogs(words).flatMap(\.tags.keys)).filter { $0.hasPrefix(prefix) }.sorted()
   }
 
@@ -50,7 +51,18 @@ enum Completions {
     guard let store = try? context.keyring(service, deadline) as? SecretServiceStore,
           let names = try? store.namesBlocking()
     else { return [] }
-    return names.filter { $0.hasPrefix(prefix) }
+    return offerable(names, startingWith: prefix)
+  }
+
+  /// The names a shell may be offered: those that start with `prefix` and
+  /// follow odr's name rules. Another program may store any name in the
+  /// keyring, and bash's `compgen -W` expands the words it is given, so a
+  /// name holding `$(…)`, a backtick or a space is never offered.
+  static func offerable(_ names: [String], startingWith prefix: String) -> [String] {
+    names.filter { name in
+      // a name outside odr's rules is simply not offered
+      name.hasPrefix(prefix) && (try? KeyringInput.validate(userKeyName: name)) != nil
+    }
   }
 
   /// The value after `option` among the words typed so far.

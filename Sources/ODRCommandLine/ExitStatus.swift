@@ -63,6 +63,7 @@ enum ExitStatus {
     switch error.code {
     case .invalidURL, .keyUnusable, .invalidHeader: 2
     case .timeout: 9
+    case .tooLarge: 8
     default: 7
     }
   }

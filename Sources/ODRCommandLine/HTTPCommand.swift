@@ -34,7 +34,7 @@ extension ODR {
     @Option(name: [.customShort("X"), .customLong("request")], help: ArgumentHelp("The method (default GET).", valueName: "method"))
     var request: String?
 
-    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Write the body to FILE instead of standard output.", valueName: "file"), completion: .file())
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Write the body to FILE instead of standard output; it streams to a temporary file that replaces FILE once complete (bodies of any size, never held in memory).", valueName: "file"), completion: .file())
     var output: String?
 
     @Flag(name: [.customShort("s"), .customLong("silent")], help: "Print no warnings; only errors.")

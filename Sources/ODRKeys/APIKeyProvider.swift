@@ -92,7 +92,7 @@ public actor APIKeyProvider {
     let record: KeyMetadataRecord
     if let metadata { record = metadata } else {
       let started = generation
-      record = try await store.metadataRecord(lock: lock)
+      record = try await store.metadataRecord()
       if generation == started { metadata = record }
     }
     return APIKey(name: name, value: value, metadata: record[name] ?? KeyMetadata())
@@ -143,12 +143,12 @@ public actor APIKeyProvider {
   /// callers.
   private func read(_ name: String) async throws -> String? {
     if let reading = reads[name] { return try await reading.value }
-    let (store, lock, roots) = (store, lock, roots)
+    let (store, roots) = (store, roots)
     let task = Task { () async throws -> String? in
-      if let roots, let imported = try await store.metadataRecord(lock: lock)[name]?.importedUnder, roots.isDisjoint(with: imported) {
+      if let roots, let imported = try await store.metadataRecord()[name]?.importedUnder, roots.isDisjoint(with: imported) {
         return nil  // imported under another publisher's roots
       }
-      do { return try await store.keyValue(named: name, lock: lock) } catch let error as KeyringError where error.code == .notFound { return nil }
+      do { return try await store.keyValue(named: name) } catch let error as KeyringError where error.code == .notFound { return nil }
     }
     reads[name] = task
     let started = generation

@@ -13,7 +13,7 @@ import ODRBase
 /// lock. No reader writes: while a journal is there (an import running, or
 /// one cut short), readers answer with its previous values — what a
 /// roll-back would restore — so every reader sees the keys as they were
-/// before the import until it is complete. The next importer (``settle(_:lock:)``) or
+/// before the import until it is complete. The next importer (``settle(_:)``) or
 /// `odr doctor --repair` puts the previous values back. A journal whose
 /// importer still runs (one that uses another lock folder) is waited for,
 /// never rolled back. Its values are secrets and stay in the keyring like
@@ -78,15 +78,12 @@ struct ImportJournal: Codable, Equatable {
     return journal
   }
 
-  /// Reads the items and rolls back an interrupted import, then clears the
-  /// pending mark; the caller holds `lock` exclusively. Nil while the
-  /// journal's importer still runs.
-  static func settle(_ store: any SecretStore, lock: ImportLock) async throws -> [String: String]? {
+  /// Reads the items and rolls back an interrupted import; the caller
+  /// holds the import lock exclusively. Nil while the journal's importer
+  /// still runs.
+  static func settle(_ store: any SecretStore) async throws -> [String: String]? {
     var items = try await store.valuesAndRecords()
-    guard let text = items[KeyringInput.journalName] else {
-      lock.clearPending()
-      return items
-    }
+    guard let text = items[KeyringInput.journalName] else { return items }
     let journal = try parse(text, service: store.service)
     if let importer = journal.importer, importer.isLive, importer != .current { return nil }
     for (name, value) in journal.previous.sorted(by: { $0.key < $1.key }) {
@@ -99,7 +96,6 @@ struct ImportJournal: Codable, Equatable {
     }
     try await store.deleteValue(for: KeyringInput.journalName)
     items[KeyringInput.journalName] = nil
-    lock.clearPending()
     return items
   }
 }

@@ -32,7 +32,7 @@ public struct ImportTransaction: Sendable {
   public func repair() async throws -> Int {
     try await locked { () async throws -> Int? in
       let journal = try await store.valuesAndRecords()[KeyringInput.journalName]
-      guard try await ImportJournal.settle(store, lock: lock) != nil else { return nil }
+      guard try await ImportJournal.settle(store) != nil else { return nil }
       return journal.flatMap(ImportJournal.init(json:))?.previous.count ?? 0
     }
   }
@@ -56,7 +56,7 @@ public struct ImportTransaction: Sendable {
   /// other import runs meanwhile and no reader sees a half-written state.
   private func write(_ incoming: [String: APIKey], prune: Bool, dryRun: Bool, tags: [String]) async throws -> ImportReport {
     try await locked { () async throws -> ImportReport? in
-      guard let items = try await ImportJournal.settle(store, lock: lock) else { return nil }
+      guard let items = try await ImportJournal.settle(store) else { return nil }
       return try await apply(incoming, to: items, prune: prune, dryRun: dryRun, tags: tags)
     }
   }
@@ -98,7 +98,6 @@ public struct ImportTransaction: Sendable {
     // see the previous values and the next import puts them back
     // (ImportJournal.settle).
     let journal = ImportJournal(previous: Dictionary(uniqueKeysWithValues: changes.map { ($0.name, before[$0.name]) }))
-    try lock.markPending()
     try await store.setValue(journal.json, for: KeyringInput.journalName)
     var done: [String] = []
     do {
@@ -120,13 +119,12 @@ public struct ImportTransaction: Sendable {
         throw KeysError(.interruptedImport, "\(error) Putting the previous values back failed too, so these keys hold new values for now: \(unrestored.joined(separator: ", ")). odr keeps the previous values in the keyring and puts them back at the next `odr fetch`, `odr exec` or `odr env` once the keyring works.", underlying: error)
       }
       // If the journal stays, readers see the values it restores anyway.
-      if (try? await store.deleteValue(for: KeyringInput.journalName)) != nil { lock.clearPending() }
+      _ = try? await store.deleteValue(for: KeyringInput.journalName)
       throw error
     }
     do { try await store.deleteValue(for: KeyringInput.journalName) } catch {
       throw KeysError(.interruptedImport, "\(error) The keys were written, but odr could not close the import, so readers still see the previous values and the next `odr fetch` puts them back. Run `odr fetch` again once the keyring works.", underlying: error)
     }
-    lock.clearPending()
     return report
   }
 

@@ -15,29 +15,29 @@ extension SecretStore {
       .sorted { $0.name < $1.name }
   }
 
-  /// The value of the key `name`, as ``keys()`` would read it, in one item
-  /// lookup (and the journal's, only while `lock` marks an import pending).
-  public func keyValue(named name: String, lock: ImportLock? = nil) async throws -> String {
+  /// The value of the key `name`, as ``keys()`` would read it: the key's
+  /// lookup, then the import journal's (in that order: a journal written
+  /// after the first lookup names the value it read as the previous one).
+  public func keyValue(named name: String) async throws -> String {
     let stored = try await valueIfPresent(for: name)
-    let journal = (lock ?? ImportLock(for: self)).isPending ? try await valueIfPresent(for: KeyringInput.journalName) : nil
+    let journal = try await valueIfPresent(for: KeyringInput.journalName)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
       throw KeyringError.notFound(name, service: service)
     }
     return value
   }
 
-  /// The key `name` with its metadata: ``keyValue(named:lock:)`` and the
-  /// metadata record, two lookups.
-  public func key(named name: String, lock: ImportLock? = nil) async throws -> APIKey {
-    let lock = lock ?? ImportLock(for: self)
-    let value = try await keyValue(named: name, lock: lock)
-    return APIKey(name: name, value: value, metadata: try await metadataRecord(lock: lock)[name] ?? KeyMetadata())
+  /// The key `name` with its metadata: ``keyValue(named:)`` and the
+  /// metadata record.
+  public func key(named name: String) async throws -> APIKey {
+    let value = try await keyValue(named: name)
+    return APIKey(name: name, value: value, metadata: try await metadataRecord()[name] ?? KeyMetadata())
   }
 
-  /// odr's metadata record, as readers must see it (one lookup).
-  func metadataRecord(lock: ImportLock) async throws -> KeyMetadataRecord {
+  /// odr's metadata record, as readers must see it.
+  func metadataRecord() async throws -> KeyMetadataRecord {
     let stored = try await valueIfPresent(for: KeyringInput.metadataName)
-    let journal = lock.isPending ? try await valueIfPresent(for: KeyringInput.journalName) : nil
+    let journal = try await valueIfPresent(for: KeyringInput.journalName)
     return KeyMetadataRecord(json: try ImportJournal.settled(KeyringInput.metadataName, stored: stored, journal: journal, service: service))
   }
 
@@ -48,14 +48,14 @@ extension SecretStore {
 }
 
 extension SecretServiceStore {
-  /// ``SecretStore/keyValue(named:lock:)`` on the calling thread (see
+  /// ``SecretStore/keyValue(named:)`` on the calling thread (see
   /// ``SecretServiceStore/valueBlocking(for:)``): for `odr get`.
-  public func keyValueBlocking(named name: String, lock: ImportLock? = nil) throws -> String {
+  public func keyValueBlocking(named name: String) throws -> String {
     func present(_ name: String) throws -> String? {
       do { return try valueBlocking(for: name) } catch let error as KeyringError where error.code == .notFound { return nil }
     }
     let stored = try present(name)
-    let journal = (lock ?? ImportLock(for: self)).isPending ? try present(KeyringInput.journalName) : nil
+    let journal = try present(KeyringInput.journalName)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
       throw KeyringError.notFound(name, service: service)
     }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import FoundationNetworking
 import ODRBase
 public import Logging
@@ -40,13 +40,21 @@ public actor APIClient {
   private let retry: RetryPolicy
   private let timeout: Duration
   private let logger: Logger
-  private let session: URLSession
+  private let maxBodyBytes: Int
+  private let exchanges: ExchangeSession
   static let maxRedirects = 5
+  /// The default of ``init(baseURL:policy:keys:retry:timeout:maxBodyBytes:logger:)``'s
+  /// `maxBodyBytes`: 16 MiB.
+  public static let defaultMaxBodyBytes = 16 << 20
 
   /// A client. `baseURL` (checked by `policy`) prefixes relative paths;
   /// `keys` finds the keys requests name; `timeout` bounds each attempt.
+  /// ``send(_:)`` keeps at most `maxBodyBytes` of a body in memory, as
+  /// decoded (a small gzip body can decode to gigabytes), and throws
+  /// ``APIError/Code/tooLarge`` past it; ``stream(_:head:body:)`` has no cap.
   public init(baseURL: String? = nil, policy: URLPolicy = .consistent, keys: KeyLookup? = nil, retry: RetryPolicy = .default,
-              timeout: Duration = .seconds(30), logger: Logger = Logger(label: "odr.http")) throws(URLPolicyError) {
+              timeout: Duration = .seconds(30), maxBodyBytes: Int = APIClient.defaultMaxBodyBytes,
+              logger: Logger = Logger(label: "odr.http")) throws(URLPolicyError) {
     if let baseURL { _ = try policy.url(from: baseURL) }
     self.baseURL = baseURL
     self.policy = policy
@@ -54,66 +62,127 @@ public actor APIClient {
     self.retry = retry
     self.timeout = timeout
     self.logger = logger
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.httpCookieStorage = nil
-    configuration.urlCache = nil
-    session = URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil)
+    self.maxBodyBytes = maxBodyBytes
+    exchanges = ExchangeSession()
   }
 
   /// A client whose keys come from `provider`.
   public init(baseURL: String? = nil, policy: URLPolicy = .consistent, provider: APIKeyProvider, retry: RetryPolicy = .default,
-              timeout: Duration = .seconds(30), logger: Logger = Logger(label: "odr.http")) throws(URLPolicyError) {
-    try self.init(baseURL: baseURL, policy: policy, keys: { try await provider.apiKey($0) }, retry: retry, timeout: timeout, logger: logger)
+              timeout: Duration = .seconds(30), maxBodyBytes: Int = APIClient.defaultMaxBodyBytes,
+              logger: Logger = Logger(label: "odr.http")) throws(URLPolicyError) {
+    try self.init(baseURL: baseURL, policy: policy, keys: { try await provider.apiKey($0) }, retry: retry, timeout: timeout,
+                  maxBodyBytes: maxBodyBytes, logger: logger)
   }
 
-  deinit { session.finishTasksAndInvalidate() }
+  deinit { exchanges.session.finishTasksAndInvalidate() }
 
   /// Sends `request`, retrying and following redirects; returns the decoded
   /// 2xx response or throws ``APIError`` (or `CancellationError`).
   nonisolated public func send<Response>(_ request: APIRequest<Response>) async throws -> APIResponse<Response> {
+    try await exchange(request) { exchange, response, finalURL, key, redactor in
+      let data = try await Self.body(of: exchange, upTo: maxBodyBytes, method: request.method, url: finalURL, redactor: redactor)
+      do {
+        // Only a query key can be in the URL.
+        let shownURL = key?.metadata.query == nil ? finalURL.absoluteString : redactor.redact(finalURL.absoluteString)
+        return APIResponse(value: try request.decode(data), response: response, url: shownURL)
+      } catch {
+        throw APIError(.decoding, "The response of \(request.method) \(redactor.redact(finalURL.absoluteString)) could not be decoded as \(Response.self): \(redactor.redact(String(describing: error)))")
+      }
+    }
+  }
+
+  /// Sends `request` as ``send(_:)`` does, but hands a 2xx body to `body`
+  /// chunk by chunk as it arrives, after `head` has seen the response:
+  /// nothing is kept, so any size passes (`odr http` writes to stdout or
+  /// a file this way). Retries happen only before `head` is called; a
+  /// connection lost after it throws. Non-2xx answers throw
+  /// ``APIError/Code/status`` with at most `maxBodyBytes` of their body.
+  nonisolated public func stream(_ request: APIRequest<Data>, head: (APIResponse<Void>) throws -> Void,
+                                 body: (Data) throws -> Void) async throws {
+    try await exchange(request) { exchange, response, finalURL, key, redactor in
+      let shownURL = key?.metadata.query == nil ? finalURL.absoluteString : redactor.redact(finalURL.absoluteString)
+      try head(APIResponse(value: (), response: response, url: shownURL))
+      do {
+        while let chunk = try await exchange.next() { try body(chunk) }
+      } catch let error as URLError {
+        throw error.code == .cancelled ? CancellationError() : Self.transportError(error, method: request.method, url: finalURL, redactor: redactor)
+      }
+    }
+  }
+
+  /// Sends `request` as ``send(_:)`` does and writes a 2xx body into
+  /// `file` (created or replaced), at any size and in constant memory: the
+  /// transfer writes each chunk to disk before it reads the next (URLSession
+  /// gives ``stream(_:head:body:)`` no such backpressure). The response
+  /// comes once the body is complete. Non-2xx answers throw as in
+  /// ``send(_:)``, and leave `file` with their body.
+  nonisolated public func download(_ request: APIRequest<Data>, to file: URL) async throws -> APIResponse<Void> {
+    try await exchange(request, downloadingTo: file) { _, response, finalURL, key, redactor in
+      let shownURL = key?.metadata.query == nil ? finalURL.absoluteString : redactor.redact(finalURL.absoluteString)
+      guard FileManager.default.fileExists(atPath: file.path) else {
+        throw APIError(.transport, "\(request.method) \(redactor.redact(finalURL.absoluteString)) answered, but its body could not be moved to '\(file.path)'.")
+      }
+      return APIResponse(value: (), response: response, url: shownURL)
+    }
+  }
+
+  /// Runs `request` to a 2xx answer, retrying and following redirects, and
+  /// hands it to `deliver` (whose URLErrors are retried only if it has not
+  /// already thrown an APIError for them). Non-2xx answers throw.
+  nonisolated private func exchange<T>(_ request: APIRequest<some Sendable>, downloadingTo file: URL? = nil,
+                                       deliver: (Exchange, HTTPURLResponse, URL, APIKey?, Redactor) async throws -> T) async throws -> T {
     for (name, value) in request.headers where Self.breaksHeader(name) || Self.breaksHeader(value) {
       throw APIError(.invalidHeader, "The header '\(Self.breaksHeader(name) ? "(name not shown)" : name)' holds a line break or NUL; a header value is one line. Nothing was sent.")
     }
     var key: APIKey?
     if let name = request.key { key = try await lookUp(name) }
-    let secrets = key.map { [$0.value] } ?? []  // what every message is redacted of
+    let redactor = Redactor(key.map { [$0.value] } ?? [])  // what every message is redacted of
     let url = try makeURL(request)
     var attempt = 1
     while true {
       do {
-        let (data, response, finalURL) = try await perform(request, url: url, key: key)
+        let (exchange, response, finalURL) = try await perform(request, url: url, key: key, downloadingTo: file)
+        defer { exchange.cancel() }
         let status = response.statusCode
-        if (200..<300).contains(status) {
-          do {
-            // Only a query key can be in the URL.
-            let shownURL = key?.metadata.query == nil ? finalURL.absoluteString : Redactor(secrets).redact(finalURL.absoluteString)
-            return APIResponse(value: try request.decode(data), response: response, url: shownURL)
-          } catch {
-            throw APIError(.decoding, "The response of \(request.method) \(Redactor(secrets).redact(finalURL.absoluteString)) could not be decoded as \(Response.self): \(Redactor(secrets).redact(String(describing: error)))")
-          }
-        }
+        if (200..<300).contains(status) { return try await deliver(exchange, response, finalURL, key, redactor) }
         if request.isIdempotent, attempt < retry.maxAttempts, let wait = retryDelay(status: status, response: response, attempt: attempt) {
-          logger.info("retrying after HTTP \(status)", metadata: ["url": "\(Redactor(secrets).redact(finalURL.absoluteString))", "attempt": "\(attempt)"])
+          logger.info("retrying after HTTP \(status)", metadata: ["url": "\(redactor.redact(finalURL.absoluteString))", "attempt": "\(attempt)"])
           try await Task.sleep(for: wait)
           attempt += 1
           continue
         }
-        throw Self.statusError(status, data: data, method: request.method, url: finalURL, redactor: Redactor(secrets))
+        let data = try await Self.body(of: exchange, upTo: maxBodyBytes, method: request.method, url: finalURL, redactor: redactor)
+        throw Self.statusError(status, data: data, method: request.method, url: finalURL, redactor: redactor)
+      } catch let error as URLError where error.code == .cancelled {
+        throw CancellationError()
       } catch let error as URLError where request.isIdempotent && attempt < retry.maxAttempts && Self.isTransient(error) {
         logger.info("retrying after a connection failure", metadata: ["error": "\(error.code.rawValue)", "attempt": "\(attempt)"])
         try await Task.sleep(for: retry.backoff(after: attempt))
         attempt += 1
       } catch let error as URLError {
-        throw Self.transportError(error, method: request.method, url: url, redactor: Redactor(secrets))
+        throw Self.transportError(error, method: request.method, url: url, redactor: redactor)
       }
     }
+  }
+
+  /// The rest of `exchange`'s body, at most `limit` bytes of it.
+  private static func body(of exchange: Exchange, upTo limit: Int, method: String, url: URL, redactor: Redactor) async throws -> Data {
+    var data = Data()
+    while let chunk = try await exchange.next(limit: limit) {
+      guard data.count + chunk.count <= limit else {
+        throw APIError(.tooLarge, "The response of \(method) \(redactor.redact(url.absoluteString)) is larger than \(limit) bytes (as decoded), the client's maxBodyBytes; nothing was kept. Raise maxBodyBytes, or stream it.")
+      }
+      data.append(chunk)
+    }
+    return data
   }
 
   // MARK: One attempt
 
   /// Sends one attempt, following redirects itself so the key is attached
-  /// (or not) at every hop.
-  nonisolated private func perform<Response>(_ request: APIRequest<Response>, url: URL, key: APIKey?) async throws -> (Data, HTTPURLResponse, URL) {
+  /// (or not) at every hop; returns the final answer with its body unread.
+  nonisolated private func perform(_ request: APIRequest<some Sendable>, url: URL, key: APIKey?,
+                                   downloadingTo file: URL?) async throws -> (Exchange, HTTPURLResponse, URL) {
     let route = KeyRoute(requested: url)
     var url = url
     var method = request.method
@@ -131,18 +200,16 @@ public actor APIClient {
       attach(key, to: &urlRequest, route: route)
       let redactor = Redactor(key.map { [$0.value] } ?? [])
       logger.debug("\(method) \(redactor.redact(urlRequest.url?.absoluteString ?? ""))")  // built only at debug level
-      let (data, response): (Data, URLResponse)
-      do {
-        (data, response) = try await session.data(for: urlRequest)
-      } catch let error as URLError where error.code == .cancelled {
-        throw CancellationError()
-      }
-      guard let http = response as? HTTPURLResponse else {
-        throw APIError(.transport, "\(method) \(redactor.redact(url.absoluteString)) got a response that is not HTTP.")
+      let exchange = exchanges.exchange(urlRequest, downloadingTo: file)
+      let http: HTTPURLResponse
+      do { http = try await exchange.response() } catch {
+        exchange.cancel()
+        throw error
       }
       guard [301, 302, 303, 307, 308].contains(http.statusCode), let location = http.value(forHTTPHeaderField: "Location") else {
-        return (data, http, url)
+        return (exchange, http, url)
       }
+      exchange.cancel()
       guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
         throw APIError(.invalidURL, "\(method) \(redactor.redact(url.absoluteString)) redirected to a Location that is not a URL.")
       }
@@ -267,15 +334,6 @@ public actor APIClient {
     }
   }
 
-}
-
-/// Refuses URLSession's own redirects, so ``APIClient`` follows them and
-/// decides at each hop whether the key goes along.
-private final class RedirectRefuser: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-  func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                  newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-    completionHandler(nil)
-  }
 }
 
 extension String {

@@ -2,7 +2,6 @@ public import Foundation
 import FoundationNetworking
 public import ODRResources
 import ODRBase
-import Synchronization
 
 /// Reads catalogs and blobs over http(s), and `s3://` sources with requests
 /// signed as `odr` signs them, through URLSession: the transport apps get,
@@ -100,7 +99,7 @@ public struct URLSessionTransport: BlobTransport {
         all.append((credential.header, credential.value))
       }
       for (name, value) in all { request.setValue(value, forHTTPHeaderField: name) }
-      let exchange = Exchange(request: request, stall: location.stall)
+      let exchange = ExchangeSession.single(request, stall: location.stall)
       defer { exchange.cancel() }
       let response: HTTPURLResponse
       do { response = try await exchange.response() } catch {
@@ -168,74 +167,5 @@ public struct URLSessionTransport: BlobTransport {
     }
     return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); nothing was installed. Check the connection and the URL, then try again.",
                          underlying: error)
-  }
-}
-
-/// One request on its own URLSession: the response, then the body chunk by
-/// chunk as it arrives (an async stream fed by the session's delegate),
-/// with redirects handed back rather than followed and nothing cached.
-private final class Exchange: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-  private enum Event { case response(HTTPURLResponse), data(Data) }
-  private let events: AsyncThrowingStream<Event, any Error>
-  private let continuation: AsyncThrowingStream<Event, any Error>.Continuation
-  private var iterator: AsyncThrowingStream<Event, any Error>.AsyncIterator
-  private let task = Mutex<URLSessionDataTask?>(nil)
-
-  init(request: URLRequest, stall: Duration) {
-    (events, continuation) = AsyncThrowingStream.makeStream(of: Event.self)
-    iterator = events.makeAsyncIterator()
-    super.init()
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-    configuration.urlCache = nil
-    configuration.httpCookieStorage = nil
-    configuration.timeoutIntervalForRequest = Double(stall.components.seconds) + Double(stall.components.attoseconds) / 1e18
-    let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
-    let task = session.dataTask(with: request)
-    self.task.withLock { $0 = task }
-    task.resume()
-    session.finishTasksAndInvalidate()
-  }
-
-  /// The response's head.
-  func response() async throws -> HTTPURLResponse {
-    guard case .response(let response)? = try await iterator.next() else {
-      throw URLError(.badServerResponse)
-    }
-    return response
-  }
-
-  /// The next chunk of the body; nil at its end.
-  func next() async throws -> Data? {
-    guard case .data(let data)? = try await iterator.next() else { return nil }
-    return data
-  }
-
-  func cancel() {
-    task.withLock { $0?.cancel() }
-    continuation.finish()
-  }
-
-  func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                  completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-    guard let response = response as? HTTPURLResponse else {
-      continuation.finish(throwing: URLError(.badServerResponse))
-      return completionHandler(.cancel)
-    }
-    continuation.yield(.response(response))
-    completionHandler(.allow)
-  }
-
-  func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    continuation.yield(.data(data))
-  }
-
-  func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                  newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-    completionHandler(nil)  // the transport decides where a redirect may go
-  }
-
-  func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-    if let error { continuation.finish(throwing: error) } else { continuation.finish() }
   }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Crypto
+import ODRBase
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -93,23 +94,11 @@ enum FileIO {
     return String(decoding: bytes, as: UTF8.self)
   }
 
-  /// Opens a folder that odr keeps private, creating it with mode 0700
-  /// (and its parents as usual) when missing. An existing one is used as
-  /// it is — its mode is the user's business, and it may be read-only — but
-  /// only if it is a real folder owned by this user: a symlink or someone
-  /// else's folder would send odr's writes and deletions elsewhere.
+  /// ``PrivateFolder/make(_:)``, its failure a ResourceError (`.outOfSpace`
+  /// on a full disk, else `.io`).
   static func makePrivateDirectory(_ url: URL) throws {
-    var info = stat()
-    if lstat(url.path, &info) != 0 {
-      try makeDirectory(url.deletingLastPathComponent())
-      guard mkdir(url.path, 0o700) == 0 || errno == EEXIST else { throw error("Cannot create the folder '\(url.path)'") }
-      guard lstat(url.path, &info) == 0 else { throw error("Cannot open the folder '\(url.path)'") }
-    }
-    guard info.st_mode & S_IFMT == S_IFDIR else {
-      throw ResourceError(.io, "'\(url.path)' is a symlink or not a folder, so odr refuses to use it (its writes and deletions would land elsewhere). Remove it; odr then makes a new folder.")
-    }
-    guard info.st_uid == getuid() else {
-      throw ResourceError(.io, "'\(url.path)' belongs to another user (uid \(info.st_uid)), so odr refuses to use it. Remove it, or point XDG_CACHE_HOME / XDG_STATE_HOME at a folder of your own.")
+    do { try PrivateFolder.make(url) } catch {
+      throw ResourceError(error.isOutOfSpace ? .outOfSpace : .io, error.message, underlying: error)
     }
   }
 

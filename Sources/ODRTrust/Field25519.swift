@@ -80,10 +80,35 @@ struct Field25519: Equatable {
     return Self(limbs: folded)
   }
 
+  /// A small field element.
+  init(_ value: UInt64) { self.init(limbs: [value, 0, 0, 0]) }
+
   /// The multiplicative inverse (a^(p−2)); zero stays zero.
   var inverse: Self {
     var exponent = Self.p
     exponent[0] -= 2
+    return power(exponent)
+  }
+
+  /// True when this element has a square root (Euler's criterion:
+  /// a^((p−1)/2) is 1, or a is 0).
+  var isSquare: Bool {
+    let legendre = power([0xffff_ffff_ffff_fff6, .max, .max, 0x3fff_ffff_ffff_ffff])
+    return legendre == .one || legendre.isZero
+  }
+
+  /// Edwards25519's d = −121665 / 121666.
+  static let edwardsD = (Self(0) - Self(121_665)) * Self(121_666).inverse
+
+  /// True when `y` is the y-coordinate of a point on edwards25519: some x
+  /// satisfies −x² + y² = 1 + d·x²·y², that is x² = (y² − 1) / (d·y² + 1).
+  static func isEdwardsY(_ y: Self) -> Bool {
+    let y2 = y * y
+    return ((y2 - one) * (edwardsD * y2 + one).inverse).isSquare
+  }
+
+  /// self^exponent, the exponent as little-endian 64-bit limbs.
+  private func power(_ exponent: [UInt64]) -> Self {
     var result = Self.one
     for limb in exponent.reversed() {
       for bit in stride(from: 63, through: 0, by: -1) {

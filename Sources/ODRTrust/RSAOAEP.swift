@@ -16,12 +16,23 @@ enum RSAOAEP {
   }
 
   /// The message, or nil when `ciphertext` does not open under this key.
+  /// A ciphertext longer than the modulus, or not below it as an integer,
+  /// is refused here, as Go's `DecryptOAEP` does: libgcrypt aborts the
+  /// process on some of them.
   static func decrypt(_ ciphertext: [UInt8], modulus: [UInt8], exponent: [UInt8], privateExponent: [UInt8], label: String) -> [UInt8]? {
+    guard isBelow(ciphertext, modulus) else { return nil }
     var out = [UInt8](repeating: 0, count: modulus.count)
     var length = out.count
     let label = Array(label.utf8)
     guard odr_rsa_oaep_decrypt(modulus, modulus.count, exponent, exponent.count, privateExponent, privateExponent.count,
                                label, label.count, ciphertext, ciphertext.count, &out, &length) == 0 else { return nil }
     return Array(out.prefix(length))
+  }
+
+  /// True when the unsigned big-endian integer `a` is less than `b`.
+  static func isBelow(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    let a = a.drop { $0 == 0 }, b = b.drop { $0 == 0 }
+    guard a.count == b.count else { return a.count < b.count }
+    return a.lexicographicallyPrecedes(b)
   }
 }

@@ -38,6 +38,8 @@ struct SSHKey: Sendable, Hashable {
     let type = try reader.string()
     // a blob of another shape is the error thrown below
     if type == Array(Self.ed25519Type.utf8), let key = try? reader.string(), key.count == 32, reader.isAtEnd {
+      // as age does (edwards25519's SetBytes): a key off the curve is refused
+      guard Field25519.isEdwardsY(Field25519(littleEndian: key)) else { throw Self.invalid("the ssh-ed25519 key is not a point of Ed25519") }
       algorithm = .ed25519(key)
     } else if type == Array(Self.rsaType.utf8), let exponent = try? reader.integer(), let modulus = try? reader.integer(), reader.isAtEnd {  // as above
       // age refuses RSA keys shorter than 2048 bits, and so does odr.

@@ -28,6 +28,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
     public static let decoding = Code("decoding")
     /// More than the allowed number of redirects.
     public static let tooManyRedirects = Code("too-many-redirects")
+    /// A body larger than the client keeps in memory (its `maxBodyBytes`).
+    public static let tooLarge = Code("too-large")
   }
 
   public let code: Code

@@ -32,29 +32,70 @@ struct URLSessionHTTPRunner: HTTPRunner {
     var headers = Dictionary(options.headers.map { ($0.name, $0.value) }) { _, last in last }
     if !headers.keys.contains(where: { $0.lowercased() == "user-agent" }) { headers["User-Agent"] = options.userAgent }
     let request = APIRequest<Data>.data(method: options.method, path: options.url, headers: headers, body: options.body, key: key?.name)
+    if let path = options.output { return try await download(request, with: client, to: path, options, logger: logger) }
+    // To stdout, as the body arrives.
     do {
-      let response = try await client.send(request)
-      logger.debug("< HTTP \(response.status), \(response.value.count) bytes")
-      try deliver(status: response.status, headers: response.headers, body: response.value, options, to: output)
+      try await client.stream(request) { response in
+        logger.debug("< HTTP \(response.status)")
+        if options.include { output.write(bytes: Self.head(status: response.status, headers: response.headers)) }
+      } body: { chunk in
+        output.write(bytes: chunk)
+      }
     } catch let error as APIError where error.code == .status && options.failWithBody {
-      if let body = error.body { try deliver(status: error.status ?? 0, headers: [:], body: Data(body.utf8), options, to: output) }
+      if options.include { output.write(bytes: Self.head(status: error.status ?? 0, headers: [:])) }
+      if let body = error.body { output.write(bytes: Data(body.utf8)) }
       throw error
     }
   }
-}
 
-/// Writes what `odr http` received: the status line and headers first with
-/// -i, the body to stdout or to -o's file.
-private func deliver(status: Int, headers: [String: String], body: Data, _ options: HTTPOptions, to stdout: Output) throws {
-  var bytes = Data()
-  if options.include {
-    let lines = ["HTTP \(status)"] + headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
-    bytes.append(contentsOf: (lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+  /// -o: the body goes to a temporary file beside `path` (as the transfer
+  /// writes it: no size takes memory), which replaces `path` once complete;
+  /// a failed transfer leaves nothing.
+  private func download(_ request: APIRequest<Data>, with client: APIClient, to path: String, _ options: HTTPOptions, logger: Logger) async throws {
+    let temporary = URL(filePath: path).deletingLastPathComponent().appending(path: ".odr-http-\(UUID().uuidString)")
+    defer { unlink(temporary.path) }
+    func commit(status: Int, headers: [String: String]) throws {
+      if options.include { try Self.prepend(Self.head(status: status, headers: headers), to: temporary) }
+      guard rename(temporary.path, path) == 0 else { throw Self.writeFailure(path, code: errno) }
+    }
+    do {
+      let response = try await client.download(request, to: temporary)
+      logger.debug("< HTTP \(response.status)")
+      try commit(status: response.status, headers: response.headers)
+    } catch let error as APIError where error.code == .status && options.failWithBody {
+      try commit(status: error.status ?? 0, headers: [:])
+      throw error
+    }
   }
-  bytes.append(body)
-  guard let output = options.output else { return stdout.write(bytes: bytes) }
-  do { try bytes.write(to: URL(filePath: output), options: .atomic) } catch {
-    throw CommandFailure("Cannot write '\(output)': \(error.localizedDescription).", code: 1)
+
+  /// The status line and headers, for -i.
+  private static func head(status: Int, headers: [String: String]) -> Data {
+    let lines = ["HTTP \(status)"] + headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+    return Data((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+  }
+
+  /// Puts `head` before the contents of `file` (-i with -o), copying in
+  /// 1 MiB chunks.
+  private static func prepend(_ head: Data, to file: URL) throws {
+    let joined = file.appendingPathExtension("head")
+    defer { unlink(joined.path) }
+    guard FileManager.default.createFile(atPath: joined.path, contents: head),
+          let writer = FileHandle(forWritingAtPath: joined.path), let reader = FileHandle(forReadingAtPath: file.path) else {
+      throw writeFailure(file.path, code: errno)
+    }
+    do {
+      try writer.seekToEnd()
+      while let chunk = try reader.read(upToCount: 1 << 20), !chunk.isEmpty { try writer.write(contentsOf: chunk) }
+      try writer.close()
+    } catch {
+      throw writeFailure(file.path, code: ((error as? CocoaError)?.underlying as? POSIXError)?.code.rawValue ?? EIO)
+    }
+    guard rename(joined.path, file.path) == 0 else { throw writeFailure(file.path, code: errno) }
+  }
+
+  private static func writeFailure(_ path: String, code: Int32) -> CommandFailure {
+    let full = code == ENOSPC || code == EDQUOT
+    return CommandFailure("Cannot write '\(path)': \(full ? "the disk is full. Free some space and try again" : String(cString: strerror(code))).", code: full ? 8 : 1)
   }
 }
 

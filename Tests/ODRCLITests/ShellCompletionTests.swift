@@ -1,4 +1,5 @@
 import Foundation
+@testable import ODRCommandLine
 import ODRTesting
 import Testing
 
@@ -58,5 +59,29 @@ import Testing
     let pack = try await Command.odr(["pack", source.path, "--output", published.path, "--quiet"], environment: env)
     try #require(pack.status == 0, "\(pack.stderr)")
     #expect(try await complete(["odr", "begin", "--catalog", published.path, "Lev"], environment: env) == ["Level1", "Level2"])
+  }
+
+  /// Another program may store any name under a service; bash's `compgen -W`
+  /// expands the words it is offered, so a name holding `$(…)` or a backtick
+  /// would run as the user. Only names that follow odr's rules are offered.
+  @Test func aNameAnotherProgramStoredIsNeverEvaluated() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    let env = KeyringSession.shared.environment
+    let ran = root.appending(path: "ran")
+    for name in ["Weather", "W$(touch \(ran.path))", "W`touch \(ran.path)`", "W x"] {
+      let stored = try await Command.secretTool(["store", "--label=foreign", "service", service, "key", name], input: "v", environment: env)
+      try #require(stored.status == 0, "\(stored.stderr)")
+    }
+    #expect(try await complete(["odr", "get", "--service", service, "W"], environment: env) == ["Weather"])
+    #expect(!FileManager.default.fileExists(atPath: ran.path))
+  }
+
+  @Test(arguments: [
+    (["Weather", "Maps", "_odr.metadata"], "", ["Weather", "Maps"]),
+    (["Weather", "W$(id)", "W`id`", "W x", "W'q", "W;id", "Wé"], "W", ["Weather"]),
+    (["a.b-c_d", "1abc", ""], "", ["a.b-c_d"]),
+  ]) func offersOnlyNamesThatFollowTheRules(names: [String], prefix: String, offered: [String]) {
+    #expect(Completions.offerable(names, startingWith: prefix) == offered)
   }
 }

@@ -60,7 +60,9 @@ import ODRTesting
       for _ in 0..<1000 { group.addTask { try await provider.key("Weather") } }
       try await group.waitForAll()
     }
-    #expect(store.reads == 2)  // one lookup of the key before the fetch, one after: never the whole service
+    // one read before the fetch, one after, each the key's lookup and the
+    // journal's (two lookups): never the whole service
+    #expect(store.reads == 4)
     #expect(fetch.runs == 1)
   }
 

@@ -240,6 +240,42 @@ import Testing
     }
   }
 
+  /// 3 MB of zeros, gzip-compressed (about 3 KB on the wire).
+  static func gzipBomb() async throws -> Data {
+    let file = FileManager.default.temporaryDirectory.appending(path: "odr-bomb-\(UUID().uuidString).gz")
+    defer { try? FileManager.default.removeItem(at: file) }
+    let made = try await Command.run("/bin/sh", ["-c", "head -c 3000000 /dev/zero | gzip -9 > '\(file.path)'"])
+    try #require(made.status == 0, "\(made.stderr)")
+    return try Data(contentsOf: file)
+  }
+
+  /// A body is capped as decoded: a few KB of gzip that decode past
+  /// maxBodyBytes are refused (.tooLarge), while stream(…) and download(…)
+  /// pass any size through without keeping it.
+  @Test func aBodyIsCappedAsDecodedUnlessStreamed() async throws {
+    let bomb = try await Self.gzipBomb()
+    try await TestHTTPServer.answering({ _ in TestHTTPServer.Reply(headers: ["Content-Encoding": "gzip"], body: bomb) }) { server in
+      let client = try APIClient(retry: .init(maxAttempts: 1), maxBodyBytes: 1_000_000)
+      let error = await #expect(throws: APIError.self) { try await client.send(.data(path: server.url + "/bomb")) }
+      #expect(error?.code == .tooLarge)
+      #expect(error?.message.contains("larger than 1000000 bytes") == true)
+      var head: Int?, total = 0, largest = 0
+      try await client.stream(.data(path: server.url + "/bomb")) { head = $0.status } body: { chunk in
+        total += chunk.count
+        largest = max(largest, chunk.count)
+      }
+      #expect(head == 200)
+      #expect(total == 3_000_000)
+      #expect(largest < 1_000_000)
+      let file = FileManager.default.temporaryDirectory.appending(path: "odr-download-\(UUID().uuidString)")
+      defer { try? FileManager.default.removeItem(at: file) }
+      #expect(try await client.download(.data(path: server.url + "/bomb"), to: file).status == 200)
+      #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int == 3_000_000)
+      let small = try APIClient(retry: .init(maxAttempts: 1))
+      #expect(try await small.send(.data(path: server.url + "/bomb")).value.count == 3_000_000)
+    }
+  }
+
   @Test func typedRequestsDecodeJSON() async throws {
     struct Forecast: Decodable, Sendable { let summary: String }
     try await TestHTTPServer.answering({ _ in .text(#"{"summary": "sunny"}"#) }) { server in

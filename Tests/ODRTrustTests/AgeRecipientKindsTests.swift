@@ -101,6 +101,28 @@ import Testing
     }
   }
 
+  /// An ssh-rsa stanza whose body is longer than the modulus, or not below
+  /// it, is not for this key (age's answer): libgcrypt is never handed it
+  /// (it aborted the process on the longer one).
+  @Test func anSSHRSABodyOutsideTheModulusIsNotForThisKey() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let (key, publicLine) = try await sshKeygen("rsa", bits: 2048)
+    let identities = try AgeIdentity.parseFile(try String(contentsOf: key, encoding: .utf8))
+    let sealed = try Age.encrypt(Data("secret".utf8), to: [try AgeRecipient(publicLine)])
+    let lines = String(decoding: sealed.prefix(200), as: UTF8.self).split(separator: "\n").map(String.init)
+    let stanza = try #require(lines.first { $0.hasPrefix("-> ssh-rsa ") })
+    for body in [[UInt8](repeating: 0x01, count: 257), [UInt8](repeating: 0xff, count: 256)] {
+      let encoded = Data(body).base64EncodedString().replacingOccurrences(of: "=", with: "")
+      // age wraps a body at 64 columns; one of exactly 64·n ends with an empty line
+      var wrapped = stride(from: 0, to: encoded.count, by: 64).map { String(encoded.dropFirst($0).prefix(64)) }
+      if encoded.count % 64 == 0 { wrapped.append("") }
+      let header = ["age-encryption.org/v1", stanza] + wrapped + ["--- " + String(repeating: "A", count: 43)]
+      let forged = Data((header.joined(separator: "\n") + "\n").utf8) + Data(repeating: 0, count: 64)
+      let error = #expect(throws: TrustError.self) { try Age.decrypt(forged, identities: identities) }
+      #expect(error?.code == .noIdentity, "\(String(describing: error))")
+    }
+  }
+
   @Test func x25519InteroperatesWithPyrage() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let mine = AgeIdentity()

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <spawn.h>
 #include <unistd.h>
 
 int odr_set_non_dumpable(void) {
@@ -35,4 +36,12 @@ int odr_open_pseudo_terminal(int *master, int *slave) {
   *master = m;
   *slave = s;
   return 0;
+}
+
+int odr_pseudo_terminal_name(int master, char *name, unsigned long length) {
+  return ptsname_r(master, name, length);
+}
+
+short odr_posix_spawn_setsid(void) {
+  return POSIX_SPAWN_SETSID;
 }

@@ -8,9 +8,9 @@ import Glibc
 /// Starts the command of `odr exec` with secrets in its environment.
 ///
 /// Either odr becomes the command (`execve`: same pid, so exit codes and
-/// signals are the command's own), or it runs it as a child whose stdout
-/// and stderr go through a `SecretMasker` (ODRKeys); then signals sent to odr are
-/// forwarded and odr ends the way the child ended. Secrets only ever travel
+/// signals are the command's own), or it runs it as a child whose stdout,
+/// stderr and terminal go through a `SecretMasker` (ODRKeys); then signals
+/// sent to odr are forwarded and odr ends the way the child ended. Secrets only ever travel
 /// in the environment block, never in argv.
 public enum CommandRunner {
   /// Signals forwarded to a masked child when someone sends them to odr.
@@ -79,16 +79,44 @@ public enum CommandRunner {
   /// Runs the command with its stdout and stderr masked for `values`,
   /// forwarding signals, and returns its wait status when it has ended and
   /// its output is written.
+  ///
+  /// When odr has a controlling terminal, the command runs in a session of
+  /// its own whose controlling terminal is a pseudo-terminal odr masks
+  /// (``ChildTerminal``): its stdin, stdout and stderr are that terminal
+  /// where odr's are a terminal, and `/dev/tty` is it too. Otherwise (CI)
+  /// stdout and stderr are pipes.
   public static func runMasked(_ arguments: [String], environment: [String], masking values: [String]) throws -> Int32 {
     let path = try resolve(arguments[0])
-    let out = try channel(to: STDOUT_FILENO), err = try channel(to: STDERR_FILENO)
-    installForwarding()
-
+    let terminal = ChildTerminal.make()
+    defer { terminal?.close() }
+    var outputs: [Output] = []
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, out.write, STDOUT_FILENO)
-    posix_spawn_file_actions_adddup2(&actions, err.write, STDERR_FILENO)
+    if let terminal {
+      // Opened after setsid, the slave becomes the command's controlling
+      // terminal; it serves each standard stream that is a terminal for odr.
+      let scratch = unusedDescriptor()
+      posix_spawn_file_actions_addopen(&actions, scratch, terminal.slavePath, O_RDWR, 0)
+      for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where isatty(fd) == 1 {
+        posix_spawn_file_actions_adddup2(&actions, scratch, fd)
+      }
+      posix_spawn_file_actions_addclose(&actions, scratch)
+      // What the command writes to its terminal goes to odr's stdout if it
+      // is the terminal, else to stderr if that is, else to /dev/tty.
+      let target = isatty(STDOUT_FILENO) == 1 ? STDOUT_FILENO : isatty(STDERR_FILENO) == 1 ? STDERR_FILENO : terminal.user
+      outputs.append(Output(read: terminal.master, target: target, masker: SecretMasker(values: values)))
+    }
+    var writeEnds: [Int32] = []
+    defer { for fd in writeEnds { close(fd) } }
+    for fd in [STDOUT_FILENO, STDERR_FILENO] where terminal == nil || isatty(fd) != 1 {
+      let ends = try pipe()
+      writeEnds.append(ends.write)
+      posix_spawn_file_actions_adddup2(&actions, ends.write, fd)
+      outputs.append(Output(read: ends.read, target: fd, masker: SecretMasker(values: values)))
+    }
+    installForwarding()
+
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
@@ -97,10 +125,10 @@ public enum CommandRunner {
     posix_spawnattr_setsigmask(&attributes, &mask)
     var defaults = sigset_t()
     sigemptyset(&defaults)
-    for signal in forwarded { sigaddset(&defaults, signal) }
+    for signal in forwarded + [SIGTSTP, SIGTTIN, SIGTTOU] { sigaddset(&defaults, signal) }
     if !inheritedSIGPIPEIgnored { sigaddset(&defaults, SIGPIPE) }
     posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) | (terminal == nil ? 0 : odr_posix_spawn_setsid()))
 
     var pid: pid_t = 0
     var result = CoreDumps.withUserLimit {
@@ -115,57 +143,49 @@ public enum CommandRunner {
         }
       }
     }
-    close(out.write)
-    close(err.write)
+    for fd in writeEnds { close(fd) }
+    writeEnds = []
     guard result == 0 else {
-      close(out.read)
-      close(err.read)
+      for output in outputs where output.read != terminal?.master { close(output.read) }
       throw startFailure(arguments[0], errno: result)
     }
+    Forwarding.ownSession.store(terminal != nil, ordering: .sequentiallyConsistent)
     Forwarding.child.store(pid, ordering: .sequentiallyConsistent)
     let pending = Forwarding.pending.load(ordering: .sequentiallyConsistent)
     if pending != 0 { kill(pid, pending) }
-    return pump(child: pid, from: [out, err], masking: values)
+    let raw = terminal?.enterRawMode() ?? false
+    defer { if raw { terminal?.restore() } }
+    return pump(child: pid, outputs: outputs, terminal: terminal, raw: raw)
+  }
+
+  /// A descriptor number odr has not open (from 10 up): where the command
+  /// opens its terminal before it is copied to 0–2, without replacing a
+  /// descriptor the command inherits.
+  private static func unusedDescriptor() -> Int32 {
+    var fd: Int32 = 10
+    while fcntl(fd, F_GETFD) != -1 || errno != EBADF { fd += 1 }
+    return fd
   }
 
   // MARK: The command's outputs
 
-  /// What the command writes `target` through: a pipe, or when odr's own
-  /// `target` is a terminal, a pseudo-terminal like it, so the command still
-  /// sees a terminal (colours, progress bars, line buffering) while odr
-  /// masks what it writes.
-  private static func channel(to target: Int32) throws -> (read: Int32, write: Int32, terminal: Bool) {
-    if isatty(target) == 1, let pty = pseudoTerminal(like: target) { return (pty.read, pty.write, true) }
+  /// One stream of the command's output: where odr reads it, where it goes,
+  /// and its masker.
+  private struct Output {
+    var read: Int32
+    let target: Int32
+    var masker: SecretMasker
+  }
+
+  /// A pipe for one of the command's outputs: its ends, close-on-exec.
+  private static func pipe() throws -> (read: Int32, write: Int32) {
     var ends: [Int32] = [-1, -1]
-    guard pipe(&ends) == 0, ends.allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 }) else {
+    guard Glibc.pipe(&ends) == 0, ends.allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 }) else {
       throw CIError(.io, "Cannot create pipes for the command: \(String(cString: strerror(errno))).")
     }
     // A bigger pipe, fewer reads and wakeups (best effort: the limit is the system's).
     _ = fcntl(ends[0], Self.setPipeSize, Self.pipeSize)
-    return (ends[0], ends[1], false)
-  }
-
-  /// A new pseudo-terminal with `terminal`'s settings and size, except
-  /// that output is passed on unprocessed (`terminal` does its own): its
-  /// master to read, its slave for the command. Not the command's
-  /// controlling terminal (the command keeps odr's, so Ctrl-C and job
-  /// control work as before). nil when none can be made: then a pipe.
-  private static func pseudoTerminal(like terminal: Int32) -> (read: Int32, write: Int32)? {
-    var master: Int32 = -1, slave: Int32 = -1
-    guard odr_open_pseudo_terminal(&master, &slave) == 0 else { return nil }
-    var settings = termios()
-    if tcgetattr(terminal, &settings) == 0 {
-      settings.c_oflag &= ~tcflag_t(OPOST)
-      _ = tcsetattr(slave, TCSANOW, &settings)
-    }
-    copyWindowSize(from: terminal, to: master)
-    return (master, slave)
-  }
-
-  /// Gives the pseudo-terminal `master` the window size of `terminal`.
-  private static func copyWindowSize(from terminal: Int32, to master: Int32) {
-    var size = winsize()
-    if ioctl(terminal, UInt(TIOCGWINSZ), &size) == 0 { _ = ioctl(master, UInt(TIOCSWINSZ), &size) }
+    return (ends[0], ends[1])
   }
 
   /// Ends odr the way a child with wait `status` ended: its exit code, or
@@ -189,45 +209,74 @@ public enum CommandRunner {
   /// F_SETPIPE_SZ (Linux; Glibc hides it behind _GNU_SOURCE).
   static let setPipeSize: Int32 = 1031
 
-  /// Copies the child's stdout and stderr to odr's, masked, until both are
-  /// closed, or the child has ended and nothing came for 100 ms (a
-  /// background grandchild may keep the pipes open forever).
-  private static func pump(child pid: pid_t, from channels: [(read: Int32, write: Int32, terminal: Bool)], masking values: [String]) -> Int32 {
-    var maskers = channels.map { _ in SecretMasker(values: values) }
-    var fds = channels.map { pollfd(fd: $0.read, events: Int16(POLLIN), revents: 0) }
-    let targets = [STDOUT_FILENO, STDERR_FILENO]
+  /// How long the command may pause before what a masker holds back is
+  /// written anyway (a prompt, a `\r` progress line: it must show), in ms…
+  static let idleFlush: Int32 = 30
+  /// …if it holds back at most this many bytes: a prompt's last bytes that
+  /// happen to begin a value. More is most likely a value written in two
+  /// parts, whose first part must not show: it stays held until the next
+  /// write says whether it is one.
+  static let idleFlushLimit = 8
+
+  /// Copies the command's outputs to odr's, masked, until all are closed,
+  /// or the command has ended and nothing came for 100 ms (a background
+  /// grandchild may keep them open forever). With a terminal in raw mode,
+  /// relays the user's keys to the command's terminal, and follows job
+  /// control: when the command stops (Ctrl-Z), odr puts the user's terminal
+  /// back and stops too; continued, it resumes the command.
+  private static func pump(child pid: pid_t, outputs: [Output], terminal: ChildTerminal?, raw: Bool) -> Int32 {
+    var outputs = outputs
+    // The user's keys: polled after the outputs, while in raw mode.
+    var fds = outputs.map { pollfd(fd: $0.read, events: Int16(POLLIN), revents: 0) }
+    if raw, let terminal { fds.append(pollfd(fd: terminal.user, events: Int16(POLLIN), revents: 0)) }
     var buffer = [UInt8](repeating: 0, count: Int(pipeSize))
     var status: Int32 = 0
     var exited = false
     func close(_ k: Int) {
-      if fds[k].fd >= 0 {
-        write(maskers[k].finish(), to: targets[k])
-        Glibc.close(fds[k].fd)
-        fds[k].fd = -1
+      guard fds[k].fd >= 0 else { return }
+      if k < outputs.count {
+        write(outputs[k].masker.finish(), to: outputs[k].target)
+        if fds[k].fd != terminal?.master { Glibc.close(fds[k].fd) }  // the terminal closes its own
+      }
+      fds[k].fd = -1
+    }
+    func flushable(_ k: Int) -> Bool { fds[k].fd >= 0 && (1...idleFlushLimit).contains(outputs[k].masker.heldCount) }
+    func flushHeld() {
+      for k in outputs.indices where flushable(k) {
+        if !write(outputs[k].masker.flush(), to: outputs[k].target) { close(k) }
       }
     }
-    while fds.contains(where: { $0.fd >= 0 }) {
-      // The terminal was resized: so are the command's pseudo-terminals.
-      if Forwarding.resized.exchange(false, ordering: .relaxed) {
-        for (k, channel) in channels.enumerated() where channel.terminal && fds[k].fd >= 0 {
-          copyWindowSize(from: targets[k], to: fds[k].fd)
-        }
-      }
-      let ready = poll(&fds, nfds_t(fds.count), 100)
+    while fds.prefix(outputs.count).contains(where: { $0.fd >= 0 }) {
+      // The terminal was resized: so is the command's.
+      if Forwarding.resized.exchange(false, ordering: .relaxed) { terminal?.copyWindowSize() }
+      let holding = outputs.indices.contains(where: flushable)
+      let ready = poll(&fds, nfds_t(fds.count), holding ? idleFlush : 100)
       if ready < 0 && errno == EINTR { continue }
+      if ready == 0 && holding {
+        flushHeld()
+        continue
+      }
       if ready <= 0 {
         if exited || ready < 0 { break }
-        exited = waitpid(pid, &status, WNOHANG) == pid
+        let r = waitpid(pid, &status, WNOHANG | (raw ? WUNTRACED : 0))
+        if r == pid && raw && (status & 0xff) == 0x7f, let terminal {
+          suspend(child: pid, terminal: terminal)
+          status = 0
+        } else {
+          exited = r == pid
+        }
         continue
       }
       for k in fds.indices where fds[k].fd >= 0 && fds[k].revents != 0 {
         let n = read(fds[k].fd, &buffer, buffer.count)
-        if n > 0 {
+        if k == outputs.count, let terminal {
+          if n > 0 { relay(buffer[0..<n], to: terminal, child: pid) } else if n == 0 || (errno != EINTR && errno != EAGAIN) { fds[k].fd = -1 }
+        } else if n > 0 {
           // odr's own stdout closed: close the child's too, so it sees
           // EPIPE as it would have without odr in between.
-          if !write(maskers[k].mask(buffer[0..<n]), to: targets[k]) { close(k) }
+          if !write(outputs[k].masker.mask(buffer[0..<n]), to: outputs[k].target) { close(k) }
         } else if n == 0 || (errno != EINTR && errno != EAGAIN) {
-          close(k)
+          close(k)  // end of file, or EIO: every holder of the terminal has closed it
         }
       }
     }
@@ -239,6 +288,37 @@ public enum CommandRunner {
     return status
   }
 
+  /// Passes the user's keys to the command's terminal, as typed, except
+  /// its suspend key (Ctrl-Z) while that terminal makes signals of keys:
+  /// the command's process group is orphaned (its parent, odr, is in
+  /// another session), so the kernel would drop the SIGTSTP; odr suspends
+  /// the command and itself instead.
+  private static func relay(_ keys: ArraySlice<UInt8>, to terminal: ChildTerminal, child pid: pid_t) {
+    var settings = termios()
+    guard tcgetattr(terminal.master, &settings) == 0, settings.c_lflag & tcflag_t(ISIG) != 0,
+          case let key = withUnsafeBytes(of: settings.c_cc, { $0[Int(VSUSP)] }), key != 0, let at = keys.firstIndex(of: key) else {
+      write(Array(keys), to: terminal.master)
+      return
+    }
+    write(Array(keys[..<at]), to: terminal.master)
+    kill(-pid, SIGSTOP)
+    var status: Int32 = 0
+    _ = waitpid(pid, &status, WUNTRACED)  // its stop, reported here and not to the pump
+    suspend(child: pid, terminal: terminal)
+    relay(keys[(at + 1)...], to: terminal, child: pid)
+  }
+
+  /// The command stopped (Ctrl-Z, or a signal): the user's terminal goes
+  /// back to its settings and odr stops too, so the shell takes over; when
+  /// odr is continued (`fg`), raw mode comes back and the command resumes.
+  private static func suspend(child pid: pid_t, terminal: ChildTerminal) {
+    terminal.restore()
+    kill(getpid(), SIGSTOP)
+    _ = terminal.enterRawMode()
+    terminal.copyWindowSize()
+    kill(-pid, SIGCONT)
+  }
+
   @discardableResult
   private static func write(_ bytes: [UInt8], to fd: Int32) -> Bool {
     bytes.withUnsafeBytes { buffer in
@@ -246,6 +326,13 @@ public enum CommandRunner {
       while offset < buffer.count {
         let n = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
         if n < 0 && errno == EINTR { continue }
+        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+          // A non-blocking stdout (Node-based runners set O_NONBLOCK) that
+          // is full: wait until it takes more, as a blocking write would.
+          var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+          _ = poll(&ready, 1, -1)
+          continue
+        }
         if n <= 0 { return false }
         offset += n
       }
@@ -264,14 +351,18 @@ public enum CommandRunner {
     static let pending = Atomic<Int32>(0)
     /// Set by SIGWINCH, read by the pump (lock-free, so signal-safe).
     static let resized = Atomic<Bool>(false)
+    /// True when the child runs in a session of its own: the terminal's
+    /// signals (a hangup, say) no longer reach it, so odr forwards them too.
+    static let ownSession = Atomic<Bool>(false)
   }
 
   private static func installForwarding() {
     var action = sigaction()
     action.__sigaction_handler.sa_sigaction = { signal, info, _ in
       // SI_USER, SI_QUEUE, SI_TKILL (<= 0): sent by a process, e.g. `kill`
-      // or a CI runner. Terminal signals (SI_KERNEL) reach the child anyway.
-      guard let info, info.pointee.si_code <= 0 else { return }
+      // or a CI runner. Terminal signals (SI_KERNEL) reach the child anyway,
+      // unless it has a session of its own.
+      guard let info, info.pointee.si_code <= 0 || Forwarding.ownSession.load(ordering: .sequentiallyConsistent) else { return }
       let child = Forwarding.child.load(ordering: .sequentiallyConsistent)
       if child > 0 { kill(child, signal) } else { Forwarding.pending.store(signal, ordering: .sequentiallyConsistent) }
     }

@@ -7,8 +7,13 @@
 /// so each byte costs a table step. Every byte inside a match is replaced
 /// (overlapping matches merge, so no tail of a longer form stays visible);
 /// bytes that could still begin a match are held back until the next chunk
-/// shows whether they do. Terminal escape sequences (`ESC [ … m` colours,
-/// and two-byte `ESC x`) inside a value do not hide it.
+/// shows whether they do, or until ``flush()`` (`odr exec` calls it when the
+/// command has written nothing for a moment: a prompt must show). Terminal
+/// escape sequences (`ESC [ … m` colours, and two-byte `ESC x`) inside a
+/// value do not hide it, and none before it does either: the bytes are
+/// matched both with escape sequences left out and as they are, so a value
+/// right after a bare `ESC [` (whose first bytes a terminal would take as
+/// the sequence's, showing the rest) is masked whole.
 public struct SecretMasker: Sendable {
   /// What each match is replaced with.
   public let replacement: [UInt8]
@@ -16,6 +21,8 @@ public struct SecretMasker: Sendable {
 
   // Streaming state.
   private var state: UInt32 = 0
+  /// The automaton's state over the raw bytes, escape sequences included.
+  private var raw: UInt32 = 0
   private var pending: [UInt8] = []
   /// Absolute offset of `pending[0]` in the stream.
   private var base = 0
@@ -50,7 +57,7 @@ public struct SecretMasker: Sendable {
     pending.append(contentsOf: chunk)
     let start = pending.count - chunk.count
     // The hot loop works on locals and raw buffers.
-    var state = Int(self.state), escape = self.escape, recentCount = self.recentCount
+    var state = Int(self.state), raw = Int(self.raw), escape = self.escape, recentCount = self.recentCount
     let ringMask = recent.count - 1, base = self.base
     var found: [(start: Int, end: Int)] = []
     let automaton = self.automaton
@@ -62,39 +69,66 @@ public struct SecretMasker: Sendable {
         while index < end {
           // At the root, bytes that start no form leave it there and need
           // no bookkeeping: skip them in a tight loop.
-          if state == 0 && escape == 0 {
+          if state == 0 && raw == 0 && escape == 0 {
             while index < end && staysAtRoot[Int(bytes[index])] { index &+= 1 }
             if index == end { break }
           }
           let byte = bytes[index]
           index &+= 1
-          if escape != 0 || byte == 0x1b {
+          let offset = base &+ index &- 1
+          let inEscape = escape != 0 || byte == 0x1b
+          // Outside escape sequences the two streams agree (the usual case):
+          // one step serves both.
+          let same = !inEscape && raw == state
+          if inEscape {
             escape = byte == 0x1b ? 1 : escape == 1 ? (byte == UInt8(ascii: "[") ? 2 : 0) : ((0x40...0x7e).contains(byte) ? 0 : 2)
-            continue
+          } else {
+            state = automaton.step(state, Int(byteClass[Int(byte)]))
+            recent[recentCount & ringMask] = offset
+            recentCount &+= 1
+            let length = Int(matchLength[state])
+            if length > 0 { found.append((recent[(recentCount &- length) & ringMask], offset)) }
           }
-          state = automaton.step(state, Int(byteClass[Int(byte)]))
-          recent[recentCount & ringMask] = base &+ index &- 1
-          recentCount &+= 1
-          let length = Int(matchLength[state])
-          if length > 0 { found.append((recent[(recentCount &- length) & ringMask], base &+ index &- 1)) }
+          if same {
+            raw = state
+          } else {
+            raw = automaton.step(raw, Int(byteClass[Int(byte)]))
+            let length = Int(matchLength[raw])
+            if length > 0 { found.append((offset &- length &+ 1, offset)) }
+          }
         }
       }
     }
     self.state = UInt32(state)
+    self.raw = UInt32(raw)
     self.escape = escape
     self.recentCount = recentCount
     for span in found { addSpan(from: span.start, to: span.end) }
     // Bytes from here on may still be part of a match.
     let depth = Int(automaton.depth[state])
     var keepFrom = depth > 0 ? recent[(recentCount - depth) & ringMask] : base + pending.count
+    keepFrom = min(keepFrom, base + pending.count - Int(automaton.depth[raw]))
     if let open = spans.first(where: { $0.end >= keepFrom }) { keepFrom = min(keepFrom, open.start) }
-    return emit(upTo: keepFrom)
+    // After a flush, a value may have begun in bytes already written.
+    return emit(upTo: max(keepFrom, base))
+  }
+
+  /// How many bytes are held back (they may begin a value).
+  public var heldCount: Int { pending.count }
+
+  /// The bytes held back, written now: for a writer that has paused (a
+  /// prompt, a `\r` progress line), so that they show. The stream goes on
+  /// as before: if a value completes later, what is not yet written of it
+  /// is masked.
+  public mutating func flush() -> [UInt8] {
+    emit(upTo: base + pending.count)
   }
 
   /// The rest, at the end of the stream.
   public mutating func finish() -> [UInt8] {
     let output = emit(upTo: base + pending.count)
     state = 0
+    raw = 0
     escape = 0
     return output
   }
@@ -116,7 +150,8 @@ public struct SecretMasker: Sendable {
     pending.withUnsafeBufferPointer { bytes in
       for span in spans {
         guard span.end < limit else { break }
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[(cursor - base)..<(span.start - base)]))
+        // a span may begin before `base`, in bytes a flush already wrote
+        output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[(cursor - base)..<(max(span.start, cursor) - base)]))
         output.append(contentsOf: replacement)
         cursor = span.end + 1
         done += 1

@@ -93,6 +93,86 @@ import Testing
     #expect(piped.stdout.hasPrefix("key=***\n") && !piped.output.contains("-tty") && !piped.output.contains(weather), "\(piped.output)")
   }
 
+  static let ttyChild = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Peers/tty_child.py").path
+
+  /// A command that writes to /dev/tty — a pager, an editor, a prompt —
+  /// writes to a terminal odr masks: the command's session has its own
+  /// controlling terminal. odr relays the user's terminal (raw: keys go
+  /// through as typed, Ctrl-C included, to an editor that wants it), its
+  /// size, and puts its settings back. Under `script`, a terminal as a user
+  /// has one.
+  @Test(arguments: [("pager", "jq", "b'jq'"), ("editor", "i\u{3}q", "b'i\\x03q'")])
+  func aCommandOnDevTtyIsMaskedAndGetsTheTerminal(mode: String, keys: String, read: String) async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await fetched()
+    func quoted(_ words: [String]) -> String { words.map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ") }
+    // The keys are typed ahead, before odr runs: script's terminal must
+    // not make a signal of the Ctrl-C while it is not odr's yet.
+    let line = """
+      stty rows 33 cols 99 -isig; before=$(stty -g)
+      \(quoted([Paths.odr.path, "exec", "--", "python3", Self.ttyChild, mode])); echo "exit=$?"
+      [ "$before" = "$(stty -g)" ] && echo restored
+      \(quoted([Paths.odr.path, "exec", "--", "sh", "-c", #"printf 'tty=%s\n' "$WEATHER_KEY" > /dev/tty"#]))
+      """
+    let run = try await Command.run("/usr/bin/script", ["-qec", line, "/dev/null"], input: keys, environment: environment)
+    #expect(run.status == 0, "\(run.output)")
+    #expect(!run.output.contains(weather), "\(run.output)")
+    #expect(run.stdout.contains(mode == "editor" ? "\u{1b}[5;10Hkey=***" : "key=***\r"), "\(run.stdout.debugDescription)")
+    #expect(run.stdout.contains("size=33 99"), "\(run.stdout.debugDescription)")
+    #expect(run.stdout.contains("\(mode) read=\(read)"), "\(run.stdout.debugDescription)")
+    #expect(run.stdout.contains("exit=0\r\nrestored\r\ntty=***\r\n"), "\(run.stdout.debugDescription)")
+  }
+
+  /// A prompt whose last byte could begin a value ("w" is the first byte
+  /// of the value) shows while the command waits for an answer: what the
+  /// masker holds back is written after a short pause. The driver answers
+  /// only once it has seen the whole prompt.
+  @Test func aPromptShowsWhileTheCommandWaits() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await fetched()
+    let driver = #"""
+      import os, select, subprocess, sys, time
+      p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+      seen, deadline = b"", time.monotonic() + 10
+      while not seen.endswith(b"Next: w") and time.monotonic() < deadline:
+          if select.select([p.stdout], [], [], 0.5)[0]:
+              seen += os.read(p.stdout.fileno(), 100)
+      print("prompt shown" if seen.endswith(b"Next: w") else "prompt held: %r" % seen)
+      p.stdin.write(b"y\n"); p.stdin.close()
+      print("rest=%r" % p.stdout.read(), "exit=%d" % p.wait())
+      """#
+    let run = try await Command.run("/usr/bin/env", ["python3", "-c", driver, Paths.odr.path, "exec", "--", "sh", "-c",
+                                                    #"printf 'Next: w'; read answer; printf ' %s %s\n' "$answer" "$WEATHER_KEY""#],
+                                    environment: environment)
+    #expect(run.stdout.contains("prompt shown"), "\(run.output)")
+    #expect(run.stdout.contains("rest=b' y ***\\n' exit=0"), "\(run.output)")
+  }
+
+  /// A non-blocking stdout (Node-based CI runners set O_NONBLOCK) that a
+  /// slow reader leaves full: odr waits for it to drain, as a blocking
+  /// write would, instead of closing the command's output.
+  @Test func aNonBlockingStdoutThatFillsUpLosesNothing() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await fetched()
+    let driver = #"""
+      import fcntl, os, subprocess, sys
+      r, w = os.pipe()
+      fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+      p = subprocess.Popen(sys.argv[1:], stdout=w)
+      os.close(w)
+      total = 0
+      while True:  # 4 KiB at a time: odr writes up to 1 MiB at once, so the 64 KiB pipe fills
+          chunk = os.read(r, 4096)
+          if not chunk: break
+          total += len(chunk)
+      print("bytes=%d exit=%d" % (total, p.wait()))
+      """#
+    let run = try await Command.run("/usr/bin/env", ["python3", "-c", driver, Paths.odr.path, "exec", "--", "sh", "-c",
+                                                    "head -c 3000000 /dev/zero | tr '\\0' a; echo \"$WEATHER_KEY\""],
+                                    environment: environment)
+    #expect(run.stdout.contains("bytes=3000004 exit=0"), "\(run.output)")
+  }
+
   @Test func pristineKeepsOnlyTheKeysAndTheBasics() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try await fetched()

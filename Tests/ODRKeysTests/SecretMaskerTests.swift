@@ -119,6 +119,36 @@ import Testing
     #expect(masked("\u{1b}[32mok\u{1b}[0m", values: [secret]) == "\u{1b}[32mok\u{1b}[0m")
   }
 
+  /// A terminal takes `ESC [` then parameter bytes and one final byte as a
+  /// sequence, and shows the rest: a value right after a bare `ESC [` (or
+  /// any other escape prefix) shows all but its first bytes unless it is
+  /// matched as the bytes are, escapes included.
+  @Test(arguments: ["\u{1b}[", "\u{1b}[1;", "\u{1b}", "\u{1b}[?25", "\u{1b}]0;"])
+  func aValueRightAfterAnEscapePrefixIsMasked(prefix: String) {
+    for chunks in [nil, [1], [3]] as [[Int]?] {
+      let out = masked("a\(prefix)\(secret) b", values: [secret], chunks: chunks)
+      #expect(!out.contains("k-live-8f3Kq9Zx") && !out.contains("8f3Kq9Zx"), "\(prefix.debugDescription): \(out.debugDescription)")
+      #expect(out.hasSuffix("*** b"), "\(prefix.debugDescription): \(out.debugDescription)")
+    }
+    let digits = "12345678abcdefgh"  // digits are CSI parameters, 'a' its final byte
+    #expect(masked("\u{1b}[\(digits)!", values: [digits]) == "\u{1b}[***!")
+  }
+
+  /// What is held back because it may begin a value is written by flush():
+  /// a prompt ending in "s" (the first byte of the value) shows. If the
+  /// value then completes, what is not written yet of it is masked.
+  @Test func flushWritesWhatWasHeldBackAndTheStreamGoesOn() {
+    var masker = SecretMasker(values: [secret])
+    #expect(masker.mask(Array("Continue? yes".utf8)) == Array("Continue? ye".utf8))
+    #expect(masker.heldCount == 1)
+    #expect(masker.flush() == Array("s".utf8))
+    #expect(masker.heldCount == 0)
+    #expect(masker.mask(Array("\rprogress 10% sk-li".utf8)) == Array("\rprogress 10% ".utf8))
+    #expect(masker.flush() == Array("sk-li".utf8))
+    #expect(masker.mask(Array("ve-8f3Kq9Zx done".utf8)) == Array("*** done".utf8))
+    #expect(masker.finish() == [])
+  }
+
   @Test func redactionUsesEveryForm() {
     let value = "p@ss/wörd x"
     for text in ["p%40ss%2fw%c3%b6rd%20x", "p%40ss%2Fw%C3%B6rd+x", #"p@ss\/wörd x"#, Data(value.utf8).base64EncodedString()] {

@@ -15,4 +15,12 @@ int odr_map_large_buffers(void);
 /// 0 on success, else -1 with errno set.
 int odr_open_pseudo_terminal(int *master, int *slave);
 
+/// The path of the slave of the pseudo-terminal `master` (ptsname_r),
+/// NUL-terminated in `name`. 0 on success.
+int odr_pseudo_terminal_name(int master, char *name, unsigned long length);
+
+/// POSIX_SPAWN_SETSID (a GNU extension Swift's Glibc module leaves out):
+/// the child starts a session of its own, before its file actions run.
+short odr_posix_spawn_setsid(void);
+
 #endif

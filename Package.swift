@@ -123,7 +123,7 @@ let package = Package(
     // replay of their kept crashers feed inputs to.
     .target(
       name: "ODRFuzzEntries",
-      dependencies: ["ODRBase", "ODRConfiguration", "ODRKeys", "ODRResources", "ODRTrust"],
+      dependencies: ["ODRBase", "ODRCI", "ODRConfiguration", "ODRKeys", "ODRResources", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
@@ -248,7 +248,8 @@ var docsPlugin: [Package.Dependency] {
 // ordinary build has no libFuzzer to link them with.
 if Context.environment["ODR_FUZZ"] == "1" {
   package.targets.append(.target(name: "FuzzDriver", path: "FuzzTesting/FuzzDriver", swiftSettings: strictSettings))
-  for name in ["FuzzJSONReader", "FuzzCatalog", "FuzzSignatureLines", "FuzzHandover", "FuzzDocuments", "FuzzAgeFile"] {
+  for name in ["FuzzJSONReader", "FuzzCatalog", "FuzzSignatureLines", "FuzzHandover", "FuzzDocuments", "FuzzAgeFile",
+               "FuzzSSHKeys", "FuzzRecipientsFile", "FuzzDotenv", "FuzzTemplate"] {
     package.targets.append(.executableTarget(name: name, dependencies: ["FuzzDriver", "ODRFuzzEntries"], path: "FuzzTesting/\(name)",
                                              swiftSettings: strictSettings))
   }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import ODRBase
+import ODRCI
 import ODRConfiguration
 import ODRKeys
 import ODRResources
@@ -23,8 +24,18 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
   case handover
   /// odr.json, tags.json and APIKeys documents (the first byte chooses).
   case documents
-  /// age files (header, stanzas, payload), opened with a fixed identity.
+  /// age files (armor, header, stanzas, payload), opened with a fixed identity.
   case ageFile
+  /// SSH keys: a public key line read as a recipient, or an OpenSSH
+  /// private key file read as an identity (the first byte chooses).
+  case sshKeys
+  /// Recipients files (age1…, age1pq1…, ssh-… with authorized_keys
+  /// options, comments) and identity files (the first byte chooses).
+  case recipientsFile
+  /// dotenv files (`odr exec --env-file`, `odr env --env-file`).
+  case dotenv
+  /// `odr inject` templates.
+  case template
 
   /// Runs this entry on `bytes`. (Every `try?` here drops a refusal: the
   /// expected answer to most inputs; only a crash is a finding.)
@@ -64,6 +75,19 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
       }
     case .ageFile:
       _ = try? Age.decrypt(data, identities: [Self.identity])  // a refusal: see above
+    case .sshKeys, .recipientsFile:
+      guard let first = bytes.first else { return }
+      let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
+      // a refusal: see above
+      switch (self, first % 2) {
+      case (.sshKeys, 0): _ = try? AgeRecipient(text)
+      case (.recipientsFile, 0): _ = try? AgeRecipient.parseFile(text)
+      default: _ = try? AgeIdentity.parseFile(text)
+      }
+    case .dotenv:
+      _ = try? DotenvFile(path: "fuzz.env", text: String(decoding: bytes, as: UTF8.self))  // a refusal: see above
+    case .template:
+      _ = try? SecretTemplate(path: "fuzz.tmpl", text: String(decoding: bytes, as: UTF8.self))  // a refusal: see above
     }
   }
 

@@ -12,6 +12,7 @@ import ODRTesting
   static let targets: [String: FuzzEntry] = [
     "FuzzJSONReader": .jsonReader, "FuzzCatalog": .catalog, "FuzzSignatureLines": .signatureLines,
     "FuzzHandover": .handover, "FuzzDocuments": .documents, "FuzzAgeFile": .ageFile,
+    "FuzzSSHKeys": .sshKeys, "FuzzRecipientsFile": .recipientsFile, "FuzzDotenv": .dotenv, "FuzzTemplate": .template,
   ]
 
   @Test func everyTargetHasAnEntryAndSeeds() throws {

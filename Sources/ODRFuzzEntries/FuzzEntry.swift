@@ -78,12 +78,12 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
     case .sshKeys, .recipientsFile:
       guard let first = bytes.first else { return }
       let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
-      // a refusal: see above
-      switch (self, first % 2) {
-      case (.sshKeys, 0): _ = try? AgeRecipient(text)
-      case (.recipientsFile, 0): _ = try? AgeRecipient.parseFile(text)
-      default: _ = try? AgeIdentity.parseFile(text)
+      let read: () throws -> Void = switch (self, first % 2) {
+      case (.sshKeys, 0): { _ = try AgeRecipient(text) }
+      case (.recipientsFile, 0): { _ = try AgeRecipient.parseFile(text) }
+      default: { _ = try AgeIdentity.parseFile(text) }
       }
+      try? read()  // a refusal: see above
     case .dotenv:
       _ = try? DotenvFile(path: "fuzz.env", text: String(decoding: bytes, as: UTF8.self))  // a refusal: see above
     case .template:

@@ -74,6 +74,34 @@ public struct SecretServiceStore: SecretStore {
     }
   }
 
+  /// ``SecretStore/valueAndJournal(for:)`` in one hop to libsecret's
+  /// thread: the key's lookup (a miss checked for a locked collection),
+  /// then the journal's, whose miss needs no such check (the key's lookup
+  /// already knows whether the collection answers).
+  public func valueAndJournal(for name: String) async throws -> (value: String?, journal: String?) {
+    try KeyringInput.validate(name: name)
+    let (key, journal, service) = (attributes(for: name), attributes(for: KeyringInput.journalName), service)
+    return try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
+      try Self.valueAndJournal(name, key, journal, service: service, in: session)
+    }
+  }
+
+  /// ``valueAndJournal(for:)`` on the calling thread (see ``valueBlocking(for:)``).
+  public func valueAndJournalBlocking(for name: String) throws -> (value: String?, journal: String?) {
+    try KeyringInput.validate(name: name)
+    let (key, journal) = (attributes(for: name), attributes(for: KeyringInput.journalName))
+    return try Libsecret.shared.performBlocking(deadline: deadline, askingToUnlock: asksToUnlock) { session in
+      try Self.valueAndJournal(name, key, journal, service: service, in: session)
+    }
+  }
+
+  private static func valueAndJournal(_ name: String, _ key: [String: String], _ journal: [String: String], service: String,
+                                      in session: Session) throws -> (value: String?, journal: String?) {
+    let value = try session.lookup(key)
+    if value == nil, case let error = session.lockedOr(.notFound(name, service: service), attributes: key), error.code != .notFound { throw error }
+    return (value, try session.lookup(journal))
+  }
+
   private static func lookup(_ name: String, service: String, attributes: [String: String], in session: Session) throws -> String {
     if let value = try session.lookup(attributes) { return value }
     throw session.lockedOr(.notFound(name, service: service), attributes: attributes)

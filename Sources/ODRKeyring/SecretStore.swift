@@ -15,8 +15,8 @@ public protocol SecretStore: Sendable {
   /// The service (bundle id) every item of this store belongs to.
   var service: String { get }
 
-  /// The XDG state folder of the imports into this store (their lock and
-  /// pending mark, ``ImportLock``); nil: this process's.
+  /// The XDG state folder of the imports into this store (their lock,
+  /// ``ImportLock``); nil: this process's.
   var stateHome: URL? { get }
 
   /// Stores `value` under `name`, replacing any previous value.
@@ -24,6 +24,12 @@ public protocol SecretStore: Sendable {
 
   /// The value stored under `name`; throws ``KeyringError/Code/notFound`` when there is none.
   func value(for name: String) async throws -> String
+
+  /// The value under `name` and odr's import journal
+  /// (``KeyringInput/journalName``), each nil when absent, looked up in that
+  /// order: what a reader of one key needs (a journal written after the
+  /// first lookup names the value it found as the previous one).
+  func valueAndJournal(for name: String) async throws -> (value: String?, journal: String?)
 
   /// The values of many keys in one round trip. `names == nil` means every
   /// key of the service. Missing names are absent from the result.
@@ -47,6 +53,14 @@ public protocol SecretStore: Sendable {
 
 extension SecretStore {
   public var stateHome: URL? { nil }
+
+  public func valueAndJournal(for name: String) async throws -> (value: String?, journal: String?) {
+    func present(_ name: String) async throws -> String? {
+      do { return try await self.value(for: name) } catch let error as KeyringError where error.code == .notFound { return nil }
+    }
+    let stored = try await present(name)
+    return (stored, try await present(KeyringInput.journalName))
+  }
 
   public func valuesAndRecords() async throws -> [String: String] {
     try await values(for: nil).merging(try await values(for: [KeyringInput.metadataName, KeyringInput.journalName])) { $1 }

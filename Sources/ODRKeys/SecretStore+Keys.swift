@@ -19,8 +19,7 @@ extension SecretStore {
   /// lookup, then the import journal's (in that order: a journal written
   /// after the first lookup names the value it read as the previous one).
   public func keyValue(named name: String) async throws -> String {
-    let stored = try await valueIfPresent(for: name)
-    let journal = try await valueIfPresent(for: KeyringInput.journalName)
+    let (stored, journal) = try await valueAndJournal(for: name)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
       throw KeyringError.notFound(name, service: service)
     }
@@ -36,14 +35,8 @@ extension SecretStore {
 
   /// odr's metadata record, as readers must see it.
   func metadataRecord() async throws -> KeyMetadataRecord {
-    let stored = try await valueIfPresent(for: KeyringInput.metadataName)
-    let journal = try await valueIfPresent(for: KeyringInput.journalName)
+    let (stored, journal) = try await valueAndJournal(for: KeyringInput.metadataName)
     return KeyMetadataRecord(json: try ImportJournal.settled(KeyringInput.metadataName, stored: stored, journal: journal, service: service))
-  }
-
-  /// The value under `name`, nil when there is none.
-  func valueIfPresent(for name: String) async throws -> String? {
-    do { return try await value(for: name) } catch let error as KeyringError where error.code == .notFound { return nil }
   }
 }
 
@@ -51,11 +44,7 @@ extension SecretServiceStore {
   /// ``SecretStore/keyValue(named:)`` on the calling thread (see
   /// ``SecretServiceStore/valueBlocking(for:)``): for `odr get`.
   public func keyValueBlocking(named name: String) throws -> String {
-    func present(_ name: String) throws -> String? {
-      do { return try valueBlocking(for: name) } catch let error as KeyringError where error.code == .notFound { return nil }
-    }
-    let stored = try present(name)
-    let journal = try present(KeyringInput.journalName)
+    let (stored, journal) = try valueAndJournalBlocking(for: name)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
       throw KeyringError.notFound(name, service: service)
     }

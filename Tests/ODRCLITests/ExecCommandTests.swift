@@ -101,13 +101,15 @@ import Testing
   /// through as typed, Ctrl-C included, to an editor that wants it), its
   /// size, and puts its settings back. Under `script`, a terminal as a user
   /// has one.
-  @Test(arguments: [("pager", "jq", "b'jq'"), ("editor", "i\u{3}q", "b'i\\x03q'")])
+  @Test(arguments: [("pager", "jq", "b'jq'"), ("editor", "i\u{16}\u{3}q", "b'i\\x03q'")])
   func aCommandOnDevTtyIsMaskedAndGetsTheTerminal(mode: String, keys: String, read: String) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try await fetched()
     func quoted(_ words: [String]) -> String { words.map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ") }
     // The keys are typed ahead, before odr runs: script's terminal must
-    // not make a signal of the Ctrl-C while it is not odr's yet.
+    // not make a signal of the Ctrl-C while it is not odr's yet (Ctrl-V
+    // quotes it until `stty -isig` has run; -isig then holds for the
+    // command's terminal too, until the editor makes it raw).
     let line = """
       stty rows 33 cols 99 -isig; before=$(stty -g)
       \(quoted([Paths.odr.path, "exec", "--", "python3", Self.ttyChild, mode])); echo "exit=$?"

@@ -58,17 +58,24 @@ package struct StateFile<Value: Codable>: Sendable {
     try FileIO.makePrivateDirectory(url.deletingLastPathComponent())
     return try await FileLock(url: lock).withExclusive {
       var value = try read()
+      let before: Data? = if let value { try Self.encode(value) } else { nil }
       let result = try await body(&value)
-      if let value { try write(value) }
+      if let value, case let after = try Self.encode(value), after != before { try FileIO.atomicWrite(after, to: url, mode: 0o600) }
       return result
     }
   }
 
   /// Replaces the file atomically; the caller holds ``lock``.
   func write(_ value: Value) throws {
+    try FileIO.atomicWrite(try Self.encode(value), to: url, mode: 0o600)
+  }
+
+  /// The bytes odr writes for `value`: one encoding for a value, so equal
+  /// values compare equal.
+  static func encode(_ value: Value) throws -> Data {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    try FileIO.atomicWrite(try encoder.encode(value), to: url, mode: 0o600)
+    return try encoder.encode(value)
   }
 
   /// The error for a file that is there but cannot be used.

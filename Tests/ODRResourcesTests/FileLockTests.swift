@@ -56,7 +56,7 @@ import ODRTesting
     let waiting = Task { try await FileLock(url: url).withExclusive { ran.store(true, ordering: .relaxed) } }
     if parked {
       // Until a thread of this process is blocked in flock(2) (syscall 73).
-      while !Self.aThreadIsInFlock() { try await Task.sleep(for: .milliseconds(1)) }
+      while Self.threadsInFlock() == 0 { try await Task.sleep(for: .milliseconds(1)) }
     }
     waiting.cancel()
     await #expect(throws: CancellationError.self) { try await waiting.value }
@@ -64,9 +64,10 @@ import ODRTesting
     #expect(!tookTheLock)
   }
 
-  static func aThreadIsInFlock() -> Bool {
+  /// How many threads of this process are blocked in flock(2) (syscall 73).
+  static func threadsInFlock() -> Int {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-    return tasks.contains { (try? String(contentsOfFile: "/proc/self/task/\($0)/syscall", encoding: .utf8))?.hasPrefix("73 ") == true }
+    return tasks.count { (try? String(contentsOfFile: "/proc/self/task/\($0)/syscall", encoding: .utf8))?.hasPrefix("73 ") == true }
   }
 
   /// Waiting for a held lock leaves the cooperative pool to other work:
@@ -88,6 +89,12 @@ import ODRTesting
       for await _ in held.stream { break }
       let waiters = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
       for _ in 0..<waiters { group.addTask { try await lock.withShared {} } }
+      // Every waiter parked in flock(2), each on a thread of its own: a
+      // blocking implementation parks at most the pool's threads, so this
+      // count would stop there (and the probe below could not run).
+      let clock = ContinuousClock(), deadline = clock.now + .seconds(10)
+      while Self.threadsInFlock() < waiters && clock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+      #expect(Self.threadsInFlock() >= waiters)
       // Other work still gets a thread while every waiter waits.
       let answer = await Task.detached { 6 * 7 }.value
       #expect(answer == 42)

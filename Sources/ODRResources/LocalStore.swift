@@ -312,11 +312,19 @@ public struct LocalStore: Sendable {
           // Under the pins lock: a tag pinned since the plan was made keeps
           // its files, and a pin taken after this sees them gone and
           // downloads them again — never a pinned tag with missing files.
-          try await FileLock(url: pins.lock).withExclusive {
-            let pinned = Set(try pins.leases().map(\.tag))
-            guard !catalog.tags.contains(where: { pinned.contains($0.key) && $0.value.files.contains { $0.sha256 == blob } }) else { return }
-            try await FileLock(url: root.appending(path: "locks/\(blob)")).withExclusive { _ = unlink(blobURL(blob).path) }
-          }
+          // On a thread of its own and never waiting inside (see
+          // PinLedger.change): a blob whose lock is held is being written or
+          // checked, so in use, and stays.
+          let (store, pins) = (self, pins)
+          let wanted = catalog.tags.filter { $0.value.files.contains { $0.sha256 == blob } }.map(\.key)
+          try await BlockingThread.run {
+            Result {
+              try FileLock(url: pins.lock).withExclusiveNow {
+                guard Set(try pins.leases().map(\.tag)).isDisjoint(with: wanted) else { return }
+                try FileLock(url: store.root.appending(path: "locks/\(blob)")).ifFree { _ = unlink(store.blobURL(blob).path) }
+              }
+            }
+          }.get()
         }
       }
       return plan

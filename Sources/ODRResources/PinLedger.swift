@@ -63,14 +63,14 @@ public struct PinLedger: Sendable {
   /// oldest. Returns the tags that had no pin.
   @discardableResult
   public func unpin(_ tags: [String], owner: Int32) async throws -> [String] {
-    var unpinned: [String] = []
     try await change { leases in
+      var unpinned: [String] = []
       for tag in tags {
         let index = leases.firstIndex { $0.tag == tag && $0.pid == owner } ?? leases.firstIndex { $0.tag == tag }
         if let index { leases.remove(at: index) } else { unpinned.append(tag) }
       }
+      return unpinned
     }
-    return unpinned
   }
 
   /// ``pin(_:owner:)`` for synchronous callers (blocks on the lock).
@@ -96,16 +96,23 @@ public struct PinLedger: Sendable {
   }
 
   /// Reads, drops dead leases, applies `body`, writes atomically — one
-  /// critical section shared by all processes.
-  private func change(_ body: (inout [Lease]) -> Void) async throws {
-    try await FileLock(url: lock).withExclusive { try rewrite(body) }
+  /// critical section shared by all processes — on a thread of its own,
+  /// lock wait included: a holder of the pins lock never waits for the
+  /// cooperative pool, whose threads `pinNow`/`unpinNow` (synchronous API:
+  /// `conditionallyBeginAccessing`, `endAccessing`, `deinit`) may all be
+  /// blocked on it.
+  private func change<T: Sendable>(_ body: @escaping @Sendable (inout [Lease]) -> T) async throws -> T {
+    let ledger = self
+    return try await BlockingThread.run { Result { try FileLock(url: ledger.lock).withExclusiveNow { try ledger.rewrite(body) } } }.get()
   }
 
   /// The body of a critical section: the caller holds the lock.
-  private func rewrite(_ body: (inout [Lease]) -> Void) throws {
+  @discardableResult
+  func rewrite<T>(_ body: (inout [Lease]) -> T) throws -> T {
     var leases = try read().filter(\.isLive)
-    body(&leases)
+    let result = body(&leases)
     try state.write(File(leases: leases))
+    return result
   }
 
   private func read() throws -> [Lease] {

@@ -14,6 +14,22 @@ let strictSettings: [SwiftSetting] = [
 /// swift-log and swift-system besides odr (README, "Use the library").
 let tools: TargetDependencyCondition? = .when(traits: ["Tools"])
 
+/// The executables users run (and the bench's cold-start peer), linked with
+/// the Swift runtime inside: no Swift libraries to find and load at
+/// start-up. Only their link differs; no test target depends on them (the
+/// tests run the built binaries, or ODRCommandLine in process), so the one
+/// release build serves the tests and the shipped binaries alike. Objects
+/// built against the shared runtime name only the Swift modules they import;
+/// the static archives also need what those modules would have named:
+/// FoundationEssentials its shims and collections, full Foundation
+/// CoreFoundation and ICU, FoundationNetworking libcurl.
+func staticRuntime(_ libraries: [String]) -> [LinkerSetting] {
+  [.unsafeFlags(["-static-stdlib"])] + libraries.map { .linkedLibrary($0) }
+}
+let essentials = ["_FoundationCShims", "_FoundationCollections"]
+let foundation = essentials + ["CoreFoundation", "_FoundationICU", "FoundationInternationalization"]
+let networking = foundation + ["_CFURLSessionInterface", "curl"]
+
 let package = Package(
   name: "odr",
   // Linux only: libsecret, /proc and Glibc are part of the design.
@@ -154,12 +170,14 @@ let package = Package(
     .executableTarget(
       name: "odr",
       dependencies: ["ODRCommandLine"],
-      swiftSettings: strictSettings
+      swiftSettings: strictSettings,
+      linkerSettings: staticRuntime(essentials)
     ),
     .executableTarget(
       name: "odr-http",
       dependencies: ["ODRCommandLine", "ODRNetworking", "ODRKeys", "ODRURL", .product(name: "Logging", package: "swift-log")],
-      swiftSettings: strictSettings
+      swiftSettings: strictSettings,
+      linkerSettings: staticRuntime(networking)
     ),
     .target(
       name: "ODRTesting",
@@ -189,7 +207,8 @@ let package = Package(
       name: "odr-search-once",
       dependencies: ["ODRKeyring"],
       path: "Benchmarks/odr-search-once",
-      swiftSettings: strictSettings
+      swiftSettings: strictSettings,
+      linkerSettings: staticRuntime(foundation)
     ),
     .testTarget(
       name: "ODRKeyringTests",
@@ -228,7 +247,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["odr", "odr-http", "WeatherClient", "ODRTesting", "ODRTrust", "ODRResources", "ODRCommandLine", "ODRURL",
+      dependencies: ["WeatherClient", "ODRTesting", "ODRTrust", "ODRResources", "ODRCommandLine", "ODRURL",
                      .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools)],
       exclude: ["Golden"],
       swiftSettings: strictSettings

@@ -39,7 +39,7 @@ struct CatalogOptions: ParsableArguments {
 
   /// The configuration of `context`'s environment and folder.
   static func discover(_ context: CommandContext, _ overrides: ODRConfiguration.Overrides = .init()) throws -> ODRConfiguration {
-    try ODRConfiguration.discover(overrides, environment: context.environment, folder: context.workingDirectory)
+    try ODRConfiguration.discover(overrides, environment: context.environment, folder: context.workingDirectory, now: context.now)
   }
 
   private var overrides: ODRConfiguration.Overrides {

@@ -68,8 +68,10 @@ public struct ODRConfiguration: Sendable {
   /// (up to the repository's root or `$HOME`). Throws
   /// ``ConfigurationError`` for a broken odr.json or variable; a missing
   /// catalog is not an error here.
+  /// `now` is the clock of the trust policy (expiry) and of the stores
+  /// catalogs open (uses, leases).
   public static func discover(_ overrides: Overrides = Overrides(), environment: [String: String] = ProcessInfo.processInfo.environment,
-                              folder: URL) throws -> ODRConfiguration {
+                              folder: URL, now: @escaping @Sendable () -> Date = { Date() }) throws -> ODRConfiguration {
     let folders = XDGFolders(environment: environment)
     var project: ProjectFile?, adopted: ProjectFile?, file: URL?, inert: String?
     if let found = ProjectFile.locate(from: folder, home: environment["HOME"].map { URL(filePath: $0) }) {
@@ -90,7 +92,7 @@ public struct ODRConfiguration: Sendable {
     }
     var configuration = ODRConfiguration(
       locations: try locations(overrides.catalog, environment: environment, project: adopted, base: folder),
-      trust: try trust(overrides, environment: environment, project: adopted, file: file),
+      trust: try trust(overrides, environment: environment, project: adopted, file: file, now: now),
       maxSize: try budget(overrides.maxSize ?? environment["ODR_MAX_SIZE"] ?? project?.maxSize),
       endpoint: adopted?.endpoint, auth: adopted?.auth, environment: environment, file: file)
     configuration.inertFile = inert
@@ -198,7 +200,8 @@ public struct ODRConfiguration: Sendable {
     return base.appending(path: text)
   }
 
-  private static func trust(_ overrides: Overrides, environment: [String: String], project: ProjectFile?, file: URL?) throws -> TrustPolicy {
+  private static func trust(_ overrides: Overrides, environment: [String: String], project: ProjectFile?, file: URL?,
+                            now: @escaping @Sendable () -> Date) throws -> TrustPolicy {
     var texts = overrides.trust
     var from = "--trust"
     var origin = TrustDecision.PinOrigin.flag
@@ -218,7 +221,7 @@ public struct ODRConfiguration: Sendable {
     let keys = try texts.map { text in
       do { return try VerifyingKey(text) } catch let error as TrustError { throw ConfigurationError("\(from): \(error.message)") }
     }
-    var policy = TrustPolicy(pinned: keys, stateHome: XDGFolders(environment: environment).stateHome)
+    var policy = TrustPolicy(pinned: keys, stateHome: XDGFolders(environment: environment).stateHome, now: now)
     policy.pinOrigin = origin
     policy.allowsFirstUse = overrides.trustOnFirstUse || environment["CI"]?.lowercased() != "true"
     return policy

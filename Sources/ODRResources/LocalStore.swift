@@ -26,14 +26,20 @@ public struct LocalStore: Sendable {
   public let bundle: String
   /// The store's folder.
   public let root: URL
+  /// The clock its uses and leases are dated by.
+  let now: @Sendable () -> Date
 
   /// Opens (creating if needed) the store for `bundle` under `cacheHome`
   /// (default `$XDG_CACHE_HOME`, else `~/.cache`).
-  public init(bundle: String, cacheHome: URL? = nil) throws {
+  /// `now`: the clock uses and leases are dated by (a catalog's store
+  /// gets its trust policy's, so a test or a command's context moves one
+  /// clock for everything).
+  public init(bundle: String, cacheHome: URL? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
     guard BundleID.isValid(bundle) else {
       throw ResourceError(.invalidSource, "'\(bundle)' is not a bundle id.")
     }
     self.bundle = bundle
+    self.now = now
     self.root = (cacheHome ?? Self.defaultCacheHome()).appending(path: "odr").appending(path: bundle)
     try FileIO.makePrivateDirectory(root)
     for folder in ["blobs", "partial", "locks"] {
@@ -283,7 +289,7 @@ public struct LocalStore: Sendable {
   // MARK: Purging
 
   /// The store's record of last uses and run-time priorities.
-  public var usage: TagUsage { TagUsage(file: root.appending(path: "usage.json"), lock: root.appending(path: "locks/usage")) }
+  public var usage: TagUsage { TagUsage(file: root.appending(path: "usage.json"), lock: root.appending(path: "locks/usage"), now: now) }
 
   /// Each installed blob and its size.
   func blobSizes() -> [String: Int64] {
@@ -334,5 +340,5 @@ public struct LocalStore: Sendable {
   // MARK: Pins
 
   /// The store's pins, as leases held by processes.
-  public var pins: PinLedger { PinLedger(file: root.appending(path: "pins.json"), lock: root.appending(path: "locks/pins")) }
+  public var pins: PinLedger { PinLedger(file: root.appending(path: "pins.json"), lock: root.appending(path: "locks/pins"), now: now) }
 }

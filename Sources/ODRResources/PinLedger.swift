@@ -35,9 +35,13 @@ public struct PinLedger: Sendable {
   let state: StateFile<File>
   var lock: URL { state.lock }
 
-  init(file: URL, lock: URL) {
+  /// The clock leases are dated by (the store's).
+  let now: @Sendable () -> Date
+
+  init(file: URL, lock: URL, now: @escaping @Sendable () -> Date) {
     state = StateFile(url: file, what: "the pins of this store",
                       reset: "remove it (the pins in it are dropped: begin the tags again)", lock: lock)
+    self.now = now
   }
 
   /// The live leases, oldest first. Throws when `pins.json` is there but
@@ -53,10 +57,8 @@ public struct PinLedger: Sendable {
     guard let start = Self.startTime(of: owner) else {
       throw ResourceError(.notFound, "No running process \(owner) to hold the pins.")
     }
-    try await change { leases in
-      let now = Date().timeIntervalSince1970
-      leases += tags.map { Lease(tag: $0, pid: owner, start: start, since: now) }
-    }
+    let now = now().timeIntervalSince1970
+    try await change { leases in leases += tags.map { Lease(tag: $0, pid: owner, start: start, since: now) } }
   }
 
   /// Removes one lease per tag: one held by `owner` if there is one, else the
@@ -79,7 +81,8 @@ public struct PinLedger: Sendable {
       throw ResourceError(.notFound, "No running process \(owner) to hold the pins.")
     }
     try FileLock(url: lock).withExclusiveNow {
-      try rewrite { leases in leases += tags.map { Lease(tag: $0, pid: owner, start: start, since: Date().timeIntervalSince1970) } }
+      let now = now().timeIntervalSince1970
+      try rewrite { leases in leases += tags.map { Lease(tag: $0, pid: owner, start: start, since: now) } }
     }
   }
 

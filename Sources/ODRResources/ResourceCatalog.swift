@@ -104,7 +104,7 @@ public struct ResourceCatalog: Sendable {
     let admission = try await TrustLedger(bundle: header.bundle, stateHome: trust.stateHome)
       .admit(header, signedBy: signedBy, location: catalogURL, policy: trust) {
         let catalog = try Catalog.decode(bytes)
-        let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome)
+        let store = try LocalStore(bundle: catalog.bundle, cacheHome: cacheHome, now: trust.now)
         try await store.accept(catalog, bytes: bytes, signature: signatureBytes)
         admitted = (catalog, store)
       }
@@ -200,7 +200,7 @@ public struct ResourceCatalog: Sendable {
     guard let entry = try index.entry(for: catalogURL) else {
       throw ResourceError(.notFound, "the catalog at \(catalogURL.redacted) has never been loaded on this machine. Run once without --offline.")
     }
-    let store = try LocalStore(bundle: entry.bundle, cacheHome: cacheHome)
+    let store = try LocalStore(bundle: entry.bundle, cacheHome: cacheHome, now: trust.now)
     guard let (bytes, signatureBytes) = try store.keptCatalogBytes() else {
       throw ResourceError(.notFound, "no catalog of \(entry.bundle) is stored in \(store.root.path). Run once without --offline.")
     }

@@ -11,10 +11,13 @@ public struct TagUsage: Sendable {
   }
 
   let state: StateFile<File>
+  /// The clock uses are recorded by (the store's).
+  let now: @Sendable () -> Date
 
-  init(file: URL, lock: URL) {
+  init(file: URL, lock: URL, now: @escaping @Sendable () -> Date) {
     state = StateFile(url: file, what: "the last uses and priorities of this store's tags",
                       reset: "remove it (last-use times and priorities set with `odr priority` are lost)", lock: lock)
+    self.now = now
   }
 
   /// When `tag` was last begun (seconds since 1970), if ever.
@@ -28,7 +31,7 @@ public struct TagUsage: Sendable {
 
   /// Records that `tags` were used now.
   public func touch(_ tags: [String]) async throws {
-    let now = Date().timeIntervalSince1970
+    let now = now().timeIntervalSince1970
     try await change { for tag in tags { $0.lastUse[tag] = now } }
   }
 

@@ -251,7 +251,9 @@ import Testing
 
   /// A body is capped as decoded: a few KB of gzip that decode past
   /// maxBodyBytes are refused (.tooLarge), while stream(…) and download(…)
-  /// pass any size through without keeping it.
+  /// pass any size through. (How stream's chunks are cut depends on how
+  /// fast the reader is, so only their sum is checked; that `odr http`
+  /// keeps nothing is NetworkCommandsTests' peak-memory test.)
   @Test func aBodyIsCappedAsDecodedUnlessStreamed() async throws {
     let bomb = try await Self.gzipBomb()
     try await TestHTTPServer.answering({ _ in TestHTTPServer.Reply(headers: ["Content-Encoding": "gzip"], body: bomb) }) { server in
@@ -259,14 +261,10 @@ import Testing
       let error = await #expect(throws: APIError.self) { try await client.send(.data(path: server.url + "/bomb")) }
       #expect(error?.code == .tooLarge)
       #expect(error?.message.contains("larger than 1000000 bytes") == true)
-      var head: Int?, total = 0, largest = 0
-      try await client.stream(.data(path: server.url + "/bomb")) { head = $0.status } body: { chunk in
-        total += chunk.count
-        largest = max(largest, chunk.count)
-      }
+      var head: Int?, total = 0
+      try await client.stream(.data(path: server.url + "/bomb")) { head = $0.status } body: { total += $0.count }
       #expect(head == 200)
       #expect(total == 3_000_000)
-      #expect(largest < 1_000_000)
       let file = FileManager.default.temporaryDirectory.appending(path: "odr-download-\(UUID().uuidString)")
       defer { try? FileManager.default.removeItem(at: file) }
       #expect(try await client.download(.data(path: server.url + "/bomb"), to: file).status == 200)

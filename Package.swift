@@ -135,7 +135,7 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .target(name: "CHardening"),
-    // What the fuzz targets (FuzzTesting/, scripts/fuzz) and the suite's
+    // What the fuzz targets (FuzzTesting/, scripts/checks/fuzz) and the suite's
     // replay of their kept crashers feed inputs to.
     .target(
       name: "ODRFuzzEntries",
@@ -263,7 +263,7 @@ var docsPlugin: [Package.Dependency] {
 }
 
 // The libFuzzer targets, one per parser (FuzzTesting/<name>/main.swift), only
-// when scripts/fuzz builds them (ODR_FUZZ=1, with -sanitize=fuzzer): an
+// when scripts/checks/fuzz builds them (ODR_FUZZ=1, with -sanitize=fuzzer): an
 // ordinary build has no libFuzzer to link them with.
 if Context.environment["ODR_FUZZ"] == "1" {
   package.targets.append(.target(name: "FuzzDriver", path: "FuzzTesting/FuzzDriver", swiftSettings: strictSettings))

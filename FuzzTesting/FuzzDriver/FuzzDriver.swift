@@ -9,7 +9,7 @@ private func LLVMFuzzerRunDriver(
 
 /// libFuzzer's driver run from a fuzz target's own main (SwiftPM gives an
 /// executable target's main a name of its own, so libFuzzer's main cannot
-/// be the entry). Only in the `-sanitize=fuzzer` build (scripts/fuzz).
+/// be the entry). Only in the `-sanitize=fuzzer` build (scripts/checks/fuzz).
 public enum FuzzDriver {
   /// Runs libFuzzer with this process's arguments, feeding each input to
   /// `callback`, and exits with its status.

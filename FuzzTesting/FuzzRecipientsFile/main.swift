@@ -1,7 +1,7 @@
 import FuzzDriver
 import ODRFuzzEntries
 
-// FuzzEntry.recipientsFile on every input libFuzzer makes (scripts/fuzz builds and runs it).
+// FuzzEntry.recipientsFile on every input libFuzzer makes (scripts/checks/fuzz builds and runs it).
 FuzzDriver.run { data, count in
   FuzzEntry.recipientsFile.run(Array(UnsafeBufferPointer(start: data, count: count)))
   return 0

@@ -1,7 +1,7 @@
 import FuzzDriver
 import ODRFuzzEntries
 
-// FuzzEntry.sshKeys on every input libFuzzer makes (scripts/fuzz builds and runs it).
+// FuzzEntry.sshKeys on every input libFuzzer makes (scripts/checks/fuzz builds and runs it).
 FuzzDriver.run { data, count in
   FuzzEntry.sshKeys.run(Array(UnsafeBufferPointer(start: data, count: count)))
   return 0

@@ -6,7 +6,7 @@ import ODRKeys
 import ODRResources
 import ODRTrust
 
-/// What each fuzz target feeds its input to (FuzzTesting/, `scripts/fuzz`),
+/// What each fuzz target feeds its input to (FuzzTesting/, `scripts/checks/fuzz`),
 /// and what the ordinary suite replays every kept crasher through
 /// (`FuzzTesting/FailCases/<target>/`): every parser of bytes a host, a
 /// cache, a repository or another program controls. Each entry may throw —

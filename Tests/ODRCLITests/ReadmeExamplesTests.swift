@@ -42,7 +42,7 @@ import Testing
 
   /// Every ```` ```swift ```` sample of the README, docs/, the DocC articles
   /// and the doc comments of what an app links is in the outside package's
-  /// Snippets target (Tests/Fixtures/OutsideApp), which scripts/check-app
+  /// Snippets target (Tests/Fixtures/OutsideApp), which scripts/checks/app
   /// compiles without warnings: a sample that no longer compiles, or is
   /// not there, fails.
   @Test func everySwiftSampleIsCompiledByTheOutsideApp() throws {

@@ -69,7 +69,7 @@ import Testing
   }
 
   func runClient(catalog: String, pin: String, port: Int, environment: [String: String]) async throws -> Command.Result {
-    // scripts/check-app runs the same test on the outside app's build of the example.
+    // scripts/checks/app runs the same test on the outside app's build of the example.
     let client = ProcessInfo.processInfo.environment["ODR_WEATHER_CLIENT"] ?? Paths.products.appending(path: "WeatherClient").path
     return try await Command.run(client,
                           ["--catalog", catalog, "--trust", pin, "--url", "http://127.0.0.1:\(port)", "--memory"], environment: environment)

@@ -4,7 +4,7 @@ import Testing
 import ODRTesting
 
 /// Every input a fuzzer ever crashed on (FuzzTesting/FailCases/<target>/,
-/// kept by `scripts/fuzz`), and the seeds, replayed through the same entry
+/// kept by `scripts/checks/fuzz`), and the seeds, replayed through the same entry
 /// the fuzz target feeds: CI needs no sanitizer build to keep them fixed.
 @Suite(.enabled(if: TestSelection.untagged)) struct FuzzFailCaseTests {
   static let folder = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // An app outside odr, as a user writes one: it depends on this checkout by
 // path with odr's default trait off, and uses the one app product. Built by
-// scripts/check-app, which counts what resolving fetched.
+// scripts/checks/app, which counts what resolving fetched.
 import Foundation
 import PackageDescription
 

@@ -1,7 +1,7 @@
 // Every Swift sample of the README, the DocC articles and the doc comments
 // of the modules an app links, verbatim (without their imports), each in a function
 // that gives it what the text around it has already defined. Compiled by
-// scripts/check-app; ReadmeExamplesTests fails when a sample is missing here.
+// scripts/checks/app; ReadmeExamplesTests fails when a sample is missing here.
 import Foundation
 import FoundationNetworking
 import ODRKit

@@ -1,20 +1,10 @@
-#!/usr/bin/env bash
-# Counts the processes one phase of the test suite starts (docs/performance.md):
-# the test process's own children, all processes below it, and odr's runs.
-# Runs the phase under strace (fork, clone and execve only), so it is slower
-# than scripts/test; it needs the release build (scripts/build).
-#
-#   scripts/count-children [untagged|timed|stress]
-set -euo pipefail
-cd "$(dirname "$0")/.."
-export PATH="/opt/swift/usr/bin:$PATH" ODR_BIN="$PWD/.build/release/layout/bin/odr"
-phase=${1:-untagged}
-log=$(mktemp)
-trap 'rm -f "$log" "$log.out"' EXIT
-unset CI
-scripts/with-keyring sh -c "ODR_TESTS=$phase strace -f -qq -e trace=execve,clone,clone3,fork,vfork -e signal=none -o '$log' \
-  swift test -c release --skip-build >'$log.out' 2>&1" || { echo "count-children: the $phase phase failed under strace:" >&2; grep -a '✘' "$log.out" | head -20 >&2; }
-python3 - "$log" "$phase" <<'PY'
+#!/usr/bin/env python3
+"""Reads an strace log of fork, clone and execve (count-children) and prints
+the processes one test phase started: the test process's own children, all
+processes below it, and odr's runs.
+
+    count-children.py LOG PHASE
+"""
 import collections, re, sys
 log, phase = sys.argv[1], sys.argv[2]
 tgid, parent, pending, program = {}, {}, {}, {}
@@ -66,4 +56,3 @@ odr = sum(count for name, count in execs.items() if name.endswith("/bin/odr") or
 print(f"phase {phase}: the test process started {len(children)} processes; {len(descendants)} ran below it; odr and odr-http ran {odr} times")
 for name, count in collections.Counter(program.get(p, "(forked, no exec)") for p in children).most_common(12):
     print(f"  {count:5d}  {name}")
-PY

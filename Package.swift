@@ -117,7 +117,7 @@ let package = Package(
     ),
     .target(
       name: "ODRConfiguration",
-      dependencies: ["ODRBase", "ODRKeyring", "ODRResources", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRBase", "ODRResources", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(

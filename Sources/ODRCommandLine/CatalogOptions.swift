@@ -31,15 +31,20 @@ struct CatalogOptions: ParsableArguments {
 
   /// The configuration these flags, the environment and odr.json make
   /// (flags first); a broken one is a ConfigurationError (exit 2).
-  func configuration(_ context: CommandContext) throws -> ODRConfiguration {
-    var configuration = try Self.discover(context, overrides)
+  /// `keyringTimeout`: seconds each keyring call of a catalog token may take.
+  func configuration(_ context: CommandContext, keyringTimeout: Double = StoreOptions.defaultTimeout) throws -> ODRConfiguration {
+    var configuration = try Self.discover(context, overrides, keyringTimeout: keyringTimeout)
     configuration.stall = .milliseconds(Int((networkTimeout ?? 15) * 1000))
     return configuration
   }
 
-  /// The configuration of `context`'s environment and folder.
-  static func discover(_ context: CommandContext, _ overrides: ODRConfiguration.Overrides = .init()) throws -> ODRConfiguration {
-    try ODRConfiguration.discover(overrides, environment: context.environment, folder: context.workingDirectory, now: context.now)
+  /// The configuration of `context`'s environment, folder, clock and
+  /// keyring (its catalog token).
+  static func discover(_ context: CommandContext, _ overrides: ODRConfiguration.Overrides = .init(),
+                       keyringTimeout: Double = StoreOptions.defaultTimeout) throws -> ODRConfiguration {
+    var configuration = try ODRConfiguration.discover(overrides, environment: context.environment, folder: context.workingDirectory, now: context.now)
+    configuration.catalogTokens = KeyringCatalogTokens(keyring: context.keyring, deadline: StoreOptions.deadline(seconds: keyringTimeout))
+    return configuration
   }
 
   private var overrides: ODRConfiguration.Overrides {
@@ -59,8 +64,8 @@ struct CatalogOptions: ParsableArguments {
   /// Loads the catalog for a command that may download: revalidates the
   /// kept catalog (or falls back to it when the source is unreachable), and
   /// opens its store. http(s) and s3 go over AsyncHTTPClient.
-  func load(_ context: CommandContext) async throws -> ResourceCatalog {
-    let configuration = try configuration(context)
+  func load(_ context: CommandContext, keyringTimeout: Double = StoreOptions.defaultTimeout) async throws -> ResourceCatalog {
+    let configuration = try configuration(context, keyringTimeout: keyringTimeout)
     let urls = try configuration.requireLocations()
     var resources: ResourceCatalog
     if offline {

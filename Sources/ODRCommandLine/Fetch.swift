@@ -42,7 +42,7 @@ extension ODR {
     }
 
     func run(_ context: CommandContext) async throws {
-      let resources = try await catalog.load(context)
+      let resources = try await catalog.load(context, keyringTimeout: keyring.timeout)
       let store = try keyring.makeStore(context, defaultService: resources.catalog.bundle)
       let bar = ProgressBar(tags: tags, quiet: !reporting.isForPeople, context)
       defer { bar.finish() }

@@ -40,12 +40,10 @@ struct KeySourceOptions: ParsableArguments {
   /// catalog's bundle when a catalog is configured.
   func resolve(_ references: [SecretReference], in context: CommandContext, place: (SecretReference) -> String) async throws -> [SecretReference: String] {
     if let tag = fetch {
-      let resources = try await catalog.load(context)
-      let keys = try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
-                                       identities: identity.source(timeout: keyring.timeout, context)).keysInMemory(tags: [tag])
-      return try await SecretReference.resolve(references, defaultService: resources.catalog.bundle, keys: { service in
-        guard service == resources.catalog.bundle else {
-          throw CIError(.notFound, "--fetch \(tag) holds the keys of \(resources.catalog.bundle) only, not of \(service).")
+      let (bundle, keys) = try await fetched(tag, context)
+      return try await SecretReference.resolve(references, defaultService: bundle, keys: { service in
+        guard service == bundle else {
+          throw CIError(.notFound, "--fetch \(tag) holds the keys of \(bundle) only, not of \(service).")
         }
         return keys
       }, place: place)
@@ -61,11 +59,15 @@ struct KeySourceOptions: ParsableArguments {
   }
 
   private func keys(_ context: CommandContext) async throws -> [APIKey] {
-    if let tag = fetch {
-      let resources = try await catalog.load(context)
-      return try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
-                                identities: identity.source(timeout: keyring.timeout, context)).keysInMemory(tags: [tag])
-    }
+    if let tag = fetch { return try await fetched(tag, context).keys }
     return try await keyring.makeStore(bundleOf: catalog, context).keys()
+  }
+
+  /// The keys of `tag`'s pack, decrypted in memory, and their bundle.
+  private func fetched(_ tag: String, _ context: CommandContext) async throws -> (bundle: String, keys: [APIKey]) {
+    let resources = try await catalog.load(context, keyringTimeout: keyring.timeout)
+    let keys = try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
+                                     identities: identity.source(timeout: keyring.timeout, context)).keysInMemory(tags: [tag])
+    return (resources.catalog.bundle, keys)
   }
 }

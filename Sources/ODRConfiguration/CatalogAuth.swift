@@ -1,6 +1,5 @@
 public import FoundationEssentials
 import ODRBase
-import ODRKeyring
 public import ODRResources
 
 /// odr.json `"auth"`: the catalog token, read from the keyring only when
@@ -16,16 +15,19 @@ public enum CatalogAuth {
     return origin.description
   }
 
-  /// The header `auth` asks for on requests to `url`.
-  public static func credential(_ auth: ProjectFile.Auth, for url: URL, deadline: Duration) async throws -> HTTPCredential {
+  /// The header `auth` asks for on requests to `url`, its token read from
+  /// `tokens` (nil: the program gave no keyring to read it from).
+  public static func credential(_ auth: ProjectFile.Auth, for url: URL, tokens: (any CatalogTokenSource)?) async throws -> HTTPCredential {
     guard let origin = origin(of: url) else {
       throw ConfigurationError("odr.json \"auth\" applies to http(s) catalogs only; \(url.redacted) is not one.")
     }
     guard url.scheme?.lowercased() == "https" || Origin(url)?.isLoopback == true else {
       throw ConfigurationError("odr.json \"auth\": refusing to send the catalog token over plain http to \(url.host ?? "?") (anyone on the path could read it). Serve the catalog over https.")
     }
-    try KeyringInput.validate(keyService: auth.service)
-    let value = try await SecretServiceStore(service: auth.service, deadline: deadline).catalogToken(named: auth.key, origin: origin)
+    guard let tokens else {
+      throw ConfigurationError("odr.json \"auth\" asks for the catalog token '\(auth.key)' of \(auth.service), and this program reads no keyring for it (set ODRConfiguration.catalogTokens).")
+    }
+    let value = try await tokens.catalogToken(named: auth.key, service: auth.service, origin: origin)
     let header = auth.header ?? "Authorization"
     guard header.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ":") }) else {
       throw ConfigurationError("odr.json \"auth\": '\(header.prefix(40))' is not an HTTP header name.")

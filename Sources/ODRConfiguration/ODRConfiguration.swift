@@ -53,6 +53,10 @@ public struct ODRConfiguration: Sendable {
   public var auth: ProjectFile.Auth?
   /// How long a transfer may go without a byte.
   public var stall: Duration = .seconds(15)
+  /// Where `auth`'s catalog token is read (nil: a catalog with `auth` is
+  /// refused with a ConfigurationError). `odr` sets its command's keyring;
+  /// ODRKit's provider, the Secret Service unless the app set one.
+  public var catalogTokens: (any CatalogTokenSource)?
   /// The environment S3 credentials are read from.
   public var environment: [String: String]
   /// The odr.json these settings were read from, if any.
@@ -137,7 +141,7 @@ public struct ODRConfiguration: Sendable {
     if url.scheme == "s3" {
       location.s3 = try S3Access.fromEnvironment(environment, endpoint: endpoint)
     } else if let auth, url.scheme == "http" || url.scheme == "https" {
-      location.credential = try await CatalogAuth.credential(auth, for: url, deadline: .seconds(5))
+      location.credential = try await CatalogAuth.credential(auth, for: url, tokens: catalogTokens)
     }
     return location
   }

@@ -49,6 +49,12 @@ public protocol SecretStore: Sendable {
   /// Deletes every key of the service. Returns how many were deleted.
   @discardableResult
   func deleteAll() async throws -> Int
+
+  /// The value of `name` if it was stored as a catalog token for `origin`
+  /// (`scheme://host:port`), else ``KeyringError/Code/reserved`` (odr.json
+  /// `"auth"` may not send an arbitrary item to a host of its choosing).
+  /// Stores that keep no such mark refuse every name (the default).
+  func catalogToken(named name: String, origin: String) async throws -> String
 }
 
 extension SecretStore {
@@ -60,6 +66,10 @@ extension SecretStore {
     }
     let stored = try await present(name)
     return (stored, try await present(KeyringInput.journalName))
+  }
+
+  public func catalogToken(named name: String, origin: String) async throws -> String {
+    throw KeyringError(.reserved, "The keyring item '\(name)' of \(service) cannot be a catalog token for \(origin): this store keeps no catalog tokens (only the Secret Service does: odr set \(name) --service \(service) --catalog-token-for \(origin)).")
   }
 
   public func valuesAndRecords() async throws -> [String: String] {

@@ -10,8 +10,10 @@ extension APIKeyProvider {
   ///   - service: The keyring service: the catalog's bundle id (a catalog
   ///     of another bundle is refused, and nothing is imported).
   ///   - configuration: Where the catalog is and what to trust
-  ///     (``ODRConfiguration/discover(_:environment:folder:)`` reads odr.json
-  ///     and the `ODR_*` variables as `odr` does).
+  ///     (``ODRConfiguration/discover(_:environment:folder:now:)`` reads odr.json
+  ///     and the `ODR_*` variables as `odr` does); its catalog token, if
+  ///     odr.json asks for one, from its `catalogTokens`, else
+  ///     ``SecretServiceCatalogTokens``.
   ///   - tag: The secrets tag to fetch.
   ///   - store: Where the keys are kept (default: the keyring, through
   ///     libsecret).
@@ -36,6 +38,11 @@ extension APIKeyProvider {
     }
     // An app that pins its publisher's keys is served only keys imported under them.
     let roots = configuration.trust.pinned.isEmpty ? nil : Set(configuration.trust.pinned.map(\.description))
+    let configuration = {
+      var configuration = configuration
+      configuration.catalogTokens = configuration.catalogTokens ?? SecretServiceCatalogTokens()
+      return configuration
+    }()
     self.init(store: store, roots: roots) {
       let catalog = try await configuration.loadCatalog(transport: try await configuration.transport(network: transport))
       // The catalog names its bundle; an app's keys come only from its own

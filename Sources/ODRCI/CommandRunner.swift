@@ -29,37 +29,26 @@ public enum CommandRunner {
     inheritedSIGPIPEIgnoredFlag.store(unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == 1, ordering: .relaxed)  // SIG_IGN
   }
 
-  /// The environment for the command: odr's own (or, `pristine`, only
-  /// PATH, HOME, USER, LANG and TERM) with `variables` set over it.
-  public static func environment(with variables: SecretVariables, pristine: Bool) -> [String] {
-    environment(with: variables.variables.map { ($0.name, $0.value) }, pristine: pristine)
-  }
-
   /// odr's own private keys, handed to odr by CI: never passed on to the
   /// command, which needs the API keys, not what decrypts or signs them.
   public static let withheld: Set<String> = ["ODR_IDENTITY", "ODR_SIGNING_KEY"]
 
-  /// The command's environment: odr's own (only `PATH`, `HOME`, `USER`,
-  /// `LANG` and `TERM` when `pristine`; never ``withheld``), with
-  /// `variables` set over it.
-  public static func environment(with variables: [(name: String, value: String)], pristine: Bool) -> [String] {
+  /// The command's environment: `base` (odr's, from its command's context;
+  /// only `PATH`, `HOME`, `USER`, `LANG` and `TERM` when `pristine`; never
+  /// ``withheld``), with `variables` set over it, as `NAME=value` entries
+  /// sorted by name.
+  public static func environment(with variables: [(name: String, value: String)], pristine: Bool, base: [String: String]) -> [String] {
     let kept: Set<String> = ["PATH", "HOME", "USER", "LANG", "TERM"]
     let overridden = Set(variables.map(\.name))
-    var result: [String] = []
-    var entry: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
-    while let pointer = entry?.pointee {
-      let text = String(cString: pointer)
-      let name = String(text.prefix { $0 != "=" })
-      if !overridden.contains(name) && !withheld.contains(name) && (!pristine || kept.contains(name)) { result.append(text) }
-      entry = entry! + 1
-    }
-    return result + variables.map { "\($0.name)=\($0.value)" }
+    let inherited = base.filter { name, _ in !overridden.contains(name) && !withheld.contains(name) && (!pristine || kept.contains(name)) }
+    return inherited.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + variables.map { "\($0.name)=\($0.value)" }
   }
 
-  /// Replaces odr with the command. Returns only by throwing: the command
-  /// was not found (exit 127) or cannot be run (126).
-  public static func replaceProcess(with arguments: [String], environment: [String]) throws -> Never {
-    let path = try resolve(arguments[0])
+  /// Replaces odr with the command, found in `searchPath` (odr's PATH).
+  /// Returns only by throwing: the command was not found (exit 127) or
+  /// cannot be run (126).
+  public static func replaceProcess(with arguments: [String], environment: [String], searchPath: String?) throws -> Never {
+    let path = try resolve(arguments[0], searchPath: searchPath)
     restoreSignalState()
     CoreDumps.restoreForChild()
     let code = withCStrings(arguments) { argv in
@@ -85,8 +74,8 @@ public enum CommandRunner {
   /// (``ChildTerminal``): its stdin, stdout and stderr are that terminal
   /// where odr's are a terminal, and `/dev/tty` is it too. Otherwise (CI)
   /// stdout and stderr are pipes.
-  public static func runMasked(_ arguments: [String], environment: [String], masking values: [String]) throws -> Int32 {
-    let path = try resolve(arguments[0])
+  public static func runMasked(_ arguments: [String], environment: [String], searchPath: String?, masking values: [String]) throws -> Int32 {
+    let path = try resolve(arguments[0], searchPath: searchPath)
     let terminal = ChildTerminal.make()
     defer { terminal?.close() }
     var outputs: [Output] = []
@@ -397,13 +386,14 @@ public enum CommandRunner {
   // MARK: Finding the command
 
   /// The path of `command`: as given when it has a '/', else the first
-  /// executable file of that name in PATH.
-  static func resolve(_ command: String) throws -> String {
+  /// executable file of that name in `searchPath` (a PATH; nil: the
+  /// default, as execvp's).
+  static func resolve(_ command: String, searchPath: String?) throws -> String {
     if command.contains("/") {
       guard access(command, X_OK) == 0 else { throw startFailure(command, errno: errno) }
       return command
     }
-    let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+    let path = searchPath ?? "/usr/local/bin:/usr/bin:/bin"
     var denied = false
     for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
       let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + command

@@ -45,9 +45,10 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       let (variables, secrets) = envFiles.isEmpty ? try await keyVariables(context) : try await fileVariables(context)
-      let environment = CommandRunner.environment(with: variables, pristine: pristine)
-      guard mask else { try CommandRunner.replaceProcess(with: commandLine, environment: environment) }
-      let status = try CommandRunner.runMasked(commandLine, environment: environment, masking: secrets)
+      let environment = CommandRunner.environment(with: variables, pristine: pristine, base: context.environment)
+      let searchPath = context.environment["PATH"]
+      guard mask else { try CommandRunner.replaceProcess(with: commandLine, environment: environment, searchPath: searchPath) }
+      let status = try CommandRunner.runMasked(commandLine, environment: environment, searchPath: searchPath, masking: secrets)
       CommandRunner.exit(likeStatus: status)
     }
 

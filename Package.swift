@@ -41,6 +41,11 @@ let package = Package(
     .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
     .library(name: "ODRTrust", targets: ["ODRTrust"]),
     .library(name: "ODRResources", targets: ["ODRResources"]),
+    .library(name: "ODRCatalog", targets: ["ODRCatalog"]),
+    .library(name: "ODRTrustState", targets: ["ODRTrustState"]),
+    .library(name: "ODRTransports", targets: ["ODRTransports"]),
+    .library(name: "ODRPublishing", targets: ["ODRPublishing"]),
+    .library(name: "ODRKeyDelivery", targets: ["ODRKeyDelivery"]),
     .library(name: "ODRKeys", targets: ["ODRKeys"]),
     .library(name: "ODRConfiguration", targets: ["ODRConfiguration"]),
     .library(name: "ODRHTTP", targets: ["ODRHTTP"]),
@@ -90,16 +95,42 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .target(
+      name: "ODRCatalog",
+      dependencies: ["ODRBase", "ODRTrust", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRTrustState",
+      dependencies: ["ODRBase", "ODRCatalog", "ODRTrust"],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRTransports",
+      dependencies: ["ODRBase", "ODRCatalog", "ODRURL", .product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: strictSettings
+    ),
+    .target(
       name: "ODRResources",
-      dependencies: ["ODRBase", "ODRTrust", "ODRKeyring", "ODRKeys", "ODRURL", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRPublishing",
+      dependencies: ["ODRBase", "ODRCatalog", "ODRKeys", "ODRResources", "ODRTransports", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRKeyDelivery",
+      dependencies: ["ODRCatalog", "ODRKeyring", "ODRKeys", "ODRResources", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRHTTP",
       dependencies: [
         "ODRBase",
-        "ODRResources",
-        "ODRURL",
+        "ODRCatalog",
+        "ODRPublishing",
+        "ODRTransports",
         .product(name: "AsyncHTTPClient", package: "async-http-client", condition: tools),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "NIOCore", package: "swift-nio", condition: tools),
@@ -117,7 +148,7 @@ let package = Package(
     ),
     .target(
       name: "ODRConfiguration",
-      dependencies: ["ODRBase", "ODRResources", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRResources", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -126,12 +157,12 @@ let package = Package(
     ),
     .target(
       name: "ODRNetworking",
-      dependencies: ["ODRBase", "ODRKeys", "ODRResources", "ODRURL", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRKeys", "ODRTransports", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRKit",
-      dependencies: ["ODRBase", "ODRConfiguration", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources", "ODRTrust"],
+      dependencies: ["ODRBase", "ODRConfiguration", "ODRKeyDelivery", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources", "ODRTransports", "ODRTrust", "ODRTrustState"],
       swiftSettings: strictSettings
     ),
     .target(name: "CHardening"),
@@ -139,7 +170,7 @@ let package = Package(
     // replay of their kept crashers feed inputs to.
     .target(
       name: "ODRFuzzEntries",
-      dependencies: ["ODRBase", "ODRCI", "ODRConfiguration", "ODRKeys", "ODRResources", "ODRTrust"],
+      dependencies: ["ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeys", "ODRPublishing", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
@@ -154,14 +185,20 @@ let package = Package(
       name: "ODRCommandLine",
       dependencies: [
         "CHardening",
+        "ODRBase",
         "ODRCI",
+        "ODRCatalog",
         "ODRConfiguration",
-        "ODRURL",
-        "ODRTrust",
+        "ODRHTTP",
+        "ODRKeyDelivery",
         "ODRKeyring",
         "ODRKeys",
+        "ODRPublishing",
         "ODRResources",
-        "ODRHTTP",
+        "ODRTransports",
+        "ODRTrust",
+        "ODRTrustState",
+        "ODRURL",
         .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
         .product(name: "SystemPackage", package: "swift-system"),
       ],
@@ -199,7 +236,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-bench",
-      dependencies: ["ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources", "ODRTrust", "CLibsecret", "ODRTesting"],
+      dependencies: ["CLibsecret", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRTrust", "ODRTrustState"],
       path: "Benchmarks/odr-bench",
       swiftSettings: strictSettings
     ),
@@ -222,17 +259,17 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRResourcesTests",
-      dependencies: ["ODRBase", "ODRConfiguration", "ODRFuzzEntries", "ODRKeys", "ODRResources", "ODRTrust", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRConfiguration", "ODRFuzzEntries", "ODRKeys", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .testTarget(
       name: "ODRHTTPTests",
-      dependencies: ["ODRBase", "ODRHTTP", "ODRResources", "ODRTesting"],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRHTTP", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTrustState"],
       swiftSettings: strictSettings
     ),
     .testTarget(
       name: "ODRKeysTests",
-      dependencies: ["ODRBase", "ODRKeys", "ODRKeyring", "ODRKit", "ODRResources", "ODRTesting"],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRKeyDelivery", "ODRKeyring", "ODRKeys", "ODRKit", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTrust", "ODRTrustState"],
       swiftSettings: strictSettings
     ),
     .testTarget(
@@ -247,7 +284,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["WeatherClient", "ODRTesting", "ODRTrust", "ODRResources", "ODRCommandLine", "ODRURL",
+      dependencies: ["WeatherClient", "ODRCatalog", "ODRCommandLine", "ODRTesting", "ODRTrust", "ODRURL",
                      .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools)],
       exclude: ["Golden"],
       swiftSettings: strictSettings

@@ -2,14 +2,15 @@
 // release mode and starts a private keyring. Each figure is the median of
 // `runs` measurements, peers measured alternately in the same run.
 import CLibsecret
+import Foundation
 import FoundationNetworking
+import ODRCatalog
+import ODRKeyring
 import ODRKeys
 import ODRNetworking
-import Foundation
-import ODRKeyring
-import ODRResources
 import ODRTesting
 import ODRTrust
+import ODRTrustState
 
 let runs = Int(ProcessInfo.processInfo.environment["ODR_BENCH_RUNS"] ?? "") ?? 21
 let odrPath = CommandLine.arguments.dropFirst().first ?? ".build/release/odr"

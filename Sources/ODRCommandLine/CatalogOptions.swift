@@ -1,10 +1,11 @@
 import ArgumentParser
 import FoundationEssentials
-import ODRKeyring
 import ODRBase
 import ODRConfiguration
 import ODRHTTP
+import ODRKeyring
 import ODRResources
+import ODRTransports
 import ODRTrust
 
 /// Where the catalog is: `--catalog` (repeatable: mirrors), else

@@ -2,7 +2,6 @@ import ArgumentParser
 import FoundationEssentials
 import CHardening
 import ODRCI
-import ODRResources
 #if canImport(Glibc)
 import Glibc
 #endif

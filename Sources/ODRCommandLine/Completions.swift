@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import ODRBase
+import ODRCatalog
 import ODRConfiguration
 import ODRKeyring
 import ODRResources

@@ -1,7 +1,7 @@
 import ArgumentParser
+import ODRCatalog
 import ODRKeyring
 import ODRKeys
-import ODRResources
 
 extension ODR {
   /// `odr doctor`: probes the keyring and says what to fix.

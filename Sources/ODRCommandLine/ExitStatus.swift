@@ -4,9 +4,9 @@ import ODRCI
 import ODRConfiguration
 import ODRKeyring
 import ODRKeys
-import ODRResources
 import ODRTrust
 import ODRURL
+import ODRCatalog
 #if canImport(Glibc)
 import Glibc
 #endif

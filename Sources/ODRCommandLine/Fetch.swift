@@ -1,5 +1,7 @@
 import ArgumentParser
+import ODRKeyDelivery
 import ODRKeys
+import ODRCatalog
 import ODRResources
 
 extension ODR {

@@ -3,7 +3,6 @@ import FoundationEssentials
 import ODRConfiguration
 import ODRKeyring
 import ODRKeys
-import ODRResources
 import ODRURL
 import SystemPackage
 #if canImport(Glibc)

@@ -1,8 +1,10 @@
 import ArgumentParser
 import ODRCI
 import ODRConfiguration
+import ODRKeyDelivery
 import ODRKeyring
 import ODRKeys
+import ODRCatalog
 import ODRResources
 
 /// Where `odr exec` and `odr env` take the keys from: the keyring, or with

@@ -1,7 +1,7 @@
 import ArgumentParser
+import ODRCatalog
 import ODRKeyring
 import ODRKeys
-import ODRResources
 
 extension ODR {
   /// `odr list`: the key names of a service, never their values.

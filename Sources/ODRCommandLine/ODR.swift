@@ -1,6 +1,5 @@
 import ArgumentParser
 import ODRCI
-import ODRResources
 import ODRTrust
 
 /// The `odr` command: parsing, output and exit codes only; the work is done

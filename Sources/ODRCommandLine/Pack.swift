@@ -3,8 +3,9 @@ import FoundationEssentials
 import ODRCI
 import ODRKeyring
 import ODRKeys
-import ODRResources
 import ODRTrust
+import ODRCatalog
+import ODRPublishing
 #if canImport(Glibc)
 import Glibc
 #endif

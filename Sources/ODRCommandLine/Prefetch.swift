@@ -1,4 +1,6 @@
 import ArgumentParser
+import ODRCatalog
+import ODRKeyDelivery
 import ODRKeyring
 import ODRKeys
 import ODRResources

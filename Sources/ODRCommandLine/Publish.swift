@@ -2,7 +2,8 @@ import ArgumentParser
 import FoundationEssentials
 import ODRConfiguration
 import ODRHTTP
-import ODRResources
+import ODRPublishing
+import ODRTransports
 
 extension ODR {
   /// `odr publish DIR DEST`: uploads a published catalog folder safely.

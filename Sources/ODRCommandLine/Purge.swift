@@ -1,4 +1,5 @@
 import ArgumentParser
+import ODRCatalog
 import ODRResources
 
 extension ODR {

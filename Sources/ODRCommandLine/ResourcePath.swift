@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import ODRCatalog
 import ODRResources
 
 extension ODR {

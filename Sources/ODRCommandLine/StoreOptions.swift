@@ -2,6 +2,7 @@ import ArgumentParser
 import ODRBase
 import ODRConfiguration
 import ODRKeyring
+import ODRCatalog
 import ODRResources
 
 /// Which keyring backend to use.

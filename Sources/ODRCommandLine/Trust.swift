@@ -1,9 +1,10 @@
 import ArgumentParser
 import FoundationEssentials
 import ODRBase
+import ODRCatalog
 import ODRConfiguration
-import ODRResources
 import ODRTrust
+import ODRTrustState
 
 extension ODR {
   /// `odr trust show|reset|adopt`: what this machine trusts for each

@@ -1,6 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
-import ODRResources
+import ODRCatalog
 import ODRURL
 
 extension ODR {

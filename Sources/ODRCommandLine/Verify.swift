@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
-import ODRResources
+import ODRCatalog
+import ODRPublishing
 import ODRTrust
 
 extension ODR {

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 import ODRBase
-public import ODRResources
+public import ODRTransports
 
 /// odr.json `"auth"`: the catalog token, read from the keyring only when
 /// the item was stored as a token for the catalog's origin, and sent only

@@ -1,7 +1,10 @@
 public import FoundationEssentials
-public import ODRResources
-import ODRTrust
 public import ODRBase
+import ODRCatalog
+public import ODRResources
+public import ODRTransports
+import ODRTrust
+public import ODRTrustState
 
 /// Where a client's catalog is and what it trusts: the one reading of
 /// odr.json and the `ODR_*` variables that `odr` and apps share, so an app

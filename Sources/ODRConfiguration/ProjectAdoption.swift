@@ -1,7 +1,7 @@
-public import FoundationEssentials
 import Crypto
+public import FoundationEssentials
 import ODRBase
-import ODRResources
+import ODRCatalog
 
 /// The odr.json files the user adopted (`odr trust adopt`), each by its
 /// path and the SHA-256 of its content, in `<state>/odr/_adopted.json`:

@@ -1,9 +1,10 @@
 import FoundationEssentials
 import ODRBase
 import ODRCI
+import ODRCatalog
 import ODRConfiguration
 import ODRKeys
-import ODRResources
+import ODRPublishing
 import ODRTrust
 
 /// What each fuzz target feeds its input to (FuzzTesting/, `scripts/checks/fuzz`),

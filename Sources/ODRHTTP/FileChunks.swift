@@ -1,6 +1,6 @@
 import FoundationEssentials
 import NIOCore
-import ODRResources
+import ODRCatalog
 import SystemPackage
 
 /// A file read in 256 KiB buffers as an async sequence: the body of a

@@ -1,9 +1,10 @@
-public import FoundationEssentials
-import ODRBase
 import AsyncHTTPClient
+public import FoundationEssentials
 import NIOCore
 import NIOHTTP1
-public import ODRResources
+import ODRBase
+public import ODRCatalog
+public import ODRTransports
 import Synchronization
 
 /// Fetches catalogs and blobs over HTTP(S), and from `s3://` sources with

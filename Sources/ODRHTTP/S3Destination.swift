@@ -3,10 +3,12 @@ import ODRBase
 import AsyncHTTPClient
 import Crypto
 import NIOHTTP1
+import ODRCatalog
+public import ODRTransports
+public import ODRPublishing
 #if canImport(Glibc)
 import Glibc
 #endif
-public import ODRResources
 
 /// An `s3://bucket/prefix` destination for `odr publish`: objects are
 /// written with signed single `PUT`s (atomic in S3: readers see the old

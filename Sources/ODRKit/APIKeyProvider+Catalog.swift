@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import ODRBase
+import ODRKeyDelivery
 
 extension APIKeyProvider {
   /// A provider of the keys of `service` whose misses run `odr fetch TAG`

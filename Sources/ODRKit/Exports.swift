@@ -7,4 +7,7 @@
 @_exported public import ODRKeys
 @_exported public import ODRNetworking
 @_exported public import ODRResources
+@_exported public import ODRTransports
 @_exported public import ODRTrust
+@_exported public import ODRTrustState
+@_exported public import ODRCatalog

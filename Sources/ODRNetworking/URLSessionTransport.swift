@@ -1,7 +1,8 @@
 public import Foundation
 import FoundationNetworking
-public import ODRResources
 import ODRBase
+public import ODRCatalog
+public import ODRTransports
 
 /// Reads catalogs and blobs over http(s), and `s3://` sources with requests
 /// signed as `odr` signs them, through URLSession: the transport apps get,

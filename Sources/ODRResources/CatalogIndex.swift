@@ -1,5 +1,6 @@
 import FoundationEssentials
 import ODRBase
+import ODRCatalog
 
 /// What this machine remembers about each catalog location
 /// (`${XDG_CACHE_HOME}/odr/_catalogs.json`: no bundle id starts with `_`,

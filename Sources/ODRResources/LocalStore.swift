@@ -1,6 +1,8 @@
 public import FoundationEssentials
 import Crypto
 import ODRBase
+public import ODRCatalog
+public import ODRTransports
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import ODRBase
 import FoundationEssentials
+import ODRCatalog
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import FoundationEssentials
+public import ODRCatalog
 
 /// What a purge removes and keeps, and why (docs/design.md, "Local store"): blobs no tag of the
 /// catalog uses go first; then unpinned tags, lowest preservation priority

@@ -1,7 +1,10 @@
 public import FoundationEssentials
 import Crypto
 import ODRBase
-import ODRTrust
+package import ODRTrust
+public import ODRCatalog
+public import ODRTrustState
+public import ODRTransports
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,8 +36,8 @@ public struct ResourceCatalog: Sendable {
   /// nil when it was just loaded from its source.
   public var checkedAt: Date?
 
-  /// The largest catalog.json accepted.
-  public static let maxCatalogBytes = 4 << 20
+  /// The largest catalog.json accepted (``Catalog/maxBytes``).
+  public static var maxCatalogBytes: Int { Catalog.maxBytes }
 
   /// Loads the catalog at `location` (a folder made by `odr pack`, its
   /// `catalog.json`, or a URL to either that `transport` can read — for
@@ -125,7 +128,7 @@ public struct ResourceCatalog: Sendable {
   /// and it must be a line of the catalog's own format (prefixed for
   /// format 2). Only the header is read (bounded): the tags wait for the
   /// trust decision.
-  static func verifiedHeader(_ bytes: Data, _ signatureBytes: Data?, at catalogURL: URL) throws -> (header: CatalogHeader, signedBy: [VerifyingKey]?) {
+  package static func verifiedHeader(_ bytes: Data, _ signatureBytes: Data?, at catalogURL: URL) throws -> (header: CatalogHeader, signedBy: [VerifyingKey]?) {
     guard let signatureBytes else { return (try CatalogHeader.read(bytes), nil) }
     let signature: CatalogSignature
     do { signature = try CatalogSignature(parsing: signatureBytes) } catch let error as TrustError {

@@ -1,6 +1,7 @@
 public import ODRBase
 public import FoundationEssentials
 import Synchronization
+import ODRCatalog
 #if canImport(Glibc)
 import Glibc
 #endif

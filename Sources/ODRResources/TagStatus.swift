@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import ODRCatalog
 
 /// One tag as `odr status` reports it: what it is, whether its files are on
 /// disk, who pins it and when it was last used. Encodes to the schema of

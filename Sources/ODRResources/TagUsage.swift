@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRCatalog
 
 /// When each tag was last used and the preservation priorities set at run
 /// time (`setPreservationPriority(_:forTags:)`, `odr priority`), kept in

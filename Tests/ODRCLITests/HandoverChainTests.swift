@@ -1,5 +1,5 @@
 import Foundation
-import ODRResources
+import ODRCatalog
 import ODRTesting
 import ODRTrust
 import Testing

@@ -1,7 +1,10 @@
 import Foundation
+import ODRCatalog
 import ODRHTTP
+import ODRPublishing
 import ODRResources
 import ODRTesting
+import ODRTrustState
 import Testing
 
 /// Requests against a catalog served over HTTP by a test server on

@@ -1,8 +1,11 @@
 import Foundation
 import ODRHTTP
+@testable import ODRPublishing
 @testable import ODRResources
 import ODRTesting
+@testable import ODRTrustState
 import Testing
+@testable import ODRCatalog
 
 /// Loading priority: with the one download slot taken, waiting requests are
 /// served urgent first, then by priority, and a priority changed while

@@ -1,10 +1,11 @@
 import Foundation
-import ODRHTTP
 import ODRBase
+import ODRHTTP
 import ODRResources
 import ODRTesting
 import Synchronization
 import Testing
+import ODRCatalog
 
 /// A request's state and progress observations, and cancel(), against the
 /// loopback server.

@@ -1,10 +1,9 @@
+import ODRBase
 import ODRKeyring
 import ODRKeys
-import ODRBase
-import ODRResources
+import ODRTesting
 import Synchronization
 import Testing
-import ODRTesting
 
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct APIKeyProviderTests {
   /// A fetch that counts its runs, can fail its first `failures` runs, and

@@ -1,12 +1,16 @@
 import Foundation
+import ODRBase
+import ODRCatalog
+import ODRKeyDelivery
 import ODRKeyring
 import ODRKeys
-import ODRBase
-import ODRResources
 import ODRKit
+import ODRPublishing
+import ODRResources
+import ODRTesting
+import ODRTrustState
 import Synchronization
 import Testing
-import ODRTesting
 
 /// The fetch pipeline against `file://` catalogs and an in-memory store
 /// that counts writes and can fail on demand.

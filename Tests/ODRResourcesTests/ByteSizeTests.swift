@@ -1,6 +1,6 @@
-import ODRResources
-import Testing
+import ODRCatalog
 import ODRTesting
+import Testing
 
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct ByteSizeTests {
   static let read: [(String, Int64)] = [

@@ -1,8 +1,8 @@
 import Foundation
 import ODRConfiguration
-import ODRResources
 import Synchronization
 import Testing
+import ODRTransports
 
 /// odr.json `"auth"` at its own level: the token comes from the source the
 /// program gave (the configuration links no keyring), asked for the

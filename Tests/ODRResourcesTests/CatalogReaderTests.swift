@@ -1,9 +1,10 @@
 import Foundation
-@testable import ODRResources
-import ODRTrust
 import ODRBase
-import Testing
+@testable import ODRCatalog
+@testable import ODRPublishing
 import ODRTesting
+import ODRTrust
+import Testing
 
 /// The catalog's own reader against `JSONDecoder` with the synthesized
 /// `Codable` conformance (the oracle): the same value for every catalog

@@ -1,8 +1,8 @@
 import Foundation
-@testable import ODRResources
+@testable import ODRCatalog
+import ODRTesting
 import SystemPackage
 import Testing
-import ODRTesting
 
 /// File errors keep their cause: the `Errno` is the error's `underlying`,
 /// and the message still says what to do.

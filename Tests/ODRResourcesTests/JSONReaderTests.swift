@@ -1,10 +1,12 @@
 import Foundation
 import ODRBase
+@testable import ODRCatalog
 import ODRConfiguration
 import ODRKeys
-@testable import ODRResources
-import Testing
+@testable import ODRPublishing
 import ODRTesting
+@testable import ODRTrustState
+import Testing
 
 /// odr's one JSON reader, and every document read through it: bounded
 /// (no input ends the process), one meaning per key, positions.

@@ -1,8 +1,12 @@
 import Foundation
+@testable import ODRPublishing
 @testable import ODRResources
+import ODRTesting
+@testable import ODRTransports
+@testable import ODRTrustState
 import Synchronization
 import Testing
-import ODRTesting
+@testable import ODRCatalog
 
 /// Seed 004's race in the scheduler: a loading priority changed while a
 /// request is downloading counts for the files it has not queued yet.

@@ -1,9 +1,13 @@
 import Foundation
+import ODRPublishing
 import ODRResources
+import ODRTesting
+import ODRTransports
 import ODRTrust
+import ODRTrustState
 import Synchronization
 import Testing
-import ODRTesting
+import ODRCatalog
 
 /// A mirror whose catalog is refused — not JSON odr reads (200,000 nested
 /// `[`), or a valid older version — is skipped like a damaged one: the next

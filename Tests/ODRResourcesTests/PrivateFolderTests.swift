@@ -1,8 +1,8 @@
 import Foundation
 @testable import ODRBase
+@testable import ODRResources
 import Testing
 
-@testable import ODRResources
 
 /// Where odr keeps its locks and state, against a user who prepares them in
 /// advance: no `HOME` is not `/tmp`, a planted link or folder is refused,

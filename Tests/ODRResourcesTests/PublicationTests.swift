@@ -1,8 +1,11 @@
 import Foundation
+import ODRCatalog
+import ODRPublishing
 import ODRResources
-import ODRTrust
-import Testing
 import ODRTesting
+import ODRTrust
+import ODRTrustState
+import Testing
 
 /// `odr publish`'s order: interrupted at any step, the destination still
 /// serves a catalog that loads, verifies and has its blobs.

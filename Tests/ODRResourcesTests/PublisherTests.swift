@@ -1,9 +1,10 @@
 import Foundation
-import ODRResources
+import ODRCatalog
+import ODRPublishing
+import ODRTesting
 import ODRTrust
 import Synchronization
 import Testing
-import ODRTesting
 
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct PublisherTests {
   /// A publisher folder in a fresh temporary directory.

@@ -1,8 +1,12 @@
 import Foundation
+import ODRCatalog
+import ODRPublishing
 import ODRResources
+import ODRTesting
+import ODRTransports
+import ODRTrustState
 import Synchronization
 import Testing
-import ODRTesting
 
 /// Requests against `file://` catalogs packed by the test, into a store in
 /// a temporary cache home.

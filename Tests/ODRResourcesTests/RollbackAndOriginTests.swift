@@ -1,9 +1,10 @@
 import Foundation
 import ODRBase
-import ODRResources
+import ODRCatalog
+import ODRPublishing
+import ODRTesting
 import ODRTrust
 import Testing
-import ODRTesting
 
 /// Issue 37, 4 and 5: publishers cannot roll back by mistake; one Origin
 /// decides "this machine" by address; a URL's query never reaches messages.

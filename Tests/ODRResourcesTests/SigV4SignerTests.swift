@@ -1,7 +1,7 @@
 import Foundation
-@testable import ODRResources
-import Testing
 import ODRTesting
+@testable import ODRTransports
+import Testing
 
 /// AWS Signature V4 against the examples AWS publishes in the S3 API
 /// reference ("Signature Calculations for the Authorization Header":

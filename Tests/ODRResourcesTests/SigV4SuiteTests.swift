@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
-import ODRResources
-import Testing
 import ODRTesting
+import ODRTransports
+import Testing
 
 /// Every case of the AWS SigV4 signing test suite (awslabs/aws-c-auth,
 /// tests/aws-signing-test-suite/v4, Apache-2.0; Tests/Vectors/sigv4):

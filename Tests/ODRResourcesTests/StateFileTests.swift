@@ -1,7 +1,7 @@
 import Foundation
+@testable import ODRCatalog
 import Testing
 
-@testable import ODRResources
 
 /// StateFile at its own level: an update that leaves the value as it was
 /// writes nothing (no rename, no fsync); one that changes it replaces the

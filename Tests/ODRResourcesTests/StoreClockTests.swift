@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-
 import ODRConfiguration
 @testable import ODRResources
+import Testing
+@testable import ODRTrustState
 
 /// One clock for a store: the uses and leases it records are dated by the
 /// clock it was opened with (a catalog's store gets its trust policy's,

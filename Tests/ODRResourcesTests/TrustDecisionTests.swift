@@ -1,8 +1,9 @@
 import Foundation
-import ODRResources
-import ODRTrust
-import Testing
+import ODRCatalog
 import ODRTesting
+import ODRTrust
+import ODRTrustState
+import Testing
 
 /// The one trust decision as a table (docs/trust.md, "Threat model"): one
 /// row per situation — who serves what, against which state — with the

@@ -1,8 +1,11 @@
 import Foundation
+import ODRCatalog
+import ODRPublishing
 import ODRResources
-import ODRTrust
-import Testing
 import ODRTesting
+import ODRTrust
+import ODRTrustState
+import Testing
 
 /// Verify, then parse (DESIGN §3.2): a signed catalog whose bytes changed is
 /// refused before anything decodes it.

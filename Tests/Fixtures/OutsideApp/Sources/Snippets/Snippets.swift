@@ -132,3 +132,11 @@ func resourceRequestDocComment() async throws {
   request.endAccessing()                      // unpin (also on deinit)
   _ = image
 }
+
+// MARK: ODRKit, SecretServiceCatalogTokens
+
+func kitCatalogTokens() throws {
+  var configuration = try ODRConfiguration.discover(folder: URL(filePath: "/srv/demo"))
+  configuration.catalogTokens = SecretServiceCatalogTokens(deadline: .seconds(2))
+  _ = configuration
+}

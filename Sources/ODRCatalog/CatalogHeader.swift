@@ -17,7 +17,7 @@ public struct CatalogHeader: Equatable, Sendable {
   /// what must be equal for a version to be served again.
   public var digest = ""
   /// The fields the document had (required ones are checked).
-  var present: Set<String> = []
+  package var present: Set<String> = []
 
   public init() {}
 
@@ -46,13 +46,13 @@ public struct CatalogHeader: Equatable, Sendable {
 
   /// The format, the bundle id and the version: what is checked before the
   /// decision (the tags are checked by ``Catalog/validate()`` after it).
-  func validate() throws {
+  package func validate() throws {
     var probe = Catalog(bundle: bundle, version: version, handovers: handovers, tags: [:])
     probe.formatVersion = formatVersion
     try probe.validate()
   }
 
-  func requireFields(hasTags: Bool) throws(CatalogReader.Failure) {
+  package func requireFields(hasTags: Bool) throws(CatalogReader.Failure) {
     for key in ["formatVersion", "bundle", "version"] where !present.contains(key) {
       throw CatalogReader.Failure(.shape, at: 0, "missing '\(key)' at top level")
     }

@@ -109,7 +109,7 @@ public struct SigV4Signer: Sendable {
 
   /// The `Host` header for `url`: an IPv6 address in brackets, the port
   /// only when it is not the scheme's default (as HTTP clients send it).
-  static func hostHeader(_ url: URL) -> String {
+  package static func hostHeader(_ url: URL) -> String {
     var host = url.host(percentEncoded: true) ?? ""
     if host.contains(":") && !host.hasPrefix("[") { host = "[\(host)]" }
     guard let port = url.port, port != (url.scheme == "https" ? 443 : 80) else { return host }
@@ -117,7 +117,7 @@ public struct SigV4Signer: Sendable {
   }
 
   /// `20130524T000000Z`.
-  static func timestamp(_ date: Date) -> String {
+  package static func timestamp(_ date: Date) -> String {
     // ISO 8601 in UTC (`2013-05-24T00:00:00Z`) without its separators.
     // Not Calendar and TimeZone: their time zones come from
     // FoundationInternationalization, which odr does not link (without it
@@ -128,7 +128,7 @@ public struct SigV4Signer: Sendable {
   /// Header names lower-cased and sorted; values trimmed, inner white space
   /// (folded lines included) collapsed to one space; a repeated header's
   /// values joined with commas in the order given.
-  static func canonicalHeaders(_ headers: [(String, String)]) -> [(name: String, value: String)] {
+  package static func canonicalHeaders(_ headers: [(String, String)]) -> [(name: String, value: String)] {
     var values: [String: [String]] = [:]
     for (name, value) in headers {
       let collapsed = value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }).joined(separator: " ")
@@ -140,7 +140,7 @@ public struct SigV4Signer: Sendable {
   /// The path with every byte outside RFC 3986's unreserved set encoded
   /// once (`/` kept); with `normalize`, `.`, `..` and empty segments
   /// resolved first (a trailing slash kept).
-  static func canonicalPath(_ path: String, normalize: Bool) -> String {
+  package static func canonicalPath(_ path: String, normalize: Bool) -> String {
     guard !path.isEmpty else { return "/" }
     var resolved = path
     if normalize {
@@ -161,7 +161,7 @@ public struct SigV4Signer: Sendable {
   /// The query's parameters, split on the encoded `&` and `=` (so an
   /// encoded `%26` stays inside its value), each part decoded and encoded
   /// again, sorted by name and then value.
-  static func canonicalQuery(_ query: String) -> String {
+  package static func canonicalQuery(_ query: String) -> String {
     guard !query.isEmpty else { return "" }
     let pairs = query.split(separator: "&").map { pair in
       let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

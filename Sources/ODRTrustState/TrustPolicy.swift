@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import ODRCatalog
 public import ODRTrust
 
 /// What a client trusts when it loads a catalog (docs/design.md, "The published catalog"): keys pinned
@@ -29,7 +30,7 @@ public struct TrustPolicy: Sendable {
   }
 
   /// The decision for a catalog under this policy and `state`.
-  func decision(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: String, locationBundle: String?,
+  package func decision(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: String, locationBundle: String?,
                 state: TrustLedger.State?) -> TrustDecision {
     TrustDecision(header: header, signedBy: signedBy, pinned: pinned, pinOrigin: pinOrigin, location: location,
                   locationBundle: locationBundle, now: now(), allowsFirstUse: allowsFirstUse, state: state)

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import ODRCatalog
 
 /// Where catalogs and blobs come from. The store verifies everything a
 /// transport delivers; a transport only moves bytes.
@@ -54,7 +55,7 @@ public struct FileTransport: BlobTransport {
     try dataSync(at: url, limit: limit)
   }
 
-  func dataSync(at url: URL, limit: Int) throws -> Data {
+  package func dataSync(at url: URL, limit: Int) throws -> Data {
     guard FileIO.kind(of: url) == .file else {
       throw ResourceError(.notFound, "Nothing at '\(url.path)'. A catalog is a folder made by `odr pack`, or its catalog.json.")
     }

@@ -1,5 +1,6 @@
 package import FoundationEssentials
 import ODRBase
+package import ODRCatalog
 
 /// What a non-2xx HTTP status means for a download, in plain words: the
 /// one table both HTTP transports (AsyncHTTPClient's and URLSession's) use.

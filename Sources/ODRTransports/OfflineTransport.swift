@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRCatalog
 
 /// The transport of `--offline`: it refuses every read, so only what is
 /// already in the local store can be served.

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRCatalog
 import ODRKeys
 public import ODRTrust
 

@@ -1,6 +1,8 @@
 import FoundationEssentials
+import ODRCatalog
 public import ODRKeyring
 public import ODRKeys
+public import ODRResources
 public import ODRTrust
 
 /// The `odr fetch` pipeline (docs/design.md, "Keyring layout"): read the files of the secrets

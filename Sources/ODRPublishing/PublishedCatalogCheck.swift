@@ -1,6 +1,9 @@
-public import FoundationEssentials
-public import ODRTrust
 import Crypto
+public import FoundationEssentials
+public import ODRCatalog
+import ODRResources
+public import ODRTransports
+public import ODRTrust
 
 /// `odr verify DIR|URL`: checks a published catalog the way a client will
 /// see it, for the publisher's CI and for a schedule against the live host
@@ -45,7 +48,7 @@ public struct PublishedCatalogCheck: Sendable {
   /// by one of these keys or by a key their hand-over chain leads to.
   /// `minValidity`: the catalog must stay valid at least this long from `now`.
   public func run(trusted: Set<VerifyingKey>, minValidity: Duration, now: Date = Date()) async throws -> Report {
-    let bytes = try await transport.data(at: location, limit: ResourceCatalog.maxCatalogBytes)
+    let bytes = try await transport.data(at: location, limit: Catalog.maxBytes)
     let signatureURL = location.deletingLastPathComponent().appending(path: "catalog.json.sig")
     let signatureBytes = try await transport.dataIfPresent(at: signatureURL, limit: CatalogSignature.maxBytes)
     var problems: [String] = []

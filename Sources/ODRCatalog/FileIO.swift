@@ -1,17 +1,17 @@
-import FoundationEssentials
+package import FoundationEssentials
 import Crypto
 import ODRBase
-import SystemPackage
+package import SystemPackage
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #endif
 
 /// Small POSIX file operations with errors that name the path.
-enum FileIO {
-  enum Kind { case file, directory, missing, other }
+package enum FileIO {
+  package enum Kind { case file, directory, missing, other }
 
   /// What is at `url`, without following a final symlink.
-  static func kind(of url: URL) -> Kind {
+  package static func kind(of url: URL) -> Kind {
     var info = stat()
     guard lstat(url.path, &info) == 0 else { return .missing }
     switch info.st_mode & S_IFMT {
@@ -21,14 +21,14 @@ enum FileIO {
     }
   }
 
-  static func size(of url: URL) -> Int64? {
+  package static func size(of url: URL) -> Int64? {
     var info = stat()
     guard lstat(url.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
     return Int64(info.st_size)
   }
 
   /// Refuses a symlink at any component of `path` below `root`.
-  static func refuseSymlinks(along path: String, under root: URL, tag: String) throws {
+  package static func refuseSymlinks(along path: String, under root: URL, tag: String) throws {
     var current = root
     for component in path.split(separator: "/") {
       current = current.appending(path: String(component))
@@ -40,7 +40,7 @@ enum FileIO {
   }
 
   /// Every regular file below `folder` (relative to `root`), recursively.
-  static func regularFiles(under folder: String, in root: URL, tag: String) throws -> [String] {
+  package static func regularFiles(under folder: String, in root: URL, tag: String) throws -> [String] {
     let names: [String]
     do { names = try FileManager.default.contentsOfDirectory(atPath: root.appending(path: folder).path) } catch {
       throw Self.error("Cannot read the folder '\(root.appending(path: folder).path)'")
@@ -61,7 +61,7 @@ enum FileIO {
   }
 
   /// SHA-256 and size of a file, read in chunks (constant memory).
-  static func sha256(of url: URL) throws -> (size: Int64, sha256: String) {
+  package static func sha256(of url: URL) throws -> (size: Int64, sha256: String) {
     var hasher = SHA256()
     var size: Int64 = 0
     try readChunks(of: url) { chunk in
@@ -72,7 +72,7 @@ enum FileIO {
   }
 
   /// Calls `body` with successive 1 MiB chunks of the file at `url`.
-  static func readChunks(of url: URL, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+  package static func readChunks(of url: URL, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
     let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
     guard fd >= 0 else { throw error("Cannot read '\(url.path)'") }
     defer { close(fd) }
@@ -87,7 +87,7 @@ enum FileIO {
   }
 
   /// Lowercase hex of a digest.
-  static func hex(_ digest: some Sequence<UInt8>) -> String {
+  package static func hex(_ digest: some Sequence<UInt8>) -> String {
     let digits = Array("0123456789abcdef".utf8)
     var bytes: [UInt8] = []
     for byte in digest { bytes += [digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]] }
@@ -96,13 +96,13 @@ enum FileIO {
 
   /// ``PrivateFolder/make(_:)``, its failure a ResourceError (`.outOfSpace`
   /// on a full disk, else `.io`).
-  static func makePrivateDirectory(_ url: URL) throws {
+  package static func makePrivateDirectory(_ url: URL) throws {
     do { try PrivateFolder.make(url) } catch {
       throw ResourceError(error.isOutOfSpace ? .outOfSpace : .io, error.message, underlying: error)
     }
   }
 
-  static func makeDirectory(_ url: URL) throws {
+  package static func makeDirectory(_ url: URL) throws {
     do { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) } catch {
       throw Self.error("Cannot create the folder '\(url.path)'")
     }
@@ -110,14 +110,14 @@ enum FileIO {
 
   /// Writes `data` to a temporary name beside `url`, flushes it, then
   /// renames it over `url`: readers see the old file or the new one.
-  static func atomicWrite(_ data: Data, to url: URL, mode: mode_t = 0o644) throws {
+  package static func atomicWrite(_ data: Data, to url: URL, mode: mode_t = 0o644) throws {
     try atomically(to: url, mode: mode) { fd throws in
       try data.withUnsafeBytes { bytes throws in try writeAll(fd, bytes, path: url.path) }
     }
   }
 
   /// Copies `source` to `url` atomically, as ``atomicWrite(_:to:)``.
-  static func atomicCopy(from source: URL, to url: URL) throws {
+  package static func atomicCopy(from source: URL, to url: URL) throws {
     try atomically(to: url) { fd throws in
       try readChunks(of: source) { chunk throws in try writeAll(fd, chunk, path: url.path) }
     }
@@ -144,17 +144,17 @@ enum FileIO {
   }
 
   /// Makes renames in `folder` durable.
-  static func syncDirectory(_ folder: URL) {
+  package static func syncDirectory(_ folder: URL) {
     let dir = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if dir >= 0 { fsync(dir); close(dir) }
   }
 
-  static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+  package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
     do { _ = try FileDescriptor(rawValue: fd).writeAll(bytes) } catch { throw Self.error("Cannot write '\(path)'", error) }
   }
 
   /// A ResourceError from `errno`, with advice for the common cases.
-  static func error(_ what: String) -> ResourceError {
+  package static func error(_ what: String) -> ResourceError {
     error(what, Errno(rawValue: errno))
   }
 
@@ -162,7 +162,7 @@ enum FileIO {
   /// the common cases; the `Errno` is its ``ResourceError/underlying``.
   /// The `errno` a Foundation error carries (a `POSIXError`, or a
   /// `CocoaError` whose underlying error is one).
-  static func posixCode(of error: any Error) -> Errno? {
+  package static func posixCode(of error: any Error) -> Errno? {
     if let posix = error as? POSIXError { return Errno(rawValue: posix.code.rawValue) }
     guard let posix = (error as? CocoaError)?.underlying as? POSIXError else { return nil }
     return Errno(rawValue: posix.code.rawValue)
@@ -170,7 +170,7 @@ enum FileIO {
 
   /// A Foundation file error is read for the `errno` it carries (never
   /// the global `errno`, which later calls may have changed).
-  static func error(_ what: String, _ failure: any Error) -> ResourceError {
+  package static func error(_ what: String, _ failure: any Error) -> ResourceError {
     guard let failure = failure as? Errno ?? posixCode(of: failure) else { return ResourceError(.io, "\(what): \(failure).", underlying: failure) }
     let reason = String(cString: strerror(failure.rawValue))
     switch failure {

@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import ODRBase
+public import ODRCatalog
 import Synchronization
 
 /// Several copies of one published catalog, tried in order (docs/hosting.md).
@@ -23,9 +24,9 @@ public final class MirrorTransport: BlobTransport {
   }
 
   private struct State {
-    var skipped = Set<Int>()
+    package var skipped = Set<Int>()
     /// Which mirror each URL was last asked of (to skip it when its bytes were bad).
-    var servedBy: [URL: Int] = [:]
+    package var servedBy: [URL: Int] = [:]
   }
 
   private let mirrors: [Mirror]

@@ -1,9 +1,9 @@
 import ODRBase
 
 /// The naming rules of publisher folders and catalogs.
-enum Naming {
+package enum Naming {
   /// Tag names: `[A-Za-z0-9][A-Za-z0-9_.-]{0,127}`.
-  static func validate(tag: String) throws {
+  package static func validate(tag: String) throws {
     guard BundleID.isValid(tag, maxLength: 128) else {
       throw ResourceError(.invalidSource, "Invalid tag name '\(tag.prefix(60))': use 1–128 letters, digits, '_', '.' or '-', starting with a letter or digit.")
     }
@@ -11,7 +11,7 @@ enum Naming {
 
   /// A path inside a tag: relative, `/`-separated, no empty, `.` or `..`
   /// component, no backslash or control character.
-  static func validate(path: String, in tag: String) throws {
+  package static func validate(path: String, in tag: String) throws {
     guard isSafe(path: path) else {
       throw ResourceError(.invalidSource, "Tag '\(tag)' has an unsafe path '\(path.prefix(80))': paths are relative, use '/', and never contain '..', '.', empty parts or control characters.")
     }
@@ -37,7 +37,7 @@ enum Naming {
     }
   }
 
-  static func isSHA256Hex(_ s: String) -> Bool {
+  package static func isSHA256Hex(_ s: String) -> Bool {
     s.utf8.count == 64 && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
   }
 }

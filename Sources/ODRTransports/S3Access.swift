@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRCatalog
 
 /// How `s3://bucket/prefix` sources are reached: the credentials that sign
 /// requests (none: anonymous, for public buckets), the region, and for

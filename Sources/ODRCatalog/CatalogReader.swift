@@ -1,6 +1,6 @@
 import Crypto
-import FoundationEssentials
-import ODRBase
+package import FoundationEssentials
+package import ODRBase
 import ODRTrust
 
 /// Reads `catalog.json` straight into a ``Catalog``, in one pass over the
@@ -19,13 +19,13 @@ import ODRTrust
 /// Trust before decode (docs/trust.md): ``header(_:)`` reads what the trust
 /// decision needs and skips the tags; ``read(_:)`` decodes the rest only
 /// for a catalog the decision admitted.
-enum CatalogReader {
+package enum CatalogReader {
   /// Why a catalog was not read: a short, value-free description and where.
-  typealias Failure = JSONReader.Failure
+  package typealias Failure = JSONReader.Failure
 
   /// The catalog, or the reason it is not one.
-  static func read(_ data: Data) throws(Failure) -> Catalog {
-    var json = try JSONReader([UInt8](data), limit: ResourceCatalog.maxCatalogBytes)
+  package static func read(_ data: Data) throws(Failure) -> Catalog {
+    var json = try JSONReader([UInt8](data), limit: Catalog.maxBytes)
     var header = CatalogHeader()
     var tags: [String: Catalog.Tag]?
     try json.object("top level") { (json: inout JSONReader, key: String, _: Int) throws(Failure) in
@@ -46,9 +46,9 @@ enum CatalogReader {
   /// What the trust decision reads before the catalog is decoded: every
   /// top-level field but the tags, which are skipped as strictly as they
   /// would be read; and the digest of everything but `expires`.
-  static func header(_ data: Data) throws(Failure) -> CatalogHeader {
+  package static func header(_ data: Data) throws(Failure) -> CatalogHeader {
     let bytes = [UInt8](data)
-    var json = try JSONReader(bytes, limit: ResourceCatalog.maxCatalogBytes)
+    var json = try JSONReader(bytes, limit: Catalog.maxBytes)
     var header = CatalogHeader()
     var hasTags = false
     var expiresValue: Range<Int>?

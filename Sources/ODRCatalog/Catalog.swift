@@ -9,6 +9,9 @@ import Synchronization
 /// Blob URLs are `blobs/<sha256>` relative to the catalog's URL, so a
 /// catalog folder can be served by any static host.
 public struct Catalog: Codable, Sendable, Equatable {
+  /// The largest catalog.json accepted.
+  public static let maxBytes = 4 << 20
+
   /// The catalog format this code writes: 2 (signatures over a domain
   /// prefix, hand-over chains). Format 1 is still read.
   public static let currentFormatVersion = 2
@@ -26,7 +29,7 @@ public struct Catalog: Codable, Sendable, Equatable {
     package init() {}
     /// The decodes so far.
     package var decodes: Int { count.withLock { $0 } }
-    func record() { count.withLock { $0 += 1 } }
+    package func record() { count.withLock { $0 += 1 } }
   }
   /// The largest file a catalog may list (1 TiB): with the 4 MiB cap on
   /// catalog.json, no sum of sizes can overflow.
@@ -186,7 +189,7 @@ public struct Catalog: Codable, Sendable, Equatable {
 }
 
 /// A short, value-free description of a decoding error.
-func DecodingErrorDescription(_ error: any Error) -> String {
+package func DecodingErrorDescription(_ error: any Error) -> String {
   guard let error = error as? DecodingError else { return "not JSON" }
   func path(_ context: DecodingError.Context) -> String {
     let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }

@@ -5,7 +5,7 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
   public struct Code: Hashable, Sendable, CustomStringConvertible, Encodable {
     /// A stable identifier, used in `--json` output.
     public let rawValue: String
-    init(_ rawValue: String) { self.rawValue = rawValue }
+    package init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
     /// Encoded as its ``rawValue``.
     public func encode(to encoder: any Encoder) throws {

@@ -50,7 +50,7 @@ public struct AWSCredentials: Sendable, CustomStringConvertible, CustomDebugStri
   }
 
   /// The `key = value` lines of `[name]` in an INI file.
-  static func iniSection(_ name: String, in text: String) -> [String: String]? {
+  package static func iniSection(_ name: String, in text: String) -> [String: String]? {
     var current: String?
     var found: [String: String]?
     for raw in text.split(whereSeparator: \.isNewline) {

@@ -1,6 +1,7 @@
 import ODRBase
 public import FoundationEssentials
 public import ODRTrust
+package import ODRCatalog
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -74,7 +75,7 @@ public struct TrustLedger: Sendable {
       self.unsignedVersions = unsignedVersions
     }
 
-    enum CodingKeys: String, CodingKey { case format, signed, roots, unsignedVersions, version, signers, signer }
+    package enum CodingKeys: String, CodingKey { case format, signed, roots, unsignedVersions, version, signers, signer }
 
     public init(from decoder: any Decoder) throws {
       let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -111,15 +112,15 @@ public struct TrustLedger: Sendable {
 
   /// Which bundle each location was first seen serving
   /// (`<state>/odr/_locations.json`: no bundle id starts with `_`, so it never meets a bundle's folder).
-  struct Locations: Codable, Equatable {
-    var format = 1
-    var bundles: [String: String] = [:]
+  package struct Locations: Codable, Equatable {
+    package var format = 1
+    package var bundles: [String: String] = [:]
   }
 
   public let bundle: String
-  let folder: URL
-  let trustFile: StateFile<State>
-  let locationsFile: StateFile<Locations>
+  package let folder: URL
+  package let trustFile: StateFile<State>
+  package let locationsFile: StateFile<Locations>
 
   public init(bundle: String, stateHome: URL?) {
     self.bundle = bundle
@@ -136,7 +137,7 @@ public struct TrustLedger: Sendable {
   /// Throws when the state a load from `location` would read is
   /// unreadable (the location bindings, and the trust state of the bundle
   /// the location is bound to): said before anything is fetched.
-  static func checkReadable(for location: URL, stateHome: URL?) throws {
+  package static func checkReadable(for location: URL, stateHome: URL?) throws {
     guard let bound = try Self.locationsFile(stateHome: stateHome).read()?.bundles[location.redacted] else { return }
     _ = try TrustLedger(bundle: bound, stateHome: stateHome).state()
   }
@@ -152,7 +153,7 @@ public struct TrustLedger: Sendable {
   /// `commit` runs inside the lock once the catalog is admitted (it keeps
   /// the catalog), so the state and the kept catalog change together;
   /// nothing is recorded when either refuses. Returns notices for the user.
-  func admit(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy,
+  package func admit(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy,
              commit: () async throws -> Void) async throws -> TrustDecision.Admission {
     try await locationsFile.update { locations in
       let key = location.redacted
@@ -175,7 +176,7 @@ public struct TrustLedger: Sendable {
   /// others (a restored CI cache, a shared runner), so what it holds is
   /// never trusted as it is. Expiry is the caller's business. Returns the
   /// roots it is trusted through.
-  func recheck(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy) throws -> [String] {
+  package func recheck(_ header: CatalogHeader, signedBy: [VerifyingKey]?, location: URL, policy: TrustPolicy) throws -> [String] {
     let key = location.redacted
     let bound = try locationsFile.read()?.bundles[key]
     guard let state = try trustFile.read() else {

@@ -1,4 +1,6 @@
 public import FoundationEssentials
+import ODRCatalog
+import ODRTransports
 import ODRTrust
 
 /// `odr publish DIR DEST` (docs/hosting.md): copies a folder made by `odr pack`
@@ -51,10 +53,10 @@ public struct Publication: Sendable {
     guard FileIO.kind(of: folder.appending(path: "catalog.json")) == .file else {
       throw ResourceError(.notFound, "No catalog.json in '\(folder.path)'. odr publish uploads a folder made by `odr pack` (odr pack SOURCE --output \(folder.lastPathComponent)).")
     }
-    catalogBytes = try FileTransport().dataSync(at: folder.appending(path: "catalog.json"), limit: ResourceCatalog.maxCatalogBytes)
+    catalogBytes = try FileTransport().dataSync(at: folder.appending(path: "catalog.json"), limit: Catalog.maxBytes)
     let catalog = try Catalog.decode(catalogBytes)
     let signatureFile = folder.appending(path: "catalog.json.sig")
-    let publishedCatalog = try await destination.read("catalog.json", limit: ResourceCatalog.maxCatalogBytes)
+    let publishedCatalog = try await destination.read("catalog.json", limit: Catalog.maxBytes)
     do {
       signature = FileIO.kind(of: signatureFile) == .file
         ? try CatalogSignature(parsing: try FileTransport().dataSync(at: signatureFile, limit: CatalogSignature.maxBytes)) : nil

@@ -1,5 +1,6 @@
 package import FoundationEssentials
 import ODRBase
+package import ODRCatalog
 
 /// What both HTTP transports do alike with a catalog or signature transfer:
 /// bound its total time, and refuse a 304 to an unconditional request.

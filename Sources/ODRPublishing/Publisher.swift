@@ -1,6 +1,7 @@
 public import FoundationEssentials
 import Crypto
 import ODRTrust
+public import ODRCatalog
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import ODRBase
+public import ODRCatalog
 
 /// A publisher folder's `tags.json` (docs/design.md, "The publisher's folder"), read strictly: unknown
 /// fields and categories are errors, so a typo never goes unnoticed.

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import ODRCatalog
 public import ODRTrust
 
 /// The one trust decision (docs/trust.md, "One decision"): whether a catalog

@@ -14,12 +14,12 @@ import Glibc
 package struct StateFile<Value: Codable>: Sendable {
   package let url: URL
   /// What the file is, for messages ("the trust state of com.example.demo").
-  let what: String
+  package let what: String
   /// How the user starts over, after "to start over, " (run `odr trust
   /// reset com.example.demo`).
-  let reset: String
+  package let reset: String
   /// The `flock` file its changes are made under (default: beside it, `.lock` added).
-  let lock: URL
+  package let lock: URL
 
   package init(url: URL, what: String, reset: String, lock: URL? = nil) {
     self.url = url
@@ -66,20 +66,20 @@ package struct StateFile<Value: Codable>: Sendable {
   }
 
   /// Replaces the file atomically; the caller holds ``lock``.
-  func write(_ value: Value) throws {
+  package func write(_ value: Value) throws {
     try FileIO.atomicWrite(try Self.encode(value), to: url, mode: 0o600)
   }
 
   /// The bytes odr writes for `value`: one encoding for a value, so equal
   /// values compare equal.
-  static func encode(_ value: Value) throws -> Data {
+  package static func encode(_ value: Value) throws -> Data {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     return try encoder.encode(value)
   }
 
   /// The error for a file that is there but cannot be used.
-  func unreadable(_ why: String) -> ResourceError {
+  package func unreadable(_ why: String) -> ResourceError {
     ResourceError(.unreadableState, "\(url.path), \(what), \(why). odr does not guess: it refuses rather than start over as if nothing had been seen. Look at the file (a later odr's format? a damaged disk? tampering?); to start over, \(reset).")
   }
 }

@@ -1,4 +1,6 @@
 public import FoundationEssentials
+import ODRCatalog
+import ODRTransports
 #if canImport(Glibc)
 import Glibc
 #endif

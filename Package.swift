@@ -40,6 +40,7 @@ let package = Package(
     .library(name: "ODRKit", targets: ["ODRKit"]),
     .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
     .library(name: "ODRTrust", targets: ["ODRTrust"]),
+    .library(name: "ODRAge", targets: ["ODRAge"]),
     .library(name: "ODRResources", targets: ["ODRResources"]),
     .library(name: "ODRCatalog", targets: ["ODRCatalog"]),
     .library(name: "ODRTrustState", targets: ["ODRTrustState"]),
@@ -91,7 +92,12 @@ let package = Package(
     ),
     .target(
       name: "ODRTrust",
-      dependencies: ["CGcryptRSA", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRBase", .product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRAge",
+      dependencies: ["ODRTrust", "CGcryptRSA", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -116,12 +122,12 @@ let package = Package(
     ),
     .target(
       name: "ODRPublishing",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRKeys", "ODRResources", "ODRTransports", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeys", "ODRResources", "ODRTransports", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRKeyDelivery",
-      dependencies: ["ODRCatalog", "ODRKeyring", "ODRKeys", "ODRResources", "ODRTrust"],
+      dependencies: ["ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRResources", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -143,7 +149,7 @@ let package = Package(
     ),
     .target(
       name: "ODRKeys",
-      dependencies: ["ODRBase", "ODRKeyring", "ODRTrust", "ODRURL"],
+      dependencies: ["ODRAge", "ODRBase", "ODRKeyring", "ODRTrust", "ODRURL"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -153,6 +159,7 @@ let package = Package(
     ),
     .target(
       name: "ODRURL",
+      dependencies: ["ODRBase"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -162,7 +169,7 @@ let package = Package(
     ),
     .target(
       name: "ODRKit",
-      dependencies: ["ODRBase", "ODRConfiguration", "ODRKeyDelivery", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources", "ODRTransports", "ODRTrust", "ODRTrustState"],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRConfiguration", "ODRKeyDelivery", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources", "ODRTransports", "ODRTrust", "ODRTrustState"],
       swiftSettings: strictSettings
     ),
     .target(name: "CHardening"),
@@ -170,7 +177,7 @@ let package = Package(
     // replay of their kept crashers feed inputs to.
     .target(
       name: "ODRFuzzEntries",
-      dependencies: ["ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeys", "ODRPublishing", "ODRTrust"],
+      dependencies: ["ODRAge", "ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeys", "ODRPublishing", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
@@ -185,6 +192,7 @@ let package = Package(
       name: "ODRCommandLine",
       dependencies: [
         "CHardening",
+        "ODRAge",
         "ODRBase",
         "ODRCI",
         "ODRCatalog",
@@ -236,7 +244,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-bench",
-      dependencies: ["CLibsecret", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRTrust", "ODRTrustState"],
+      dependencies: ["CLibsecret", "ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRTrust", "ODRTrustState"],
       path: "Benchmarks/odr-bench",
       swiftSettings: strictSettings
     ),
@@ -254,12 +262,12 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRTrustTests",
-      dependencies: ["ODRTrust", "ODRTesting"],
+      dependencies: ["ODRAge", "ODRTesting", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     .testTarget(
       name: "ODRResourcesTests",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRConfiguration", "ODRFuzzEntries", "ODRKeys", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRConfiguration", "ODRFuzzEntries", "ODRKeys", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .testTarget(
@@ -269,7 +277,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRKeysTests",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRKeyDelivery", "ODRKeyring", "ODRKeys", "ODRKit", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTrust", "ODRTrustState"],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyDelivery", "ODRKeyring", "ODRKeys", "ODRKit", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRTrust", "ODRTrustState"],
       swiftSettings: strictSettings
     ),
     .testTarget(
@@ -284,7 +292,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["WeatherClient", "ODRCatalog", "ODRCommandLine", "ODRTesting", "ODRTrust", "ODRURL",
+      dependencies: ["WeatherClient", "ODRAge", "ODRCatalog", "ODRCommandLine", "ODRTesting", "ODRTrust", "ODRURL",
                      .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools)],
       exclude: ["Golden"],
       swiftSettings: strictSettings

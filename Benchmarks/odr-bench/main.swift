@@ -4,6 +4,7 @@
 import CLibsecret
 import Foundation
 import FoundationNetworking
+import ODRAge
 import ODRCatalog
 import ODRKeyring
 import ODRKeys

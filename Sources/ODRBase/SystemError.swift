@@ -36,3 +36,10 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
 
   public var description: String { message }
 }
+
+extension SystemError: ODRError {
+  public var domain: String { "system" }
+  /// `out-of-space`, else the errno's name as a number (`errno-13`).
+  public var kind: String { isOutOfSpace ? "out-of-space" : "errno-\(errno)" }
+  public var isTransient: Bool { errno == EINTR || errno == EAGAIN || errno == ETIMEDOUT }
+}

@@ -1,3 +1,4 @@
+public import ODRBase
 /// The one error type of ODRCI. Messages name keys and variables, never
 /// values. (ODRCI's functions are declared `throws`, not `throws(CIError)`:
 /// Swift 6.3.1's optimizer crashes splitting async callers of typed-throws
@@ -45,4 +46,10 @@ public struct CIError: Error, Sendable, CustomStringConvertible {
   }
 
   public var description: String { message }
+}
+
+extension CIError: ODRError {
+  public var domain: String { "ci" }
+  public var kind: String { code.rawValue }
+  public var isTransient: Bool { false }
 }

@@ -1,6 +1,6 @@
 public import FoundationEssentials
-public import ODRTrust
 import ODRBase
+public import ODRTrust
 import Synchronization
 
 /// A published catalog (`catalog.json`, docs/design.md, "The published catalog"): which tags exist and

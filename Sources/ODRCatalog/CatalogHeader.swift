@@ -1,6 +1,6 @@
 public import FoundationEssentials
-public import ODRTrust
 import ODRBase
+public import ODRTrust
 
 /// What the trust decision reads of a catalog before anything else of it is
 /// decoded (docs/trust.md, "Trust before decode"): its format, bundle,

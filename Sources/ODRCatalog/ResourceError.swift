@@ -1,3 +1,4 @@
+public import ODRBase
 /// The one error type of ODRResources: a code, a message that says what
 /// happened and what to do, and the path or tag it is about.
 public struct ResourceError: Error, Sendable, CustomStringConvertible {
@@ -55,4 +56,10 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
   }
 
   public var description: String { message }
+}
+
+extension ResourceError: ODRError {
+  public var domain: String { "resources" }
+  public var kind: String { code.rawValue }
+  public var isTransient: Bool { code == .network }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
+import ODRAge
 import ODRKeys
-import ODRTrust
 
 /// `odr identity`: this machine's age identities.
 extension AgeIdentity: KeyringKey {

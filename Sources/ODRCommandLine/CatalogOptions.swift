@@ -6,7 +6,6 @@ import ODRHTTP
 import ODRKeyring
 import ODRResources
 import ODRTransports
-import ODRTrust
 
 /// Where the catalog is: `--catalog` (repeatable: mirrors), else
 /// `$ODR_CATALOG` (comma-separated), else the `catalog` field of `odr.json`

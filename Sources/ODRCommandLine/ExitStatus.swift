@@ -4,9 +4,9 @@ import ODRCI
 import ODRConfiguration
 import ODRKeyring
 import ODRKeys
-import ODRTrust
 import ODRURL
 import ODRCatalog
+import ODRTrust
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,7 @@
 import ArgumentParser
+import ODRAge
 import ODRKeyring
 import ODRKeys
-import ODRTrust
 
 /// Where the age identities that open encrypted secrets tags come from:
 /// `--identity-file`, `$ODR_IDENTITY`, else the keyring (`odr identity`).

@@ -1,4 +1,3 @@
-import ODRTrust
 
 /// A kind of private key odr keeps in the keyring: age identities
 /// (`odr identity`) and signing keys (`odr signing-key`), both managed by

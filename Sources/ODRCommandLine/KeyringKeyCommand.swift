@@ -1,7 +1,6 @@
 import ArgumentParser
 import ODRKeyring
 import ODRKeys
-import ODRTrust
 
 extension ODR {
   /// `odr identity …` and `odr signing-key …`: the same six subcommands

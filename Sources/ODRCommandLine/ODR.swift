@@ -1,4 +1,5 @@
 import ArgumentParser
+import ODRAge
 import ODRCI
 import ODRTrust
 

@@ -3,9 +3,10 @@ import FoundationEssentials
 import ODRCI
 import ODRKeyring
 import ODRKeys
-import ODRTrust
 import ODRCatalog
 import ODRPublishing
+import ODRTrust
+import ODRAge
 #if canImport(Glibc)
 import Glibc
 #endif

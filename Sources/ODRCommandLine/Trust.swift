@@ -3,8 +3,8 @@ import FoundationEssentials
 import ODRBase
 import ODRCatalog
 import ODRConfiguration
-import ODRTrust
 import ODRTrustState
+import ODRTrust
 
 extension ODR {
   /// `odr trust show|reset|adopt`: what this machine trusts for each

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRAge
 import ODRBase
 import ODRCI
 import ODRCatalog

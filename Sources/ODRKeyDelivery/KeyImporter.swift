@@ -1,9 +1,10 @@
 import FoundationEssentials
+public import ODRAge
 import ODRCatalog
 public import ODRKeyring
 public import ODRKeys
 public import ODRResources
-public import ODRTrust
+import ODRTrust
 
 /// The `odr fetch` pipeline (docs/design.md, "Keyring layout"): read the files of the secrets
 /// tags (verified against the catalog, decrypted in memory), parse them,

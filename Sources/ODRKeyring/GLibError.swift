@@ -19,3 +19,4 @@ public struct GLibError: Error, Sendable, CustomStringConvertible {
 
   public var description: String { message }
 }
+

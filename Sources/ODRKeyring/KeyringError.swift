@@ -1,3 +1,4 @@
+public import ODRBase
 /// The one error type of ODRKeyring.
 ///
 /// `message` says what happened and what to do about it. It never contains a
@@ -111,4 +112,10 @@ extension Duration {
     let ms = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"
   }
+}
+
+extension KeyringError: ODRError {
+  public var domain: String { "keyring" }
+  public var kind: String { code.rawValue }
+  public var isTransient: Bool { [.timeout, .locked, .noSessionBus, .noProvider].contains(code) }
 }

@@ -1,3 +1,4 @@
+public import ODRBase
 /// The one error type of ODRKeys. Messages name keys, never their values.
 public struct KeysError: Error, Sendable, CustomStringConvertible {
   /// What kind of failure this is. New codes may be added.
@@ -34,4 +35,10 @@ public struct KeysError: Error, Sendable, CustomStringConvertible {
   }
 
   public var description: String { message }
+}
+
+extension KeysError: ODRError {
+  public var domain: String { "keys" }
+  public var kind: String { code.rawValue }
+  public var isTransient: Bool { code == .interruptedImport }
 }

@@ -1,6 +1,11 @@
 public import FoundationEssentials
 import ODRBase
+import ODRKeyring
+import ODRKeys
+import ODRAge
 import ODRKeyDelivery
+import ODRTransports
+import ODRTrustState
 
 extension APIKeyProvider {
   /// A provider of the keys of `service` whose misses run `odr fetch TAG`

@@ -1,13 +1,40 @@
-// What an app needs, with one import: the provider and its keyring store,
-// APIClient and URLPolicy, the trust types a pinned key needs, and the
-// configuration shared with `odr`.
-@_exported public import ODRBase
-@_exported public import ODRConfiguration
-@_exported public import ODRKeyring
-@_exported public import ODRKeys
-@_exported public import ODRNetworking
-@_exported public import ODRResources
-@_exported public import ODRTransports
-@_exported public import ODRTrust
-@_exported public import ODRTrustState
-@_exported public import ODRCatalog
+// What an app needs, with one import, and nothing of odr's plumbing: the
+// key provider and its stores, APIClient and URLPolicy, the trust types a
+// pinned key needs, the configuration shared with `odr`, on-demand
+// resources, and the errors all of these throw (each an ``ODRError``).
+// Only these names are exported; the modules behind them stay odr's own.
+@_exported public import protocol ODRBase.ODRError
+
+@_exported public import class ODRKeys.APIKeyProvider
+@_exported public import struct ODRKeys.APIKey
+@_exported public import struct ODRKeys.KeyMetadata
+@_exported public import struct ODRKeys.KeysError
+
+@_exported public import protocol ODRKeyring.SecretStore
+@_exported public import struct ODRKeyring.SecretServiceStore
+@_exported public import class ODRKeyring.MemoryStore
+@_exported public import struct ODRKeyring.KeyringError
+
+@_exported public import class ODRNetworking.APIClient
+@_exported public import struct ODRNetworking.APIRequest
+@_exported public import struct ODRNetworking.APIResponse
+@_exported public import struct ODRNetworking.RetryPolicy
+@_exported public import struct ODRNetworking.URLSessionTransport
+@_exported public import enum ODRURL.URLPolicy
+@_exported public import struct ODRURL.URLPolicyError
+@_exported public import struct ODRURL.APIError
+
+@_exported public import struct ODRConfiguration.ODRConfiguration
+@_exported public import struct ODRConfiguration.ConfigurationError
+@_exported public import protocol ODRConfiguration.CatalogTokenSource
+
+@_exported public import struct ODRTrustState.TrustPolicy
+@_exported public import struct ODRTrust.VerifyingKey
+@_exported public import struct ODRTrust.TrustError
+@_exported public import struct ODRAge.AgeIdentity
+
+@_exported public import struct ODRResources.ResourceCatalog
+@_exported public import class ODRResources.ResourceRequest
+@_exported public import struct ODRCatalog.ResourceError
+@_exported public import struct ODRTransports.NetworkLocation
+@_exported public import protocol ODRTransports.BlobTransport

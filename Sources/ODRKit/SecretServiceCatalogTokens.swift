@@ -1,3 +1,6 @@
+import ODRConfiguration
+import ODRKeyring
+
 /// odr.json `"auth"`'s catalog tokens from the Secret Service, as `odr`
 /// reads them: only an item stored as a token for the catalog's origin,
 /// never one of odr's own services.

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import ODRAge
 import ODRCatalog
 import ODRKeys
 public import ODRTrust

@@ -1,7 +1,8 @@
 public import FoundationEssentials
 import Crypto
-import ODRTrust
 public import ODRCatalog
+import ODRTrust
+import ODRAge
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,10 +1,10 @@
 public import FoundationEssentials
 import Crypto
 import ODRBase
-package import ODRTrust
 public import ODRCatalog
 public import ODRTrustState
 public import ODRTransports
+package import ODRTrust
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -417,7 +417,7 @@ public struct ResourceCatalog: Sendable {
     }
     if tag.secrets && tag.encryption == nil {
       return .init(tag: name, category: tag.category.rawValue, outcome: .skipped, bytes: tag.size,
-                   error: "a plaintext secrets tag is never cached; ODRKeys' KeyImporter (odr fetch) imports it", code: nil)
+                   error: "a plaintext secrets tag is never cached; KeyImporter (odr fetch) imports it", code: nil)
     }
     if isInstalled([tag]) {
       return .init(tag: name, category: tag.category.rawValue, outcome: .alreadyOnDisk, bytes: tag.size, error: nil, code: nil)

@@ -29,7 +29,7 @@ public struct CatalogSignature: Sendable {
   }
 
   /// What a signature of `catalog` covers.
-  static func signed(_ catalog: Data, prefixed: Bool) -> Data {
+  package static func signed(_ catalog: Data, prefixed: Bool) -> Data {
     prefixed ? Data(domain.utf8) + catalog : catalog
   }
 

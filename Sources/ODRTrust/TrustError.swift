@@ -1,3 +1,4 @@
+public import ODRBase
 /// The one error type of ODRTrust: signatures, keys and age encryption.
 /// Messages never contain key material or plaintext.
 public struct TrustError: Error, Sendable, CustomStringConvertible {
@@ -5,7 +6,7 @@ public struct TrustError: Error, Sendable, CustomStringConvertible {
   public struct Code: Hashable, Sendable, CustomStringConvertible {
     /// A stable identifier, used in `--json` output.
     public let rawValue: String
-    init(_ rawValue: String) { self.rawValue = rawValue }
+    package init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 
     /// A key, recipient or identity string that is not well formed.
@@ -53,4 +54,10 @@ public struct TrustError: Error, Sendable, CustomStringConvertible {
   }
 
   public var description: String { message }
+}
+
+extension TrustError: ODRError {
+  public var domain: String { "trust" }
+  public var kind: String { code.rawValue }
+  public var isTransient: Bool { false }
 }

@@ -4,7 +4,7 @@ import Crypto
 /// A publisher's Ed25519 public key, written `ed25519:<base64 of 32 bytes>`:
 /// what clients pin (`--trust`) and catalogs list as `signers`.
 public struct VerifyingKey: Sendable, Hashable, Codable, CustomStringConvertible {
-  let raw: [UInt8]
+  package let raw: [UInt8]
 
   /// Parses `ed25519:<base64>`.
   public init(_ string: String) throws {
@@ -18,7 +18,7 @@ public struct VerifyingKey: Sendable, Hashable, Codable, CustomStringConvertible
     self.raw = raw
   }
 
-  init(raw: [UInt8]) {
+  package init(raw: [UInt8]) {
     self.raw = raw
   }
 

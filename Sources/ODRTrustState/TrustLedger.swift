@@ -1,7 +1,7 @@
 import ODRBase
 public import FoundationEssentials
-public import ODRTrust
 package import ODRCatalog
+public import ODRTrust
 #if canImport(Glibc)
 import Glibc
 #endif

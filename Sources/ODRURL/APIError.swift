@@ -1,3 +1,4 @@
+public import ODRBase
 /// Why an `APIClient` request failed. Key values never appear in it: the
 /// client redacts them from every message, URL and body excerpt.
 ///
@@ -59,4 +60,14 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
 
   public var description: String { message }
   public var debugDescription: String { "APIError(\(code.rawValue), \(message))" }
+}
+
+extension APIError: ODRError {
+  public var domain: String { "http" }
+  public var kind: String { code.rawValue }
+  /// A timeout, a dropped connection, or a status the server may answer
+  /// differently later (408, 429, 5xx).
+  public var isTransient: Bool {
+    code == .timeout || code == .transport || (code == .status && (status.map { $0 == 408 || $0 == 429 || $0 >= 500 } ?? false))
+  }
 }

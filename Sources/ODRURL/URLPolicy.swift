@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import ODRBase
 
 /// How URL strings become URLs (docs/hosting.md and docs/design.md, seed 004).
 ///
@@ -50,4 +51,11 @@ public struct URLPolicyError: Error, Sendable, CustomStringConvertible {
   public var description: String {
     "The URL \(URLCheck.shown(input)) is refused under the \(policy.rawValue) policy: \(reason)"
   }
+}
+
+extension URLPolicyError: ODRError {
+  public var domain: String { "url" }
+  public var kind: String { "refused-url" }
+  public var message: String { description }
+  public var isTransient: Bool { false }
 }

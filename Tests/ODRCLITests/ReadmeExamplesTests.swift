@@ -65,8 +65,9 @@ import Testing
         try add("\(folder)/\(name)")
       }
     }
-    // Every module an app reaches through ODRKit.
-    for module in ["ODRKit", "ODRKeys", "ODRNetworking", "ODRConfiguration", "ODRResources", "ODRKeyring", "ODRTrust", "ODRURL", "ODRBase"] {
+    // Every module whose names ODRKit exports (Sources/ODRKit/Exports.swift).
+    for module in ["ODRKit", "ODRKeys", "ODRNetworking", "ODRConfiguration", "ODRResources", "ODRCatalog", "ODRTransports", "ODRKeyring",
+                   "ODRTrust", "ODRTrustState", "ODRAge", "ODRURL", "ODRBase"] {
       for name in try files.contentsOfDirectory(atPath: root.appending(path: "Sources/\(module)").path) where name.hasSuffix(".swift") {
         try add("Sources/\(module)/\(name)", docComments: true)
       }

@@ -1,4 +1,5 @@
 import Foundation
+import ODRAge
 import ODRTesting
 import ODRTrust
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import ODRKit
+import ODRTransports
 import Testing
 import ODRTesting
 

@@ -1,3 +1,4 @@
+import ODRAge
 import ODRKeyring
 import ODRKeys
 import ODRTesting

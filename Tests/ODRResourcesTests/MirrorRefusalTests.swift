@@ -1,4 +1,5 @@
 import Foundation
+import ODRCatalog
 import ODRPublishing
 import ODRResources
 import ODRTesting
@@ -7,7 +8,6 @@ import ODRTrust
 import ODRTrustState
 import Synchronization
 import Testing
-import ODRCatalog
 
 /// A mirror whose catalog is refused — not JSON odr reads (200,000 nested
 /// `[`), or a valid older version — is skipped like a damaged one: the next

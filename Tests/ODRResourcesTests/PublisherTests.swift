@@ -1,4 +1,5 @@
 import Foundation
+import ODRAge
 import ODRCatalog
 import ODRPublishing
 import ODRTesting

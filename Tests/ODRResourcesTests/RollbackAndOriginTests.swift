@@ -3,7 +3,6 @@ import ODRBase
 import ODRCatalog
 import ODRPublishing
 import ODRTesting
-import ODRTrust
 import Testing
 
 /// Issue 37, 4 and 5: publishers cannot roll back by mistake; one Origin

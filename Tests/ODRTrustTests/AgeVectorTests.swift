@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ODRAge
 import ODRTesting
 import ODRTrust
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
+import ODRTesting
 import ODRTrust
 import Testing
-import ODRTesting
 
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct CatalogSignatureTests {
   let catalog = Data(#"{"bundle": "com.example.demo", "version": 3}"#.utf8)

@@ -1,7 +1,8 @@
 import Foundation
+@testable import ODRAge
+@testable import ODRTrust
 import Testing
 
-@testable import ODRTrust
 
 /// The field arithmetic behind ssh-ed25519 recipients, at its own level:
 /// constants against values computed independently (Python's big

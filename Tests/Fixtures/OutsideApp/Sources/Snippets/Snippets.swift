@@ -140,3 +140,18 @@ func kitCatalogTokens() throws {
   configuration.catalogTokens = SecretServiceCatalogTokens(deadline: .seconds(2))
   _ = configuration
 }
+
+// MARK: ODRBase, ODRError
+
+func baseErrors(provider: APIKeyProvider) async throws {
+  var key: String?
+  func log(_ text: String) { print(text) }
+  do {
+    key = try await provider.key("Weather")
+  } catch let error as any ODRError where error.isTransient {
+    // a timeout, a dropped connection, a locked keyring: try again later
+  } catch let error as any ODRError {
+    log("\(error.domain) \(error.kind): \(error.message)")
+  }
+  _ = key
+}

@@ -1,32 +1,33 @@
 import FoundationEssentials
+package import ODRTrust
 
 /// The text header of an age v1 file: stanzas and the MAC line
 /// (age-encryption.org/v1, "Header"), parsed strictly. Every failure here
 /// is a `.ageHeader` error.
-struct AgeHeader {
-  struct Stanza {
-    var type: String
-    var arguments: [String]
-    var body: [UInt8]
+package struct AgeHeader {
+  package struct Stanza {
+    package var type: String
+    package var arguments: [String]
+    package var body: [UInt8]
   }
 
-  static let intro = "age-encryption.org/v1"
-  static let versionPrefix = Array("age-encryption.org/".utf8)
+  package static let intro = "age-encryption.org/v1"
+  package static let versionPrefix = Array("age-encryption.org/".utf8)
   /// The spec sets no limit on a stanza line (plugin and post-quantum
   /// stanzas are long); the whole header is capped instead, at far more
   /// than thousands of recipients need, so a hostile file cannot make odr
   /// scan without end.
-  static let maximumSize = 16 << 20
+  package static let maximumSize = 16 << 20
 
-  var stanzas: [Stanza]
+  package var stanzas: [Stanza]
   /// The header's bytes up to and including `---`: what the MAC covers.
-  var macInput: [UInt8]
-  var mac: [UInt8]
+  package var macInput: [UInt8]
+  package var mac: [UInt8]
   /// Where the payload starts.
-  var payloadOffset: Int
+  package var payloadOffset: Int
 
   /// The header bytes for `stanzas`, up to and including `---`.
-  static func encode(_ stanzas: [Stanza]) -> [UInt8] {
+  package static func encode(_ stanzas: [Stanza]) -> [UInt8] {
     var text = intro + "\n"
     for stanza in stanzas {
       text += "-> " + ([stanza.type] + stanza.arguments).joined(separator: " ") + "\n"
@@ -41,7 +42,7 @@ struct AgeHeader {
   }
 
   /// Parses the header at the start of `file`.
-  init(parsing file: [UInt8]) throws {
+  package init(parsing file: [UInt8]) throws {
     var position = 0
     func line() throws -> String {
       guard let end = file[position...].prefix(Self.maximumSize - position).firstIndex(of: UInt8(ascii: "\n")) else {
@@ -84,7 +85,7 @@ struct AgeHeader {
     }
   }
 
-  static func malformed(_ what: String) -> TrustError {
+  package static func malformed(_ what: String) -> TrustError {
     TrustError(.ageHeader, "The age file's header is malformed: \(what).")
   }
 }
@@ -93,7 +94,7 @@ extension AgeHeader.Stanza {
   /// Checks the shape the spec requires of each native stanza type before
   /// any key is tried, so a malformed stanza is reported as such whoever
   /// opens the file. Unknown types (grease, plugins) are left alone.
-  func validate() throws {
+  package func validate() throws {
     func argument(_ index: Int, bytes: Int) throws {
       guard let value = Base64.decodeUnpadded(arguments[index][...]), value.count == bytes else {
         throw AgeHeader.malformed("a \(type) stanza's argument \(index + 1) is not the canonical base64 of \(bytes) bytes")

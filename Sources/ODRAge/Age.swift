@@ -1,5 +1,6 @@
+package import Crypto
 public import FoundationEssentials
-import Crypto
+import ODRTrust
 
 /// The age v1 file format (age-encryption.org/v1): what the stock `age`
 /// tool reads and writes, with X25519, hybrid post-quantum
@@ -14,7 +15,7 @@ import Crypto
 /// `.noIdentity`, `.ageHeaderMAC`, `.agePayload`, and `.agePassphrase` for a
 /// file encrypted with a passphrase (odr has no passphrase identities).
 public enum Age {
-  static let chunkSize = 64 * 1024
+  package static let chunkSize = 64 * 1024
 
   /// Encrypts `plaintext` to every recipient, with a fresh file key.
   /// Post-quantum recipients may not be mixed with others: the file would
@@ -112,7 +113,7 @@ public enum Age {
 
   /// HKDF-SHA-256 to a 32-byte key: the header MAC key, the payload key and
   /// every stanza's wrap key.
-  static func derive(_ key: [UInt8], salt: [UInt8], info: String) -> SymmetricKey {
+  package static func derive(_ key: [UInt8], salt: [UInt8], info: String) -> SymmetricKey {
     HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: key), salt: salt, info: Array(info.utf8), outputByteCount: 32)
   }
 
@@ -123,7 +124,7 @@ public enum Age {
     return try ChaChaPoly.Nonce(data: nonce)
   }
 
-  static func randomBytes(_ count: Int) -> [UInt8] {
+  package static func randomBytes(_ count: Int) -> [UInt8] {
     var generator = SystemRandomNumberGenerator()
     return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
   }

@@ -1,10 +1,11 @@
 import CGcryptRSA
+import ODRTrust
 
 /// RSA-OAEP with SHA-256 under a label, as age's ssh-rsa stanza uses it
 /// (label `age-encryption.org/v1/ssh-rsa`), by libgcrypt: swift-crypto's
 /// RSA takes no label. Integers are unsigned big-endian.
-enum RSAOAEP {
-  static func encrypt(_ message: [UInt8], modulus: [UInt8], exponent: [UInt8], label: String) throws -> [UInt8] {
+package enum RSAOAEP {
+  package static func encrypt(_ message: [UInt8], modulus: [UInt8], exponent: [UInt8], label: String) throws -> [UInt8] {
     var out = [UInt8](repeating: 0, count: modulus.count)
     var length = out.count
     let label = Array(label.utf8)
@@ -19,7 +20,7 @@ enum RSAOAEP {
   /// A ciphertext longer than the modulus, or not below it as an integer,
   /// is refused here, as Go's `DecryptOAEP` does: libgcrypt aborts the
   /// process on some of them.
-  static func decrypt(_ ciphertext: [UInt8], modulus: [UInt8], exponent: [UInt8], privateExponent: [UInt8], label: String) -> [UInt8]? {
+  package static func decrypt(_ ciphertext: [UInt8], modulus: [UInt8], exponent: [UInt8], privateExponent: [UInt8], label: String) -> [UInt8]? {
     guard isBelow(ciphertext, modulus) else { return nil }
     var out = [UInt8](repeating: 0, count: modulus.count)
     var length = out.count
@@ -30,7 +31,7 @@ enum RSAOAEP {
   }
 
   /// True when the unsigned big-endian integer `a` is less than `b`.
-  static func isBelow(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+  package static func isBelow(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     let a = a.drop { $0 == 0 }, b = b.drop { $0 == 0 }
     guard a.count == b.count else { return a.count < b.count }
     return a.lexicographicallyPrecedes(b)

@@ -1,26 +1,27 @@
+package import Crypto
 import FoundationEssentials
-import Crypto
+import ODRTrust
 
 /// An age recipient: the public half of an ``AgeIdentity``. Packs of
 /// secrets are encrypted to recipients. Three kinds, as age defines them:
 /// X25519 (`age1…`), hybrid post-quantum ML-KEM-768 + X25519
 /// (`age1pq1…`), and SSH keys (`ssh-ed25519 AAAA…`, `ssh-rsa AAAA…`).
 public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
-  enum Kind: Sendable, Hashable {
+  package enum Kind: Sendable, Hashable {
     case x25519([UInt8])
     case mlkem768x25519([UInt8])
     case ssh(SSHKey)
   }
 
-  let kind: Kind
+  package let kind: Kind
 
-  static let pqLabel = "age-encryption.org/mlkem768x25519"
-  static let x25519Label = "age-encryption.org/v1/X25519"
-  static let sshLabel = "age-encryption.org/v1/ssh-ed25519"
-  static let rsaLabel = "age-encryption.org/v1/ssh-rsa"
+  package static let pqLabel = "age-encryption.org/mlkem768x25519"
+  package static let x25519Label = "age-encryption.org/v1/X25519"
+  package static let sshLabel = "age-encryption.org/v1/ssh-ed25519"
+  package static let rsaLabel = "age-encryption.org/v1/ssh-rsa"
   /// X-Wing (ML-KEM-768 + X25519) with HKDF-SHA-256 and ChaCha20-Poly1305,
   /// as the age spec's mlkem768x25519 stanza uses it.
-  static let pqSuite = HPKE.Ciphersuite(kem: .XWingMLKEM768X25519, kdf: .HKDF_SHA256, aead: .chaChaPoly)
+  package static let pqSuite = HPKE.Ciphersuite(kem: .XWingMLKEM768X25519, kdf: .HKDF_SHA256, aead: .chaChaPoly)
 
   /// Parses an `age1…`, `age1pq1…`, `ssh-ed25519 AAAA… [comment]` or
   /// `ssh-rsa AAAA… [comment]` string (surrounding white space ignored).
@@ -63,7 +64,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     return (recipients, withOptions)
   }
 
-  init(kind: Kind) {
+  package init(kind: Kind) {
     self.kind = kind
   }
 
@@ -87,7 +88,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The stanza that wraps `fileKey` to this recipient.
-  func stanza(wrapping fileKey: [UInt8]) throws -> AgeHeader.Stanza {
+  package func stanza(wrapping fileKey: [UInt8]) throws -> AgeHeader.Stanza {
     switch kind {
     case .x25519(let key):
       let (share, shared) = try Self.agree(with: key)
@@ -120,7 +121,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
 
   /// age's ssh-ed25519 tweak: X25519(HKDF(salt: wire key), shared secret),
   /// which binds the wrap to the SSH key, not only its X25519 form.
-  static func tweak(_ shared: [UInt8], for ssh: SSHKey) throws -> [UInt8] {
+  package static func tweak(_ shared: [UInt8], for ssh: SSHKey) throws -> [UInt8] {
     let tweak = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: [UInt8]()), salt: ssh.wire,
                                        info: Array(sshLabel.utf8), outputByteCount: 32)
     let scalar = try tweak.withUnsafeBytes { try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: $0) }
@@ -134,7 +135,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// Opens a stanza body sealed by ``seal(_:with:)``; nil when the key is not the one.
-  static func open(_ body: [UInt8], with key: SymmetricKey) -> [UInt8]? {
+  package static func open(_ body: [UInt8], with key: SymmetricKey) -> [UInt8]? {
     // a stanza this identity cannot open is not for it (age tries the next)
     guard let box = try? ChaChaPoly.SealedBox(nonce: .init(data: [UInt8](repeating: 0, count: 12)),
                                               ciphertext: body.prefix(16), tag: body.suffix(16)),

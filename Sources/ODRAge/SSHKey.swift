@@ -1,12 +1,13 @@
-import FoundationEssentials
 import Crypto
+import FoundationEssentials
+import ODRTrust
 
 /// The SSH key forms age reads for its ssh-ed25519 and ssh-rsa recipient
 /// types: a public key as an authorized_keys line shows it (`ssh-ed25519
 /// AAAA… comment`, the RFC 4253 wire format in base64) and an unencrypted
 /// OpenSSH private key file (`-----BEGIN OPENSSH PRIVATE KEY-----`).
-struct SSHKey: Sendable, Hashable {
-  enum Algorithm: Sendable, Hashable {
+package struct SSHKey: Sendable, Hashable {
+  package enum Algorithm: Sendable, Hashable {
     case ed25519([UInt8])
     /// Unsigned big-endian integers.
     case rsa(modulus: [UInt8], exponent: [UInt8])
@@ -14,16 +15,16 @@ struct SSHKey: Sendable, Hashable {
 
   /// The public key in the SSH wire format: what age hashes for the
   /// stanza's tag (and the ssh-ed25519 tweak).
-  let wire: [UInt8]
-  let algorithm: Algorithm
+  package let wire: [UInt8]
+  package let algorithm: Algorithm
 
-  static let ed25519Type = "ssh-ed25519"
-  static let rsaType = "ssh-rsa"
-  static let privateBegin = "-----BEGIN OPENSSH PRIVATE KEY-----"
-  static let privateEnd = "-----END OPENSSH PRIVATE KEY-----"
+  package static let ed25519Type = "ssh-ed25519"
+  package static let rsaType = "ssh-rsa"
+  package static let privateBegin = "-----BEGIN OPENSSH PRIVATE KEY-----"
+  package static let privateEnd = "-----END OPENSSH PRIVATE KEY-----"
 
   /// A public key line: `ssh-ed25519 <base64> [comment]` or `ssh-rsa …`.
-  init(publicLine text: String) throws {
+  package init(publicLine text: String) throws {
     let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
     guard words.count >= 2, let type = words.first else { throw Self.invalid("expected `ssh-ed25519 AAAA… [comment]`") }
     guard type == Self.ed25519Type || type == Self.rsaType else {
@@ -33,7 +34,7 @@ struct SSHKey: Sendable, Hashable {
     try self.init(wire: wire)
   }
 
-  init(wire: [UInt8]) throws {
+  package init(wire: [UInt8]) throws {
     var reader = SSHReader(wire[...])
     let type = try reader.string()
     // a blob of another shape is the error thrown below
@@ -51,19 +52,19 @@ struct SSHKey: Sendable, Hashable {
     self.wire = wire
   }
 
-  var type: String {
+  package var type: String {
     if case .ed25519 = algorithm { Self.ed25519Type } else { Self.rsaType }
   }
 
   /// The `ssh-ed25519 AAAA…` (or `ssh-rsa AAAA…`) form, without a comment.
-  var publicLine: String { "\(type) \(Data(wire).base64EncodedString())" }
+  package var publicLine: String { "\(type) \(Data(wire).base64EncodedString())" }
 
   /// age's tag for stanzas to this key: the first 4 bytes of SHA-256 of
   /// the wire form, base64.
-  var tag: String { Base64.unpadded(SHA256.hash(data: wire).prefix(4)) }
+  package var tag: String { Base64.unpadded(SHA256.hash(data: wire).prefix(4)) }
 
   /// The X25519 public key of the same secret: u = (1 + y) / (1 − y).
-  func montgomery() throws -> [UInt8] {
+  package func montgomery() throws -> [UInt8] {
     guard case .ed25519(let ed25519) = algorithm else { throw Self.invalid("the key is not an ssh-ed25519 key") }
     let y = Field25519(littleEndian: ed25519)
     let denominator = Field25519.one - y
@@ -72,7 +73,7 @@ struct SSHKey: Sendable, Hashable {
   }
 
   /// The private half of an SSH key, as an OpenSSH key file holds it.
-  enum Secret: Sendable {
+  package enum Secret: Sendable {
     /// The Ed25519 seed (32 bytes).
     case ed25519(seed: [UInt8])
     /// The RSA private exponent, unsigned big-endian.
@@ -81,7 +82,7 @@ struct SSHKey: Sendable, Hashable {
 
   /// Parses an unencrypted OpenSSH private key file holding one
   /// ssh-ed25519 or ssh-rsa key: its public key and its secret.
-  static func privateKey(_ text: String) throws -> (key: SSHKey, secret: Secret) {
+  package static func privateKey(_ text: String) throws -> (key: SSHKey, secret: Secret) {
     let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmed }.filter { !$0.isEmpty }
     guard lines.first == privateBegin, lines.last == privateEnd,
           let body = Data(base64Encoded: lines.dropFirst().dropLast().joined()) else {
@@ -127,30 +128,30 @@ struct SSHKey: Sendable, Hashable {
 }
 
 /// Reads the SSH wire encoding: big-endian uint32 and length-prefixed strings.
-struct SSHReader {
+package struct SSHReader {
   private var bytes: ArraySlice<UInt8>
 
-  init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+  package init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
 
-  var isAtEnd: Bool { bytes.isEmpty }
+  package var isAtEnd: Bool { bytes.isEmpty }
 
-  mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+  package mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
     guard bytes.count >= count else { return nil }
     defer { bytes = bytes.dropFirst(count) }
     return bytes.prefix(count)
   }
 
-  mutating func uint32() throws -> UInt32 {
+  package mutating func uint32() throws -> UInt32 {
     guard let word = take(4) else { throw TrustError(.invalidKey, "The SSH key is truncated.") }
     return word.reduce(0) { $0 << 8 | UInt32($1) }
   }
 
   /// An mpint, as an unsigned big-endian integer without leading zeros.
-  mutating func integer() throws -> [UInt8] {
+  package mutating func integer() throws -> [UInt8] {
     Array(try string().drop(while: { $0 == 0 }))
   }
 
-  mutating func string() throws -> [UInt8] {
+  package mutating func string() throws -> [UInt8] {
     let count = try uint32()
     guard let value = take(Int(count)) else { throw TrustError(.invalidKey, "The SSH key is truncated.") }
     return Array(value)

@@ -1,16 +1,17 @@
+package import ODRTrust
 /// age's ASCII armor: strict PEM (RFC 7468 §3) with the case-sensitive
 /// label "AGE ENCRYPTED FILE". As the spec asks, only white space before
 /// and after the block is tolerated, LF or CRLF line ends, and canonical
 /// padded base64 in 64-column lines.
-enum AgeArmor {
-  static let begin = Array("-----BEGIN AGE ENCRYPTED FILE-----".utf8)
-  static let end = Array("-----END AGE ENCRYPTED FILE-----".utf8)
+package enum AgeArmor {
+  package static let begin = Array("-----BEGIN AGE ENCRYPTED FILE-----".utf8)
+  package static let end = Array("-----END AGE ENCRYPTED FILE-----".utf8)
 
   /// Whether `file` is meant to be armored: it is not a binary age file
   /// and a PEM-like boundary (`-----`) appears in its first KiB. Such a
   /// file is then held to the strict rules, so a damaged armor is
   /// reported as armor.
-  static func isArmored(_ file: [UInt8]) -> Bool {
+  package static func isArmored(_ file: [UInt8]) -> Bool {
     guard !file.starts(with: AgeHeader.versionPrefix) else { return false }
     let head = file.prefix(1024)
     let mark = Array("-----".utf8)
@@ -18,7 +19,7 @@ enum AgeArmor {
   }
 
   /// The binary age file inside the armor.
-  static func decode(_ file: [UInt8]) throws -> [UInt8] {
+  package static func decode(_ file: [UInt8]) throws -> [UInt8] {
     let space: Set<UInt8> = [0x20, 0x09, 0x0D, 0x0A]
     guard let first = file.firstIndex(where: { !space.contains($0) }),
           let last = file.lastIndex(where: { !space.contains($0) }) else { throw failure("the file is empty") }
@@ -39,7 +40,7 @@ enum AgeArmor {
     return bytes
   }
 
-  static func failure(_ what: String) -> TrustError {
+  package static func failure(_ what: String) -> TrustError {
     TrustError(.ageArmor, "The ASCII-armored age file is not strict PEM: \(what).")
   }
 }

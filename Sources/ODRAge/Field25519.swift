@@ -1,12 +1,12 @@
 /// Arithmetic modulo p = 2^255 − 19, just enough to map an Ed25519 public
 /// key to the X25519 key of the same secret (u = (1 + y) / (1 − y)), as
 /// age's ssh-ed25519 recipients do. Public values only: not constant time.
-struct Field25519: Equatable {
+package struct Field25519: Equatable {
   /// Little-endian 64-bit limbs, always reduced below p.
   private var limbs: [UInt64]
 
   private static let p: [UInt64] = [0xffff_ffff_ffff_ffed, .max, .max, 0x7fff_ffff_ffff_ffff]
-  static let one = Field25519(limbs: [1, 0, 0, 0])
+  package static let one = Field25519(limbs: [1, 0, 0, 0])
 
   private init(limbs: [UInt64]) {
     self.limbs = limbs
@@ -15,7 +15,7 @@ struct Field25519: Equatable {
 
   /// A field element from 32 little-endian bytes, the top bit ignored (in
   /// an Ed25519 key it is the sign of x).
-  init(littleEndian bytes: [UInt8]) {
+  package init(littleEndian bytes: [UInt8]) {
     precondition(bytes.count == 32)
     var limbs = (0..<4).map { index in
       bytes[(index * 8)..<(index * 8 + 8)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
@@ -25,13 +25,13 @@ struct Field25519: Equatable {
   }
 
   /// The 32 little-endian bytes.
-  var littleEndianBytes: [UInt8] {
+  package var littleEndianBytes: [UInt8] {
     limbs.flatMap { limb in (0..<8).map { UInt8(truncatingIfNeeded: limb >> ($0 * 8)) } }
   }
 
-  var isZero: Bool { limbs.allSatisfy { $0 == 0 } }
+  package var isZero: Bool { limbs.allSatisfy { $0 == 0 } }
 
-  static func + (a: Self, b: Self) -> Self {
+  package static func + (a: Self, b: Self) -> Self {
     var carry: UInt64 = 0
     var sum = [UInt64](repeating: 0, count: 4)
     for index in 0..<4 {
@@ -43,7 +43,7 @@ struct Field25519: Equatable {
     return Self(limbs: sum)  // both below 2^255: no carry out of the top limb
   }
 
-  static func - (a: Self, b: Self) -> Self {
+  package static func - (a: Self, b: Self) -> Self {
     a + b.negated
   }
 
@@ -51,7 +51,7 @@ struct Field25519: Equatable {
     isZero ? self : Self(limbs: Self.subtract(Self.p, limbs))
   }
 
-  static func * (a: Self, b: Self) -> Self {
+  package static func * (a: Self, b: Self) -> Self {
     var wide = [UInt64](repeating: 0, count: 8)
     for i in 0..<4 {
       var carry: UInt128 = 0
@@ -81,10 +81,10 @@ struct Field25519: Equatable {
   }
 
   /// A small field element.
-  init(_ value: UInt64) { self.init(limbs: [value, 0, 0, 0]) }
+  package init(_ value: UInt64) { self.init(limbs: [value, 0, 0, 0]) }
 
   /// The multiplicative inverse (a^(p−2)); zero stays zero.
-  var inverse: Self {
+  package var inverse: Self {
     var exponent = Self.p
     exponent[0] -= 2
     return power(exponent)
@@ -92,17 +92,17 @@ struct Field25519: Equatable {
 
   /// True when this element has a square root (Euler's criterion:
   /// a^((p−1)/2) is 1, or a is 0).
-  var isSquare: Bool {
+  package var isSquare: Bool {
     let legendre = power([0xffff_ffff_ffff_fff6, .max, .max, 0x3fff_ffff_ffff_ffff])
     return legendre == .one || legendre.isZero
   }
 
   /// Edwards25519's d = −121665 / 121666.
-  static let edwardsD = (Self(0) - Self(121_665)) * Self(121_666).inverse
+  package static let edwardsD = (Self(0) - Self(121_665)) * Self(121_666).inverse
 
   /// True when `y` is the y-coordinate of a point on edwards25519: some x
   /// satisfies −x² + y² = 1 + d·x²·y², that is x² = (y² − 1) / (d·y² + 1).
-  static func isEdwardsY(_ y: Self) -> Bool {
+  package static func isEdwardsY(_ y: Self) -> Bool {
     let y2 = y * y
     return ((y2 - one) * (edwardsD * y2 + one).inverse).isSquare
   }

@@ -1,5 +1,6 @@
+package import Crypto
 import FoundationEssentials
-import Crypto
+import ODRTrust
 
 /// An age identity (private key): X25519 (`AGE-SECRET-KEY-1…`), hybrid
 /// post-quantum ML-KEM-768 + X25519 (`AGE-SECRET-KEY-PQ-1…`), or an
@@ -7,7 +8,7 @@ import Crypto
 ///
 /// Its description never shows the key: use ``secretKeyString`` on purpose.
 public struct AgeIdentity: Sendable, CustomStringConvertible {
-  enum Kind: Sendable {
+  package enum Kind: Sendable {
     case x25519(Curve25519.KeyAgreement.PrivateKey)
     case mlkem768x25519(XWingMLKEM768X25519.PrivateKey, seed: [UInt8])
     /// The SSH key, its X25519 secret (SHA-512 of the seed, first half)
@@ -17,7 +18,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
     case sshRSA(SSHKey, privateExponent: [UInt8], file: String)
   }
 
-  let kind: Kind
+  package let kind: Kind
 
   /// A new random X25519 identity.
   public init() {
@@ -135,7 +136,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
   /// The file key in `stanza` when it is addressed to this identity; nil
   /// when it is not (or does not open). The stanza's shape is already
   /// validated. Throws `.ageHeader` for a share that is a low-order point.
-  func unwrap(_ stanza: AgeHeader.Stanza) throws -> [UInt8]? {
+  package func unwrap(_ stanza: AgeHeader.Stanza) throws -> [UInt8]? {
     switch (kind, stanza.type) {
     case (.x25519(let key), "X25519"):
       let share = Base64.decodeUnpadded(stanza.arguments[0][...]) ?? []

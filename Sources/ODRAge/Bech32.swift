@@ -1,11 +1,11 @@
 /// Bech32 (BIP 173) as age uses it for recipients and identities: the
 /// original checksum (not Bech32m) and no 90-character limit.
-enum Bech32 {
+package enum Bech32 {
   private static let alphabet = Array("qpzry9x8gf2tvdw0s3jn54khce6mua7l".utf8)
   private static let values: [UInt8: UInt8] = Dictionary(uniqueKeysWithValues: alphabet.enumerated().map { ($1, UInt8($0)) })
 
   /// Encodes `data` under the human-readable part `hrp`, lowercase.
-  static func encode(hrp: String, data: [UInt8]) -> String {
+  package static func encode(hrp: String, data: [UInt8]) -> String {
     let hrp = hrp.lowercased()
     let words = convert(data, from: 8, to: 5, pad: true) ?? []
     let checksum = self.checksum(hrp: Array(hrp.utf8), words: words)
@@ -15,7 +15,7 @@ enum Bech32 {
   /// Decodes a Bech32 string: its human-readable part (lowercased) and data.
   /// Nil when the string is mixed-case, has a bad character or checksum, or
   /// its padding is not canonical.
-  static func decode(_ string: String) -> (hrp: String, data: [UInt8])? {
+  package static func decode(_ string: String) -> (hrp: String, data: [UInt8])? {
     let bytes = Array(string.utf8)
     let lower = string.lowercased(), upper = string.uppercased()
     guard string == lower || string == upper, bytes.allSatisfy({ (33...126).contains($0) }) else { return nil }

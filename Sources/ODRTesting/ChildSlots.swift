@@ -45,9 +45,16 @@ actor ChildSlots {
   @TaskLocal static var holdsAll = false
 
   /// Runs `body` holding `slots` (every slot when `slots >= limit`).
-  nonisolated func holding<T: Sendable>(_ slots: Int, _ body: @Sendable () async throws -> T) async rethrows -> T {
+  /// With `$ODR_TEST_TRACE` set to a file, each hold appends a line to it:
+  /// milliseconds waited, milliseconds held, slots, `label` (what ran), so
+  /// a phase's critical path can be read off (docs/performance.md).
+  nonisolated func holding<T: Sendable>(_ slots: Int, label: String = "", _ body: @Sendable () async throws -> T) async rethrows -> T {
     if Self.holdsAll { return try await body() }
+    let clock = ContinuousClock()
+    let asked = clock.now
     await acquire(slots)
+    let got = clock.now
+    defer { Self.trace(waited: got - asked, held: clock.now - got, slots: min(slots, limit), label: label) }
     do {
       let value = slots >= limit ? try await Self.$holdsAll.withValue(true) { try await body() } : try await body()
       await release(slots)
@@ -56,5 +63,17 @@ actor ChildSlots {
       await release(slots)
       throw error
     }
+  }
+
+  private static let traceFile: FileHandle? = ProcessInfo.processInfo.environment["ODR_TEST_TRACE"].flatMap { path in
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
+    return FileHandle(forWritingAtPath: path)
+  }
+  private static let traceLock = NSLock()
+
+  private static func trace(waited: Duration, held: Duration, slots: Int, label: String) {
+    guard let traceFile else { return }
+    func ms(_ duration: Duration) -> Int { Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000) }
+    traceLock.withLock { traceFile.write(Data("\(ms(waited)) \(ms(held)) \(slots) \(label)\n".utf8)) }
   }
 }

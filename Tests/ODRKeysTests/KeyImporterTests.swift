@@ -234,11 +234,19 @@ import Testing
     var (fixture, store) = try makeSUT()
     defer { fixture.remove() }
     _ = try await KeyImporter(catalog: fixture.publish(Self.v1), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
+    // A live process to name as the importer. SIGKILL, not terminate():
+    // a child of this test process inherits its blocked SIGTERM; and its
+    // own output, so it never holds the test runner's pipes open.
     let importer = Process()
     importer.executableURL = URL(filePath: "/bin/sleep")
     importer.arguments = ["60"]
+    importer.standardOutput = FileHandle.nullDevice
+    importer.standardError = FileHandle.nullDevice
     try importer.run()
-    defer { importer.terminate() }
+    defer {
+      kill(importer.processIdentifier, SIGKILL)
+      importer.waitUntilExit()
+    }
     let identity = try #require(ProcessIdentity(pid: importer.processIdentifier))
     let journal = String(decoding: try JSONEncoder().encode(Journal(previous: ["Maps": "m-1", "New": nil], importer: identity)), as: UTF8.self)
     // Nothing marks the import in this reader's state folder (another

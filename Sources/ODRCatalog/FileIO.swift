@@ -110,8 +110,11 @@ package enum FileIO {
 
   /// Writes `data` to a temporary name beside `url`, flushes it, then
   /// renames it over `url`: readers see the old file or the new one.
-  package static func atomicWrite(_ data: Data, to url: URL, mode: mode_t = 0o644) throws {
-    try atomically(to: url, mode: mode) { fd throws in
+  /// `durable: false` skips the two fsyncs, for state a power loss may
+  /// lose without harm (a killed process still leaves the old file or the
+  /// new one: the page cache outlives it).
+  package static func atomicWrite(_ data: Data, to url: URL, mode: mode_t = 0o644, durable: Bool = true) throws {
+    try atomically(to: url, mode: mode, durable: durable) { fd throws in
       try data.withUnsafeBytes { bytes throws in try writeAll(fd, bytes, path: url.path) }
     }
   }
@@ -123,7 +126,7 @@ package enum FileIO {
     }
   }
 
-  private static func atomically(to url: URL, mode: mode_t = 0o644, _ body: (Int32) throws -> Void) throws {
+  private static func atomically(to url: URL, mode: mode_t = 0o644, durable: Bool = true, _ body: (Int32) throws -> Void) throws {
     let folder = url.deletingLastPathComponent()
     let temp = folder.appending(path: ".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
     let fd = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
@@ -132,7 +135,7 @@ package enum FileIO {
     defer { if !installed { unlink(temp.path) } }
     do {
       try body(fd)
-      guard fsync(fd) == 0 else { throw error("Cannot write '\(url.path)'") }
+      guard !durable || fsync(fd) == 0 else { throw error("Cannot write '\(url.path)'") }
     } catch {
       close(fd)
       throw error
@@ -140,7 +143,7 @@ package enum FileIO {
     close(fd)
     guard rename(temp.path, url.path) == 0 else { throw error("Cannot replace '\(url.path)'") }
     installed = true
-    syncDirectory(folder)
+    if durable { syncDirectory(folder) }
   }
 
   /// Makes renames in `folder` durable.

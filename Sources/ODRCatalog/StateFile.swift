@@ -20,12 +20,19 @@ package struct StateFile<Value: Codable>: Sendable {
   package let reset: String
   /// The `flock` file its changes are made under (default: beside it, `.lock` added).
   package let lock: URL
+  /// Whether a write survives a power loss (fsync of the file and its
+  /// folder). False for state that a crash of the machine makes moot:
+  /// leases (every holder is gone after a reboot) and last uses (purge
+  /// order only). Either way a killed process leaves the old value or the
+  /// new one, never a torn file.
+  package let durable: Bool
 
-  package init(url: URL, what: String, reset: String, lock: URL? = nil) {
+  package init(url: URL, what: String, reset: String, lock: URL? = nil, durable: Bool = true) {
     self.url = url
     self.what = what
     self.reset = reset
     self.lock = lock ?? url.deletingLastPathComponent().appending(path: url.lastPathComponent + ".lock")
+    self.durable = durable
   }
 
   /// The value, or nil when there is no file.
@@ -60,14 +67,14 @@ package struct StateFile<Value: Codable>: Sendable {
       var value = try read()
       let before: Data? = if let value { try Self.encode(value) } else { nil }
       let result = try await body(&value)
-      if let value, case let after = try Self.encode(value), after != before { try FileIO.atomicWrite(after, to: url, mode: 0o600) }
+      if let value, case let after = try Self.encode(value), after != before { try FileIO.atomicWrite(after, to: url, mode: 0o600, durable: durable) }
       return result
     }
   }
 
   /// Replaces the file atomically; the caller holds ``lock``.
   package func write(_ value: Value) throws {
-    try FileIO.atomicWrite(try Self.encode(value), to: url, mode: 0o600)
+    try FileIO.atomicWrite(try Self.encode(value), to: url, mode: 0o600, durable: durable)
   }
 
   /// The bytes odr writes for `value`: one encoding for a value, so equal

@@ -41,7 +41,8 @@ public struct PinLedger: Sendable {
 
   init(file: URL, lock: URL, now: @escaping @Sendable () -> Date) {
     state = StateFile(url: file, what: "the pins of this store",
-                      reset: "remove it (the pins in it are dropped: begin the tags again)", lock: lock)
+                      reset: "remove it (the pins in it are dropped: begin the tags again)", lock: lock,
+                      durable: false)  // after a power loss every holder is gone
     self.now = now
   }
 

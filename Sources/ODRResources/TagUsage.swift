@@ -17,7 +17,8 @@ public struct TagUsage: Sendable {
 
   init(file: URL, lock: URL, now: @escaping @Sendable () -> Date) {
     state = StateFile(url: file, what: "the last uses and priorities of this store's tags",
-                      reset: "remove it (last-use times and priorities set with `odr priority` are lost)", lock: lock)
+                      reset: "remove it (last-use times and priorities set with `odr priority` are lost)", lock: lock,
+                      durable: false)  // purge order: a power loss may lose the last change
     self.now = now
   }
 

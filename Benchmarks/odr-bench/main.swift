@@ -78,6 +78,10 @@ let store = try SecretServiceStore(service: service)
 try await store.deleteAll()
 try await store.setValue("k-bench-value", for: "Weather")
 
+// Linked statically (its own linkerSettings), copied beside odr-bench by scripts/build.
+let searchOnce = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+  .deletingLastPathComponent().appending(path: "static/odr-search-once").path
+
 report("odr keyring benchmarks — median of \(runs) runs; odr: \(odrPath)")
 
 // (a) A cold `odr get` process vs `secret-tool lookup` (at least 31
@@ -98,6 +102,18 @@ if wants("a") {
     toolLookup.append(try time("/usr/bin/secret-tool", ["lookup", "service", service, "key", "Weather"]))
   }
   report("(a) cold get:   odr get \(ms(median(odrGet))) \(spread(odrGet))   secret-tool lookup \(ms(median(toolLookup))) \(spread(toolLookup))   ratio \(ratio(median(odrGet), median(toolLookup)))   (target ≤ 1.00×)   [median of \(odrGet.count)]")
+  // The floor: a static Swift program making the same two libsecret
+  // calls (odr-search-once SERVICE KEY), and `odr exec -- true` of that one
+  // key, alternating with `odr get`.
+  var floor: [Duration] = [], gets: [Duration] = [], execs: [Duration] = []
+  let execOne = ["exec", "--no-mask", "--only", "Weather", "--service", service, "--", "true"]
+  try time(searchOnce, [service, "Weather"])
+  for _ in 0..<max(runs, 51) {
+    floor.append(try time(searchOnce, [service, "Weather"]))
+    gets.append(try time(odrPath, ["get", "Weather", "--service", service]))
+    execs.append(try time(odrPath, execOne))
+  }
+  report("(a) cold get vs the static floor (same two libsecret calls): odr get \(ms(median(gets)))   floor \(ms(median(floor)))   ratio \(ratio(median(gets), median(floor)))   (target ≤ 1.10×)   odr exec --only Weather -- true \(ms(median(execs))): get + \(String(format: "%.2f", (median(execs) - median(gets)) / .milliseconds(1))) ms (target ≤ +3 ms)   [alternating, median of \(gets.count)]")
   // Against an earlier build (ODR_BENCH_BASELINE=/path/to/odr), run
   // alternately so both see the same machine: start-up must not regress.
   if let baseline = ProcessInfo.processInfo.environment["ODR_BENCH_BASELINE"] {
@@ -249,9 +265,6 @@ if wants("f") {
     let execArgs = ["exec", "--no-mask", "--service", execService, "--", "true"]
     try time(odrPath, execArgs)
     try time("/usr/bin/env", pairs + ["true"])
-    // Linked statically by scripts/build, beside odr-bench's folder.
-    let searchOnce = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
-      .deletingLastPathComponent().appending(path: "static/odr-search-once").path
     var execTimes: [Duration] = [], envTimes: [Duration] = [], coldSearches: [Duration] = [], searches: [Duration] = []
     for _ in 0..<execRuns {
       execTimes.append(try time(odrPath, execArgs))

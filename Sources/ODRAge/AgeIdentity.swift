@@ -160,7 +160,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
       // a stanza this identity cannot open is not for it (age tries the next)
       guard var opener = try? HPKE.Recipient(privateKey: key, ciphersuite: AgeRecipient.pqSuite,
                                              info: Data(AgeRecipient.pqLabel.utf8), encapsulatedKey: Data(enc)),
-            let fileKey = try? opener.open(stanza.body) else { return nil }  // as above
+            let fileKey = try? opener.open(stanza.body) else { return nil }  // does not open: not for this identity
       return Array(fileKey)
     default:
       return nil

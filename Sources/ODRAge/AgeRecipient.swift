@@ -139,7 +139,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     // a stanza this identity cannot open is not for it (age tries the next)
     guard let box = try? ChaChaPoly.SealedBox(nonce: .init(data: [UInt8](repeating: 0, count: 12)),
                                               ciphertext: body.prefix(16), tag: body.suffix(16)),
-          let fileKey = try? ChaChaPoly.open(box, using: key) else { return nil }  // as above
+          let fileKey = try? ChaChaPoly.open(box, using: key) else { return nil }  // does not open: not for this identity
     return Array(fileKey)
   }
 }

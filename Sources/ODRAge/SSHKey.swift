@@ -42,7 +42,7 @@ package struct SSHKey: Sendable, Hashable {
       // as age does (edwards25519's SetBytes): a key off the curve is refused
       guard Field25519.isEdwardsY(Field25519(littleEndian: key)) else { throw Self.invalid("the ssh-ed25519 key is not a point of Ed25519") }
       algorithm = .ed25519(key)
-    } else if type == Array(Self.rsaType.utf8), let exponent = try? reader.integer(), let modulus = try? reader.integer(), reader.isAtEnd {  // as above
+    } else if type == Array(Self.rsaType.utf8), let exponent = try? reader.integer(), let modulus = try? reader.integer(), reader.isAtEnd {  // another shape: the error below
       // age refuses RSA keys shorter than 2048 bits, and so does odr.
       guard modulus.count >= 256, !exponent.isEmpty else { throw Self.invalid("ssh-rsa keys must have at least 2048 bits") }
       algorithm = .rsa(modulus: modulus, exponent: exponent)

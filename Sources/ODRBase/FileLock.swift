@@ -8,9 +8,11 @@ import Glibc
 /// releases it when a holder dies. Locks taken through two `FileLock`s in
 /// one process exclude each other too (each opens the file anew).
 ///
-/// Waiting never polls and never holds a cooperative thread: a lock that is
-/// not free at once is waited for by a blocking `flock` on a thread of its
-/// own, which resumes the waiting task. Exclusive waiters are not starved
+/// Waiting never polls. The async methods never hold a cooperative thread:
+/// a lock that is not free at once is waited for by a blocking `flock` on a
+/// thread of its own, which resumes the waiting task. The synchronous ones
+/// (`…Now`) block their caller: call them from a thread of their own
+/// (``BlockingThread``), never from a task. Exclusive waiters are not starved
 /// by a stream of shared holders: a turnstile file beside the lock
 /// (`<name>.gate`) is held exclusively by whoever waits for the lock
 /// exclusively, and passed (taken shared and let go) by every shared locker

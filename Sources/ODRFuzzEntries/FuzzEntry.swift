@@ -39,8 +39,13 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
   /// `odr inject` templates.
   case template
 
-  /// Runs this entry on `bytes`. (Every `try?` here drops a refusal: the
-  /// expected answer to most inputs; only a crash is a finding.)
+  /// What `body` returns, or nil when it refuses the input: the expected
+  /// answer to most fuzz inputs (only a crash is a finding).
+  private func refusedOrValue<T>(_ body: () throws -> T) -> T? {
+    try? body()  // a refusal is an answer, not a finding
+  }
+
+  /// Runs this entry on `bytes`.
   package func run(_ bytes: [UInt8]) {
     let data = Data(bytes)
     switch self {
@@ -48,35 +53,33 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
       let checked = Result { try JSONReader.check(bytes, limit: 1 << 20) }
       let keys = Result { try JSONReader.keys(of: bytes, limit: 1 << 20) }
       // The outline reads exactly the documents the check reads.
-      let (checkedOK, keysOK) = ((try? checked.get()) != nil, (try? keys.get()) != nil)
+      let (checkedOK, keysOK) = (refusedOrValue(checked.get) != nil, refusedOrValue(keys.get) != nil)
       precondition(checkedOK == keysOK, "check and keys(of:) disagree")
     case .catalog:
-      let header = try? CatalogHeader.read(data)  // a refusal: see above
-      if let catalog = try? Catalog.decode(data) {  // a refusal: see above
+      let header = refusedOrValue { try CatalogHeader.read(data) }
+      if let catalog = refusedOrValue({ try Catalog.decode(data) }) {
         // What the decision reads is what the decoder reads.
         precondition(header?.bundle == catalog.bundle && header?.version == catalog.version
                        && header?.signers == catalog.signers && header?.handovers == catalog.handovers, "header and catalog disagree")
       }
     case .signatureLines:
-      guard let signature = try? CatalogSignature(parsing: data) else { return }  // a refusal: see above
+      guard let signature = refusedOrValue({ try CatalogSignature(parsing: data) }) else { return }
       _ = signature.validSigners(of: Self.signedCatalog, prefixed: true)
       _ = signature.validSigners(of: Self.signedCatalog, prefixed: false)
     case .handover:
-      guard let header = try? CatalogHeader.read(data) else { return }  // a refusal: see above
-      try? Handover.verify(  // a refusal: see above
-        header.handovers ?? [], bundle: header.bundle, upTo: header.version)
+      guard let header = refusedOrValue({ try CatalogHeader.read(data) }) else { return }
+      refusedOrValue { try Handover.verify(header.handovers ?? [], bundle: header.bundle, upTo: header.version) }
       _ = Handover.reach(header.handovers ?? [], from: Set(header.signers ?? []))
     case .documents:
       guard let first = bytes.first else { return }
       let rest = Array(bytes.dropFirst())
       switch first % 3 {
-      // a refusal: see above
-      case 0: _ = try? ProjectFile.parse(rest, file: "odr.json")
-      case 1: _ = try? PublisherManifest.decode(Data(rest))
-      default: _ = try? APIKeysDocument.parse(Data(rest))
+      case 0: _ = refusedOrValue { try ProjectFile.parse(rest, file: "odr.json") }
+      case 1: _ = refusedOrValue { try PublisherManifest.decode(Data(rest)) }
+      default: _ = refusedOrValue { try APIKeysDocument.parse(Data(rest)) }
       }
     case .ageFile:
-      _ = try? Age.decrypt(data, identities: [Self.identity])  // a refusal: see above
+      _ = refusedOrValue { try Age.decrypt(data, identities: [Self.identity]) }
     case .sshKeys, .recipientsFile:
       guard let first = bytes.first else { return }
       let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
@@ -85,11 +88,11 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
       case (.recipientsFile, 0): { _ = try AgeRecipient.parseFile(text) }
       default: { _ = try AgeIdentity.parseFile(text) }
       }
-      try? read()  // a refusal: see above
+      refusedOrValue(read)
     case .dotenv:
-      _ = try? DotenvFile(path: "fuzz.env", text: String(decoding: bytes, as: UTF8.self))  // a refusal: see above
+      _ = refusedOrValue { try DotenvFile(path: "fuzz.env", text: String(decoding: bytes, as: UTF8.self)) }
     case .template:
-      _ = try? SecretTemplate(path: "fuzz.tmpl", text: String(decoding: bytes, as: UTF8.self))  // a refusal: see above
+      _ = refusedOrValue { try SecretTemplate(path: "fuzz.tmpl", text: String(decoding: bytes, as: UTF8.self)) }
     }
   }
 

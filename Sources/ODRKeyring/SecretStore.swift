@@ -31,12 +31,14 @@ public protocol SecretStore: Sendable {
   /// first lookup names the value it found as the previous one).
   func valueAndJournal(for name: String) async throws -> (value: String?, journal: String?)
 
-  /// The values of many keys in one round trip. `names == nil` means every
-  /// key of the service. Missing names are absent from the result.
+  /// The values of many keys: one search of the service, or (Secret
+  /// Service) one lookup per name for up to eight names, which is cheaper.
+  /// `names == nil` means every key of the service. Missing names are
+  /// absent from the result.
   func values(for names: Set<String>?) async throws -> [String: String]
 
   /// Every key's value and odr's records (``KeyringInput/metadataName``,
-  /// ``KeyringInput/journalName``), in one round trip where the backend allows.
+  /// ``KeyringInput/journalName``), in one search where the backend allows.
   func valuesAndRecords() async throws -> [String: String]
 
   /// Deletes the value stored under `name`. Returns false when there was none.

@@ -112,7 +112,7 @@ public struct ImportTransaction: Sendable {
     } catch let error as KeyringError where [.timeout, .noProvider, .noSessionBus].contains(error.code) {
       // The keyring stopped answering: each restore would wait for it too.
       // Stop now; the journal lets the next reader put the values back.
-      throw KeyringError(error.code, "\(error.message) The import stopped after \(done.count) of \(changes.count) changes; the previous values are kept in the keyring's journal and are put back by the next `odr fetch`, `odr exec` or `odr env` once the keyring answers.")
+      throw KeyringError(error.code, "\(error.message) The import stopped after \(done.count) of \(changes.count) changes; the previous values are kept in the keyring's journal: readers (`odr get`, `exec`, `env`, apps) see them, and the next `odr fetch` or `odr doctor --repair` puts them back once the keyring answers.")
     } catch {
       let unrestored = await restore(done, to: before)
       guard unrestored.isEmpty else {

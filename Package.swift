@@ -97,7 +97,7 @@ let package = Package(
     ),
     .target(
       name: "ODRAge",
-      dependencies: ["ODRTrust", "CGcryptRSA", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["CGcryptRSA", "ODRBase", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -127,7 +127,7 @@ let package = Package(
     ),
     .target(
       name: "ODRKeyDelivery",
-      dependencies: ["ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRResources", "ODRTrust"],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRResources", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -185,7 +185,7 @@ let package = Package(
     .target(name: "CGcryptRSA", linkerSettings: [.linkedLibrary("gcrypt")]),
     .target(
       name: "ODRCI",
-      dependencies: ["ODRKeys", "CHardening", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["CHardening", "ODRBase", "ODRKeyring", "ODRKeys", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -220,13 +220,14 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-http",
-      dependencies: ["ODRCommandLine", "ODRNetworking", "ODRKeys", "ODRURL", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRBase", "ODRCommandLine", "ODRKeys", "ODRNetworking", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings,
       linkerSettings: staticRuntime(networking)
     ),
     .target(
       name: "ODRTesting",
       dependencies: [
+        "ODRBase",
         "ODRCommandLine",
         .product(name: "Subprocess", package: "swift-subprocess", condition: tools),
         .product(name: "Hummingbird", package: "hummingbird", condition: tools),

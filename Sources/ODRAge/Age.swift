@@ -1,4 +1,5 @@
 package import Crypto
+import ODRBase
 public import FoundationEssentials
 import ODRTrust
 
@@ -87,7 +88,7 @@ public enum Age {
       let box = try ChaChaPoly.SealedBox(nonce: chunkNonce(counter, last: last),
                                          ciphertext: payload[offset..<(end - 16)], tag: payload[(end - 16)..<end])
       // a chunk that does not open is the error thrown below
-      guard let chunk = try? ChaChaPoly.open(box, using: key) else {
+      guard let chunk = dropping(.isTheAnswer, { try ChaChaPoly.open(box, using: key) }) else {
         throw payloadFailure(last ? "chunk \(counter) does not authenticate as the final chunk" : "chunk \(counter) does not authenticate")
       }
       if last && chunk.isEmpty && counter > 0 { throw payloadFailure("the final chunk is empty") }

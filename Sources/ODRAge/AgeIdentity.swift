@@ -1,4 +1,5 @@
 package import Crypto
+import ODRBase
 import FoundationEssentials
 import ODRTrust
 
@@ -58,7 +59,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
     switch hrp {
     case "age-secret-key-":
       // not a key: the error thrown
-      guard let key = try? Curve25519.KeyAgreement.PrivateKey(rawRepresentation: data) else { throw Self.invalid }
+      guard let key = dropping(.isTheAnswer, { try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: data) }) else { throw Self.invalid }
       self.init(kind: .x25519(key))
     case "age-secret-key-pq-":
       try self.init(pqSeed: data)
@@ -81,7 +82,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
       let line = raw.hasSuffix("\r") ? raw.dropLast() : raw
       if line.isEmpty || line.hasPrefix("#") { continue }
       // not an identity: the error thrown below names the line
-      guard line == line.trimmed[...], let identity = try? AgeIdentity(String(line)) else {
+      guard line == line.trimmed[...], let identity = dropping(.isTheAnswer, { try AgeIdentity(String(line)) }) else {
         throw TrustError(.invalidKey, "Line \(number + 1) is not an age identity (AGE-SECRET-KEY-1… or AGE-SECRET-KEY-PQ-1…, upper case, at the start of the line); identity files hold one per line, with # comments, as age-keygen writes them.")
       }
       identities.append(identity)
@@ -158,9 +159,9 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
       // one makes the shared secret all zero, which age refuses.
       _ = try Self.agree(Curve25519.KeyAgreement.PrivateKey(), Array(enc.suffix(32)))
       // a stanza this identity cannot open is not for it (age tries the next)
-      guard var opener = try? HPKE.Recipient(privateKey: key, ciphersuite: AgeRecipient.pqSuite,
-                                             info: Data(AgeRecipient.pqLabel.utf8), encapsulatedKey: Data(enc)),
-            let fileKey = try? opener.open(stanza.body) else { return nil }  // does not open: not for this identity
+      guard var opener = dropping(.isTheAnswer, { try HPKE.Recipient(privateKey: key, ciphersuite: AgeRecipient.pqSuite,
+                                             info: Data(AgeRecipient.pqLabel.utf8), encapsulatedKey: Data(enc)) }),
+            let fileKey = dropping(.isTheAnswer, { try opener.open(stanza.body) }) else { return nil }  // does not open: not for this identity
       return Array(fileKey)
     default:
       return nil
@@ -170,8 +171,8 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
   /// X25519 with `share`, refusing the all-zero result of a low-order point.
   private static func agree(_ key: Curve25519.KeyAgreement.PrivateKey, _ share: [UInt8]) throws -> [UInt8] {
     // a stanza this identity cannot open is not for it (age tries the next)
-    guard let peer = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: share),
-          let shared = try? key.sharedSecretFromKeyAgreement(with: peer),
+    guard let peer = dropping(.isTheAnswer, { try Curve25519.KeyAgreement.PublicKey(rawRepresentation: share) }),
+          let shared = dropping(.isTheAnswer, { try key.sharedSecretFromKeyAgreement(with: peer) }),
           !shared.withUnsafeBytes({ $0.allSatisfy { $0 == 0 } }) else {
       throw AgeHeader.malformed("a stanza's X25519 share is a low-order point")
     }

@@ -1,4 +1,5 @@
 package import Crypto
+import ODRBase
 import FoundationEssentials
 import ODRTrust
 
@@ -36,7 +37,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     case "age" where data.count == 32:
       kind = .x25519(data)
     // a validity probe: not a key falls to the error below
-    case "age1pq" where (try? XWingMLKEM768X25519.PublicKey(rawRepresentation: data)) != nil:
+    case "age1pq" where (dropping(.isTheAnswer, { try XWingMLKEM768X25519.PublicKey(rawRepresentation: data) })) != nil:
       kind = .mlkem768x25519(data)
     default:
       throw Self.invalid(text)
@@ -137,9 +138,9 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   /// Opens a stanza body sealed by ``seal(_:with:)``; nil when the key is not the one.
   package static func open(_ body: [UInt8], with key: SymmetricKey) -> [UInt8]? {
     // a stanza this identity cannot open is not for it (age tries the next)
-    guard let box = try? ChaChaPoly.SealedBox(nonce: .init(data: [UInt8](repeating: 0, count: 12)),
-                                              ciphertext: body.prefix(16), tag: body.suffix(16)),
-          let fileKey = try? ChaChaPoly.open(box, using: key) else { return nil }  // does not open: not for this identity
+    guard let box = dropping(.isTheAnswer, { try ChaChaPoly.SealedBox(nonce: .init(data: [UInt8](repeating: 0, count: 12)),
+                                              ciphertext: body.prefix(16), tag: body.suffix(16)) }),
+          let fileKey = dropping(.isTheAnswer, { try ChaChaPoly.open(box, using: key) }) else { return nil }  // does not open: not for this identity
     return Array(fileKey)
   }
 }

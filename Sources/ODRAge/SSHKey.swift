@@ -1,4 +1,5 @@
 import Crypto
+import ODRBase
 import FoundationEssentials
 import ODRTrust
 
@@ -38,11 +39,11 @@ package struct SSHKey: Sendable, Hashable {
     var reader = SSHReader(wire[...])
     let type = try reader.string()
     // a blob of another shape is the error thrown below
-    if type == Array(Self.ed25519Type.utf8), let key = try? reader.string(), key.count == 32, reader.isAtEnd {
+    if type == Array(Self.ed25519Type.utf8), let key = dropping(.isTheAnswer, { try reader.string() }), key.count == 32, reader.isAtEnd {
       // as age does (edwards25519's SetBytes): a key off the curve is refused
       guard Field25519.isEdwardsY(Field25519(littleEndian: key)) else { throw Self.invalid("the ssh-ed25519 key is not a point of Ed25519") }
       algorithm = .ed25519(key)
-    } else if type == Array(Self.rsaType.utf8), let exponent = try? reader.integer(), let modulus = try? reader.integer(), reader.isAtEnd {  // another shape: the error below
+    } else if type == Array(Self.rsaType.utf8), let exponent = dropping(.isTheAnswer, { try reader.integer() }), let modulus = dropping(.isTheAnswer, { try reader.integer() }), reader.isAtEnd {  // another shape: the error below
       // age refuses RSA keys shorter than 2048 bits, and so does odr.
       guard modulus.count >= 256, !exponent.isEmpty else { throw Self.invalid("ssh-rsa keys must have at least 2048 bits") }
       algorithm = .rsa(modulus: modulus, exponent: exponent)
@@ -107,7 +108,7 @@ package struct SSHKey: Sendable, Hashable {
       guard pair.count == 64, Array(pair.suffix(32)) == ed25519 else { throw invalidPrivate("its Ed25519 key is malformed") }
       let seed = Array(pair.prefix(32))
       // not a key: the error thrown below
-      guard let signing = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed),
+      guard let signing = dropping(.isTheAnswer, { try Curve25519.Signing.PrivateKey(rawRepresentation: seed) }),
             Array(signing.publicKey.rawRepresentation) == ed25519 else { throw invalidPrivate("its private key does not match its public key") }
       return (key, .ed25519(seed: seed))
     case .rsa(let modulus, let exponent):

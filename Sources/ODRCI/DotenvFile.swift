@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRBase
 import ODRKeys
 
 /// A dotenv file, read the way python-dotenv reads one, strictly: every
@@ -113,7 +114,7 @@ public struct DotenvFile: Sendable {
         let (text, quoted) = try value()
         try endLine(afterQuote: quoted)
         // a value that is not an odr:// reference is a plain value
-        if let reference = try? SecretReference(text) {
+        if let reference = dropping(.isTheAnswer, { try SecretReference(text) }) {
           entries.append(Entry(name: name, value: .reference(reference), place: valuePlace))
         } else {
           entries.append(Entry(name: name, value: .plain(text), place: valuePlace))

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRBase
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -68,7 +69,7 @@ public enum EnvFormat: String, Sendable, CaseIterable {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
       // encoding a dictionary of strings cannot fail
-      let data = (try? encoder.encode(object)) ?? Data("{}".utf8)
+      let data = (dropping(.cannotFail) { try encoder.encode(object) }) ?? Data("{}".utf8)
       return Rendered(stdout: String(decoding: data, as: UTF8.self) + "\n", githubEnv: nil)
     case .github, .githubOutput:
       var masks = ""

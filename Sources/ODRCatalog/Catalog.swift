@@ -142,7 +142,7 @@ public struct Catalog: Codable, Sendable, Equatable {
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     encoder.dateEncodingStrategy = .iso8601
     // Encoding plain value types cannot fail.
-    return (try? encoder.encode(self)) ?? Data()
+    return (dropping(.cannotFail) { try encoder.encode(self) }) ?? Data()
   }
 
   /// Checks every rule a client relies on before it writes anything:

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ODRBase
 import FoundationEssentials
 import ODRCatalog
 import ODRResources
@@ -68,7 +69,7 @@ extension ODR {
           throw ResourceError(.notFound, "Not all of \(tags.joined(separator: ", ")) is on disk; `odr begin \(tags.joined(separator: " "))` downloads it.")
         }
         // purge order only: never fails the pin just taken
-        try? await resources.store.usage.touch(tags)
+        await droppingAsync(.bestEffort) { try await resources.store.usage.touch(tags) }
       } else {
         let bar = ProgressBar(tags: tags, quiet: quiet, context)
         do {
@@ -123,7 +124,7 @@ extension ODR {
       let ended = tags.filter { !unpinned.contains($0) }
       guard !quiet, !ended.isEmpty else { return }
       // for the message only: the pins were ended above
-      let leases = (try? resources.store.pins.leases()) ?? []
+      let leases = (dropping(.messageOnly) { try resources.store.pins.leases() }) ?? []
       let left = ended.map { tag in
         let count = leases.filter { $0.tag == tag }.count
         return "\(tag) (\(count == 0 ? "no pin left: purge may remove it" : "\(count) pin\(count == 1 ? "" : "s") left"))"

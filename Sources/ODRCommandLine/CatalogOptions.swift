@@ -87,7 +87,7 @@ struct CatalogOptions: ParsableArguments {
     let configuration = try configuration(context)
     let urls = try configuration.requireLocations()
     // no usable kept copy: load from the source, which reports what is wrong
-    guard !offline, !urls.allSatisfy(\.isFileURL), var resources = try? ResourceCatalog.loadKept(from: urls[0], cacheHome: configuration.folders.cacheHome, trust: configuration.trust) else {
+    guard !offline, !urls.allSatisfy(\.isFileURL), var resources = dropping(.isTheAnswer, { try ResourceCatalog.loadKept(from: urls[0], cacheHome: configuration.folders.cacheHome, trust: configuration.trust) }) else {
       return try await load(context)
     }
     resources.budget = configuration.maxSize

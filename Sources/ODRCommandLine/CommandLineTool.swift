@@ -1,4 +1,5 @@
 import ArgumentParser
+import ODRBase
 import FoundationEssentials
 import CHardening
 import ODRCI
@@ -31,7 +32,7 @@ public enum CommandLineTool {
       // `odr exec` starts every CI step: parse it alone, not the whole
       // command tree (about 2 ms less). Help and usage errors go through
       // the root below, so they read `odr exec`.
-      if arguments.first == "exec", let exec = try? ODR.Exec.parse(Array(arguments.dropFirst())) {
+      if arguments.first == "exec", let exec = dropping(.isTheAnswer, { try ODR.Exec.parse(Array(arguments.dropFirst())) }) {
         try await exec.run(context)
         try context.output.finish()
         return 0

@@ -27,7 +27,7 @@ enum Completions {
     // commands, whatever a catalog on disk names as its bundle.
     guard let service = value(of: "--service", in: words) ?? context.variable("ODR_SERVICE") ?? catalogBundle(),
           // completion never fails loudly: an invalid service offers no names
-          (try? KeyringInput.validate(keyService: service)) != nil
+          (dropping(.bestEffort) { try KeyringInput.validate(keyService: service) }) != nil
     else { return [] }
     return names(in: service, startingWith: prefix)
   }
@@ -49,8 +49,8 @@ enum Completions {
   /// keyring does not answer within the deadline (completion never fails loudly).
   private static func names(in service: String, startingWith prefix: String) -> [String] {
     // completion never fails loudly: a silent keyring offers no names
-    guard let store = try? context.keyring(service, deadline) as? SecretServiceStore,
-          let names = try? store.namesBlocking()
+    guard let store = dropping(.bestEffort, { try context.keyring(service, deadline) as? SecretServiceStore }),
+          let names = dropping(.isTheAnswer, { try store.namesBlocking() })
     else { return [] }
     return offerable(names, startingWith: prefix)
   }
@@ -62,7 +62,7 @@ enum Completions {
   static func offerable(_ names: [String], startingWith prefix: String) -> [String] {
     names.filter { name in
       // a name outside odr's rules is simply not offered
-      name.hasPrefix(prefix) && (try? KeyringInput.validate(userKeyName: name)) != nil
+      name.hasPrefix(prefix) && (dropping(.isTheAnswer) { try KeyringInput.validate(userKeyName: name) }) != nil
     }
   }
 
@@ -76,18 +76,18 @@ enum Completions {
   private static func tagCatalogs(_ words: [String]) -> [Catalog] {
     let typed = words.indices.filter { words[$0] == "--catalog" && words.indices.contains($0 + 1) }.map { words[$0 + 1] }
     // Completion must not fail loudly: no configuration, no names.
-    guard let configuration = try? CatalogOptions.discover(context, .init(catalog: typed)),
+    guard let configuration = dropping(.isTheAnswer, { try CatalogOptions.discover(context, .init(catalog: typed)) }),
           // completion never fails loudly: no catalog, no tags
-          let locations = try? configuration.requireLocations()
+          let locations = dropping(.bestEffort, { try configuration.requireLocations() })
     else { return [] }
     return locations.compactMap { location in
       if location.isFileURL {
         let file = location.hasDirectoryPath || !location.path.hasSuffix(".json") ? location.appending(path: "catalog.json") : location
         // An unreadable or foreign file offers no tags.
-        return (try? Data(contentsOf: file)).flatMap { try? Catalog.decode($0) }
+        return (dropping(.isTheAnswer) { try Data(contentsOf: file) }).flatMap { data in dropping(.isTheAnswer) { try Catalog.decode(data) } }
       }
       // Nothing kept yet: no tags until the first online load.
-      return (try? ResourceCatalog.loadKept(from: location, cacheHome: configuration.folders.cacheHome))?.catalog
+      return (dropping(.isTheAnswer) { try ResourceCatalog.loadKept(from: location, cacheHome: configuration.folders.cacheHome) })?.catalog
     }
   }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ODRBase
 import ODRCI
 import ODRConfiguration
 import ODRKeyDelivery
@@ -53,7 +54,7 @@ struct KeySourceOptions: ParsableArguments {
     var current = keyring.service ?? context.variable("ODR_SERVICE")
     if current == nil, references.contains(where: { $0.service == nil }) {
       // no catalog on disk: no default service, and a reference without one says so
-      current = try? await catalog.loadFromDisk(context).catalog.bundle
+      current = await droppingAsync(.isTheAnswer) { try await catalog.loadFromDisk(context).catalog.bundle }
     }
     return try await SecretReference.resolve(references, defaultService: current, keys: { service in
       try await keyring.makeStore(service: service, context).keys()

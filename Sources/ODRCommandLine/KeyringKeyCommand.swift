@@ -1,4 +1,5 @@
 import ArgumentParser
+import ODRBase
 import ODRKeyring
 import ODRKeys
 
@@ -81,7 +82,7 @@ extension ODR {
         let items = try await keyring(context).store.values(for: nil)
         context.output.write(items.sorted { $0.key < $1.key }.map { name, secret in
           // a damaged item is listed as unreadable, not hidden
-          "\(name)\t\((try? Key(secret))?.publicText ?? Key.texts.unreadable)\n"
+          "\(name)\t\(dropping(.isTheAnswer) { try Key(secret) }?.publicText ?? Key.texts.unreadable)\n"
         }.joined())
       }
     }

@@ -49,7 +49,7 @@ public struct ProjectFile: Decodable, Sendable {
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
     // a string, else a list: decoding the list reports the error
-    if let one = try? container.decodeIfPresent(String.self, forKey: .catalog) {
+    if let one = dropping(.isTheAnswer, { try container.decodeIfPresent(String.self, forKey: .catalog) }) {
       catalog = [one]
     } else {
       catalog = try container.decodeIfPresent([String].self, forKey: .catalog)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRBase
 import NIOCore
 import ODRCatalog
 import SystemPackage
@@ -37,13 +38,13 @@ struct FileChunks: AsyncSequence, Sendable {
       }
       if let failure {
         // a read-only descriptor: closing it cannot lose data
-        try? descriptor.close()
+        dropping(.cleanup) { try descriptor.close() }
         throw ResourceError(.io, "Cannot read '\(path)': \(failure).")
       }
       if count == 0 {
         finished = true
         // a read-only descriptor: closing it cannot lose data
-        try? descriptor.close()
+        dropping(.cleanup) { try descriptor.close() }
         return nil
       }
       return buffer

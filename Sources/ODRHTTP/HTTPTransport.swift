@@ -239,7 +239,7 @@ public struct HTTPTransport: BlobTransport {
     guard !(200..<300).contains(code) else { return }
     var excerpt = ""
     // an excerpt for the error message only; the status is the error
-    if let body = try? await response.body.collect(upTo: 8192) { excerpt = String(buffer: body) }
+    if let body = await droppingAsync(.messageOnly, { try await response.body.collect(upTo: 8192) }) { excerpt = String(buffer: body) }
     throw HTTPStatusCheck.failure(code, excerpt: excerpt, url: url, credential: credential, secrets: secrets)
   }
 

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRBase
 public import ODRAge
 import ODRCatalog
 public import ODRKeyring
@@ -105,7 +106,7 @@ public struct KeyImporter: Sendable {
   private func removedRecipient(_ error: KeysError, tag: String) async -> KeysError {
     // The metadata record exists only after an `odr fetch` imported keys; a
     // keyring that cannot be read now keeps the general advice.
-    guard let imported = try? await store.values(for: [KeyringInput.metadataName]), !imported.isEmpty else { return error }
+    guard let imported = await droppingAsync(.isTheAnswer, { try await store.values(for: [KeyringInput.metadataName]) }), !imported.isEmpty else { return error }
     let bundle = catalog.catalog.bundle
     return KeysError(.notRecipient, "\(tag) (catalog version \(catalog.catalog.version) of \(bundle)) is no longer encrypted to this machine: it holds keys an earlier fetch imported, so the publisher has most likely removed its recipient. The keys it holds stay in the keyring (`odr delete --all --service \(bundle)` removes them; expect them to be rotated). If this machine should still read \(tag), ask the publisher to add its recipient back (`odr identity recipient NAME` prints it).")
   }

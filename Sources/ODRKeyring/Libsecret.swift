@@ -1,5 +1,6 @@
 internal import CLibsecret
 import Dispatch
+import ODRBase
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -59,7 +60,7 @@ final class Libsecret: Sendable {
       // itself; a prompt left unanswered ends in the deadline too.
       let check = Session(cancellable: Cancellable(deadline: .milliseconds(500)), deadline: .milliseconds(500))
       // a failed check leaves the unanswered prompt's own error
-      if (try? check.lockedCollection()) != nil { throw KeyringError.promptUnanswered(deadline) }
+      if (dropping(.isTheAnswer, { try check.lockedCollection() })) != nil { throw KeyringError.promptUnanswered(deadline) }
       throw error
     } catch let error as KeyringError where error.code == .locked && askingToUnlock {
       // A desktop session: ask it to unlock (it prompts the user), once,
@@ -228,7 +229,7 @@ struct Session {
       var error: UnsafeMutablePointer<GError>?
       if locked?.pointee != nil {
         // naming the locked collection is best effort; the lock is reported either way
-        throw (try? lockedCollection(holding: strings(locked))).flatMap { $0.map { KeyringError.locked($0.label, path: $0.path) } }
+        throw (dropping(.bestEffort) { try lockedCollection(holding: strings(locked)) }).flatMap { $0.map { KeyringError.locked($0.label, path: $0.path) } }
           ?? KeyringError(.failed, "The Secret Service reported a locked item but no locked collection.")
       }
       let paths = strings(unlocked)
@@ -356,8 +357,8 @@ struct Session {
   /// locked items that match them count too.
   func lockedOr(_ fallback: KeyringError?, attributes: [String: String]? = nil) -> KeyringError {
     // naming the locked collection is best effort; the failure is reported either way
-    let lockedItems = attributes.flatMap { try? lockedItemPaths($0) } ?? []
-    if let found = try? lockedCollection(holding: lockedItems) { return .locked(found.label, path: found.path) }
+    let lockedItems = attributes.flatMap { attributes in dropping(.bestEffort) { try lockedItemPaths(attributes) } } ?? []
+    if let found = dropping(.isTheAnswer, { try lockedCollection(holding: lockedItems) }) { return .locked(found.label, path: found.path) }
     return fallback ?? KeyringError(.failed, "The Secret Service reported a locked item but no locked collection.")
   }
 

@@ -44,7 +44,7 @@ public struct APIKeysDocument: Sendable, Equatable {
       throw invalid("'\(shown(key))' appears twice\(place); each name may appear once.")
     }
     // (the reader accepted it: the decoder reads the same strict JSON)
-    guard let root = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+    guard let root = dropping(.isTheAnswer, { try JSONDecoder().decode(JSONValue.self, from: data) }) else {
       throw invalid("The document is not JSON.")
     }
     guard case .object(let top) = root else {

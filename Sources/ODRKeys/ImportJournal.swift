@@ -31,7 +31,7 @@ struct ImportJournal: Codable, Equatable {
 
   init?(json: String) {
     // nil: parse(_:service:) refuses the journal as unreadable (fails closed)
-    guard let journal = try? JSONReader.decode(ImportJournal.self, from: Data(json.utf8)) else { return nil }
+    guard let journal = dropping(.isTheAnswer, { try JSONReader.decode(ImportJournal.self, from: Data(json.utf8)) }) else { return nil }
     self = journal
   }
 
@@ -39,7 +39,7 @@ struct ImportJournal: Codable, Equatable {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     // encoding strings and dictionaries cannot fail
-    return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    return String(decoding: (dropping(.cannotFail) { try encoder.encode(self) }) ?? Data(), as: UTF8.self)
   }
 
   /// How long an importer waits for a running import (of another lock folder) to end.
@@ -70,8 +70,8 @@ struct ImportJournal: Codable, Equatable {
   private static func parse(_ text: String, service: String) throws -> ImportJournal {
     guard let journal = ImportJournal(json: text), journal.previous.allSatisfy({ name, value in
       // validity probes: an entry odr would never write refuses the journal
-      name != KeyringInput.journalName && (try? KeyringInput.validate(name: name)) != nil
-        && value.map { (try? KeyringInput.validate(value: $0, for: name)) != nil } ?? true
+      name != KeyringInput.journalName && (dropping(.isTheAnswer) { try KeyringInput.validate(name: name) }) != nil
+        && value.map { value in dropping(.isTheAnswer) { try KeyringInput.validate(value: value, for: name) } != nil } ?? true
     }) else {
       throw KeysError(.interruptedImport, "An earlier import into \(service) was interrupted and its journal is unreadable, so some keys may hold new values. Delete the journal with `secret-tool clear service \(service) key \(KeyringInput.journalName)` and run `odr fetch` again.")
     }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRBase
 public import ODRKeyring
 
 /// The keyring side of `odr fetch`: writes a set of keys into a service,
@@ -119,7 +120,7 @@ public struct ImportTransaction: Sendable {
         throw KeysError(.interruptedImport, "\(error) Putting the previous values back failed too, so these keys hold new values for now: \(unrestored.joined(separator: ", ")). odr keeps the previous values in the keyring and puts them back at the next `odr fetch`, `odr exec` or `odr env` once the keyring works.", underlying: error)
       }
       // If the journal stays, readers see the values it restores anyway.
-      _ = try? await store.deleteValue(for: KeyringInput.journalName)
+      _ = await droppingAsync(.isTheAnswer) { try await store.deleteValue(for: KeyringInput.journalName) }
       throw error
     }
     do { try await store.deleteValue(for: KeyringInput.journalName) } catch {

@@ -13,7 +13,7 @@ struct KeyMetadataRecord: Equatable {
   /// Reads a record; nil or unreadable JSON gives an empty one.
   init(json: String?) {
     // a damaged record reads as none: prune then deletes nothing, and the next fetch rewrites it
-    entries = json.flatMap { try? JSONReader.decode([String: KeyMetadata].self, from: Data($0.utf8)) } ?? [:]
+    entries = json.flatMap { json in dropping(.isTheAnswer) { try JSONReader.decode([String: KeyMetadata].self, from: Data(json.utf8)) } } ?? [:]
   }
 
   /// A key's metadata; keys without any read as empty metadata. Setting
@@ -32,6 +32,6 @@ struct KeyMetadataRecord: Equatable {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     // encoding strings and dictionaries cannot fail
-    return (try? encoder.encode(entries)).map { String(decoding: $0, as: UTF8.self) }
+    return (dropping(.cannotFail) { try encoder.encode(entries) }).map { String(decoding: $0, as: UTF8.self) }
   }
 }

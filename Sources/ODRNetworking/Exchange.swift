@@ -1,4 +1,5 @@
 import Foundation
+import ODRBase
 import FoundationNetworking
 import Synchronization
 
@@ -51,7 +52,7 @@ final class Exchange: @unchecked Sendable {
     if let file {
       defer { fileRead = true }
       guard !fileRead, let handle = FileHandle(forReadingAtPath: file.path) else { return nil }
-      defer { try? handle.close() }  // read-only: closing cannot lose data
+      defer { dropping(.cleanup) { try handle.close() } }  // read-only: closing cannot lose data
       return try handle.read(upToCount: limit == .max ? .max : limit + 1)
     }
     guard case .data? = try await iterator.next() else { return nil }
@@ -140,8 +141,8 @@ final class ExchangeSession: NSObject, URLSessionDataDelegate, URLSessionDownloa
     guard let file = route(downloadTask)?.file else { return }
     // the temporary is URLSession's, removed when this returns; a failed
     // move leaves no file, which the reader of the body reports
-    try? FileManager.default.removeItem(at: file)
-    try? FileManager.default.moveItem(at: location, to: file)
+    dropping(.isTheAnswer) { try FileManager.default.removeItem(at: file) }
+    dropping(.isTheAnswer) { try FileManager.default.moveItem(at: location, to: file) }
   }
 
   func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -116,7 +116,7 @@ public struct URLSessionTransport: BlobTransport {
       if !(200..<300).contains(status), ![304, 416].contains(status) {
         var excerpt = Data()
         // an excerpt for the error message only; the status is the error
-        while excerpt.count < 8192, let chunk = try? await exchange.next() { excerpt.append(chunk) }
+        while excerpt.count < 8192, let chunk = await droppingAsync(.messageOnly, { try await exchange.next() }) { excerpt.append(chunk) }
         throw HTTPStatusCheck.failure(status, excerpt: String(decoding: excerpt.prefix(8192), as: UTF8.self), url: target,
                                       credential: HTTPStatusCheck.credentialName(for: url, credential: location.credential, s3: location.s3),
                                       secrets: HTTPStatusCheck.secrets(credential: location.credential, s3: location.s3))

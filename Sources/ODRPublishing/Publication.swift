@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRBase
 import ODRCatalog
 import ODRTransports
 import ODRTrust
@@ -61,7 +62,7 @@ public struct Publication: Sendable {
       signature = FileIO.kind(of: signatureFile) == .file
         ? try CatalogSignature(parsing: try FileTransport().dataSync(at: signatureFile, limit: CatalogSignature.maxBytes)) : nil
       // A published signature file that does not parse is replaced, not bridged.
-      let published = try? await destination.read("catalog.json.sig", limit: CatalogSignature.maxBytes).map(CatalogSignature.init(parsing:))
+      let published = await droppingAsync(.isTheAnswer) { try await destination.read("catalog.json.sig", limit: CatalogSignature.maxBytes).map(CatalogSignature.init(parsing:)) }
       publishedSignature = published.flatMap { signature in
         var bridged = signature
         bridged.entries = publishedCatalog.map(signature.lines(verifying:)) ?? []
@@ -74,14 +75,14 @@ public struct Publication: Sendable {
       throw ResourceError(.integrity, "\(signatureFile.path) does not verify for catalog.json beside it; run `odr pack` again. Nothing was uploaded.")
     }
     // a published catalog that does not read is being repaired: nothing to compare
-    if let publishedCatalog, let published = try? CatalogHeader.read(publishedCatalog) {
+    if let publishedCatalog, let published = dropping(.isTheAnswer, { try CatalogHeader.read(publishedCatalog) }) {
       try Self.refuseRollback(catalog, bytes: catalogBytes, replacing: published, at: destination.name)
     }
     // A signed catalog is published over it: clients must be able to follow.
     // (A published catalog that does not decode is being repaired: no check.)
     if let signature, !newTrustRoot, let publishedCatalog, publishedSignature?.entries.isEmpty == false,
        // a published catalog that does not decode is being repaired: no chain to check
-       let published = try? Catalog.decode(publishedCatalog), published.bundle == catalog.bundle {
+       let published = dropping(.isTheAnswer, { try Catalog.decode(publishedCatalog) }), published.bundle == catalog.bundle {
       try Self.refuseBrokenChain(catalog, signedBy: signature.validSigners(of: catalogBytes), replacing: published)
     }
     var seen = Set<String>()
@@ -119,7 +120,7 @@ public struct Publication: Sendable {
       throw ResourceError(.integrity, "version \(catalog.version) is lower than version \(published.version) published at \(destination): every client that saw \(published.version) would refuse it, and clients that keep no state would take the older keys. Nothing was uploaded. Pack again with --catalog-version \(published.version + 1).")
     }
     // (this catalog was decoded already: its header reads)
-    if catalog.version == published.version, let mine = try? CatalogHeader.read(bytes), mine.digest != published.digest {
+    if catalog.version == published.version, let mine = dropping(.isTheAnswer, { try CatalogHeader.read(bytes) }), mine.digest != published.digest {
       throw ResourceError(.integrity, "version \(catalog.version) is already published at \(destination) with other content; clients that saw it refuse a different catalog of the same version (only a re-signed expiry may differ). Nothing was uploaded. Pack again with --catalog-version \(published.version + 1).")
     }
   }
@@ -130,7 +131,7 @@ public struct Publication: Sendable {
       throw ResourceError(.integrity, "This catalog does not carry the hand-over chain of the one published (version \(published.version)), so clients that pin an earlier key would refuse it. Nothing was uploaded. Pack with --previous <the published folder> so the chain is carried, or publish with --new-trust-root if you started over on purpose.")
     }
     // a chain that does not verify reaches no signer: refused below
-    let reachable = (try? Handover.follow(new, from: Set(published.signers ?? []), bundle: catalog.bundle, upTo: catalog.version)) ?? []
+    let reachable = (dropping(.isTheAnswer) { try Handover.follow(new, from: Set(published.signers ?? []), bundle: catalog.bundle, upTo: catalog.version) }) ?? []
     guard signedBy.contains(where: reachable.contains) else {
       throw ResourceError(.integrity, "This catalog is signed by \(signedBy.map(\.description).joined(separator: ", ")), which the published catalog (version \(published.version)) does not hand over to (its signers: \((published.signers ?? []).map(\.description).joined(separator: ", "))), so clients would refuse it. Nothing was uploaded. Sign with one of those keys, or publish with --new-trust-root if you started over on purpose (clients must then pin the new key).")
     }

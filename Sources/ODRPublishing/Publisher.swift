@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRBase
 import Crypto
 public import ODRCatalog
 import ODRTrust
@@ -124,7 +125,7 @@ public struct Publisher: Sendable {
   private func readManifest() throws -> PublisherManifest {
     let manifestURL = source.appending(path: "tags.json")
     // unreadable: the error below names the file
-    guard let data = try? Data(contentsOf: manifestURL) else {
+    guard let data = dropping(.isTheAnswer, { try Data(contentsOf: manifestURL) }) else {
       throw ResourceError(.notFound, "No tags.json in '\(source.path)'. A publisher folder holds tags.json and the files it tags (see README).")
     }
     return try PublisherManifest.decode(data)

@@ -29,7 +29,7 @@ struct CatalogIndex {
     init(from decoder: any Decoder) throws {
       let container = try decoder.singleValueContainer()
       // the current layout, else the first one (decoding it reports the error)
-      if let entries = try? container.decode([String: Entry].self) {
+      if let entries = dropping(.isTheAnswer, { try container.decode([String: Entry].self) }) {
         self.entries = entries
       } else {
         entries = try container.decode([String: String].self).mapValues { Entry(bundle: $0) }

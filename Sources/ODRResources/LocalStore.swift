@@ -88,7 +88,7 @@ public struct LocalStore: Sendable {
     let catalogFile = root.appending(path: "catalog.json"), signatureFile = root.appending(path: "catalog.json.sig")
     try await FileLock(url: root.appending(path: "locks/catalog")).withExclusive {
       // (An unreadable kept copy is simply replaced.)
-      if let kept = try? keptCatalogBytesLocked(), kept.catalog == bytes, kept.signature == signature { return }
+      if let kept = dropping(.isTheAnswer, { try keptCatalogBytesLocked() }), kept.catalog == bytes, kept.signature == signature { return }
       // The signature goes first: a reader between the two writes sees a
       // pair that does not verify and refuses it, never a wrong one.
       if let signature {
@@ -179,7 +179,7 @@ public struct LocalStore: Sendable {
       var resume: ResumePoint?
       if let kept = FileIO.size(of: partial), kept > 0, kept < file.size,
          // no readable resume point: the download starts over (the final hash covers the blob)
-         let data = try? Data(contentsOf: resumeFile), let validators = try? JSONReader.decode(CacheValidators.self, from: data),
+         let data = dropping(.isTheAnswer, { try Data(contentsOf: resumeFile) }), let validators = dropping(.isTheAnswer, { try JSONReader.decode(CacheValidators.self, from: data) }),
          validators.ifRange != nil {
         // Re-hash what is kept: the final check covers the whole blob.
         try FileIO.readChunks(of: partial) { hasher.update(bufferPointer: $0) }
@@ -199,7 +199,7 @@ public struct LocalStore: Sendable {
             throw FileIO.error("Cannot write '\(partial.path)'")
           }
           // encoding two strings cannot fail
-          if validators.ifRange != nil, let data = try? JSONEncoder().encode(validators) {
+          if validators.ifRange != nil, let data = dropping(.cannotFail, { try JSONEncoder().encode(validators) }) {
             try FileIO.atomicWrite(data, to: resumeFile, mode: 0o600)
           } else {
             unlink(resumeFile.path)
@@ -244,7 +244,7 @@ public struct LocalStore: Sendable {
     let partial = root.appending(path: "partial")
     let listed = Set(catalog.tags.values.flatMap { $0.files.map(\.sha256) })
     // no partial folder: nothing to clean up
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: partial.path)) ?? []
+    let names = (dropping(.cleanup) { try FileManager.default.contentsOfDirectory(atPath: partial.path) }) ?? []
     for name in names {
       let blob = name.hasSuffix(".resume") ? String(name.dropLast(7)) : name
       let resumable = listed.contains(blob) && FileIO.kind(of: blobURL(blob)) != .file
@@ -252,7 +252,7 @@ public struct LocalStore: Sendable {
       if resumable { continue }
       // An installer holding the blob's lock is writing it: not stale. A lock
       // that cannot be opened leaves the file for the next clean-up.
-      _ = try? FileLock(url: root.appending(path: "locks/\(blob)")).ifFree { unlink(partial.appending(path: name).path) }
+      _ = dropping(.cleanup) { try FileLock(url: root.appending(path: "locks/\(blob)")).ifFree { unlink(partial.appending(path: name).path) } }
     }
   }
 
@@ -282,7 +282,7 @@ public struct LocalStore: Sendable {
       }
     }
     for name in names {
-      let hash = try? FileIO.sha256(of: blobs.appending(path: name)).sha256  // a blob that cannot be read counts as damaged
+      let hash = dropping(.isTheAnswer) { try FileIO.sha256(of: blobs.appending(path: name)).sha256 }  // a blob that cannot be read counts as damaged
       if hash != name { damaged.append(name) }
     }
     return (names.count, damaged)
@@ -298,7 +298,7 @@ public struct LocalStore: Sendable {
     let blobs = root.appending(path: "blobs")
     var sizes: [String: Int64] = [:]
     // no blobs folder: nothing installed
-    for name in (try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? [] {
+    for name in (dropping(.isTheAnswer, { try FileManager.default.contentsOfDirectory(atPath: blobs.path) })) ?? [] {
       if let size = FileIO.size(of: blobs.appending(path: name)) { sizes[name] = size }
     }
     return sizes

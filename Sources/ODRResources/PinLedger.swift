@@ -27,7 +27,7 @@ public struct PinLedger: Sendable {
     /// The holder's command name, while it runs.
     public var holder: String? {
       // the command name is for display only
-      (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingSuffix("\n")
+      (dropping(.messageOnly) { try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) })?.trimmingSuffix("\n")
     }
   }
 

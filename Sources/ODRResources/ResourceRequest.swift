@@ -151,7 +151,7 @@ public final class ResourceRequest: Sendable {
       setState(.failed(error is CancellationError ? "Cancelled." : String(describing: error)), loading: nil)
       throw error
     }
-    try? await catalog.store.usage.touch(tags.sorted())  // purge order only: never fails a request
+    await droppingAsync(.bestEffort) { try await catalog.store.usage.touch(tags.sorted()) }  // purge order only: never fails a request
     shared.withLock { $0.accessing = true }
     setState(.available, loading: nil)
   }
@@ -173,7 +173,7 @@ public final class ResourceRequest: Sendable {
       return !state.pinned
     }
     // a pin that cannot be written reads as not available (this API answers a Bool)
-    let pinnedHere = claimed && (try? catalog.store.pins.pinNow(tags.sorted(), owner: holder)) != nil
+    let pinnedHere = claimed && (dropping(.isTheAnswer) { try catalog.store.pins.pinNow(tags.sorted(), owner: holder) }) != nil
     if claimed && !pinnedHere { shared.withLock { $0.pinned = false } }
     guard catalog.isInstalled(resolved) else {
       if pinnedHere { unpin() }
@@ -220,7 +220,7 @@ public final class ResourceRequest: Sendable {
     }
     guard held else { return }
     // a lease left by a failed rewrite is reclaimed when its holder exits; ending never fails (as NSBundleResourceRequest's)
-    try? catalog.store.pins.unpinNow(tags.sorted(), owner: holder)
+    dropping(.bestEffort) { try catalog.store.pins.unpinNow(tags.sorted(), owner: holder) }
   }
 
   /// Whether the request is between a successful begin and its end.

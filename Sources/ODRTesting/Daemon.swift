@@ -1,4 +1,5 @@
 import Foundation
+import ODRBase
 
 /// A server process a test starts and stops (nginx, moto_server). Spawned
 /// with every descriptor above stderr closed: a server started with
@@ -53,7 +54,7 @@ final class Daemon: @unchecked Sendable {
       return
     }
     // no /proc: no descriptors to close
-    for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+    for name in (dropping(.isTheAnswer, { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") })) ?? [] {
       if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
     }
   }

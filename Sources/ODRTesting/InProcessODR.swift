@@ -1,4 +1,5 @@
 import Foundation
+import ODRBase
 import ODRCommandLine
 #if canImport(System)
 import System
@@ -33,7 +34,7 @@ public enum InProcessODR {
     let environment = environment ?? ProcessInfo.processInfo.environment
     let stdout = Output.Captured(), stderr = Output.Captured()
     let stdin = try Command.stdinPipe(input ?? "")
-    defer { try? stdin.close() }  // the read end, this run's alone
+    defer { dropping(.cleanup) { try stdin.close() } }  // the read end, this run's alone
     let context = CommandContext(
       network: .unavailable, keyring: CommandContext.secretService(environment),
       output: Output(stdout: .buffer(stdout), stderr: .buffer(stderr), columns: Int(environment["COLUMNS"] ?? "") ?? 80),

@@ -1,4 +1,5 @@
 public import Foundation
+import ODRBase
 
 /// A private D-Bus session with a fresh, unlocked gnome-keyring, started
 /// through `scripts/with-keyring` and torn down when the session ends (or
@@ -81,7 +82,7 @@ public final class KeyringSession: @unchecked Sendable {
                                                               "org.odr.Fake.Stats"], environment: environment)
     guard let start = result.stdout.firstIndex(of: "{"), let end = result.stdout.lastIndex(of: "}"),
           // not JSON: no statistics, and the test asserting them fails
-          let json = try? JSONSerialization.jsonObject(with: Data(result.stdout[start...end].utf8)) as? [String: Any],
+          let json = dropping(.isTheAnswer, { try JSONSerialization.jsonObject(with: Data(result.stdout[start...end].utf8)) as? [String: Any] }),
           let calls = json["calls"] as? Int, let mutations = json["mutations"] as? Int
     else { throw TestFailure("the fake provider's Stats answered \(result.output)") }
     return (calls, mutations)
@@ -119,7 +120,7 @@ public final class KeyringSession: @unchecked Sendable {
     guard let script, script.isRunning else { return }
     kill(daemonPID, SIGCONT)
     // the provider may be gone already
-    try? control?.fileHandleForWriting.close()
+    dropping(.cleanup) { try control?.fileHandleForWriting.close() }
   }
 
   /// The environment a child process needs to use this session's keyring.
@@ -208,7 +209,7 @@ extension FileHandle {
   public func readLine() -> String? {
     var bytes: [UInt8] = []
     // end of file or a read error both end the line
-    while let byte = try? read(upToCount: 1), let b = byte.first {
+    while let byte = dropping(.isTheAnswer, { try read(upToCount: 1) }), let b = byte.first {
       if b == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
       bytes.append(b)
     }

@@ -1,4 +1,5 @@
 public import Foundation
+import ODRBase
 
 /// A real `moto_server` (PyPI's `moto[server]`) on 127.0.0.1 with signature
 /// checking on: its first six actions are unauthenticated
@@ -46,12 +47,13 @@ public final class MotoServer: @unchecked Sendable {
     guard Nginx.accepts(port) else {
       process.stop()
       // the log, if any, explains the failure being thrown
-      throw TestFailure("moto_server did not start: \(((try? String(contentsOf: log, encoding: .utf8)) ?? "").suffix(400)). Run scripts/bootstrap.")
+      let text = dropping(.messageOnly) { [log] in try String(contentsOf: log, encoding: .utf8) } ?? ""
+      throw TestFailure("moto_server did not start: \(text.suffix(400)). Run scripts/bootstrap.")
     }
     let setup = try Command.runBlocking(python, [Paths.packageRoot.appending(path: "resources/fixtures/moto-setup.py").path, endpoint.absoluteString, bucket])
     guard setup.status == 0, let data = setup.stdout.data(using: .utf8),
           // not the expected JSON: the error below says so
-          let parsed = try? JSONDecoder().decode([String: Credentials].self, from: data),
+          let parsed = dropping(.isTheAnswer, { try JSONDecoder().decode([String: Credentials].self, from: data) }),
           let user = parsed["user"], let session = parsed["session"] else {
       process.stop()
       throw TestFailure("moto set-up failed: \(setup.stderr.suffix(600))")
@@ -94,7 +96,7 @@ public final class MotoServer: @unchecked Sendable {
   public func stop() {
     process.stop()
     // clean-up of a temporary file
-    try? FileManager.default.removeItem(at: log)
+    dropping(.cleanup) { try FileManager.default.removeItem(at: log) }
   }
 
   deinit { stop() }

@@ -1,4 +1,5 @@
 public import Foundation
+import ODRBase
 
 /// A real nginx (Debian's) serving a folder on 127.0.0.1, started by a test
 /// in a temporary prefix and stopped by it: static files with ETag,
@@ -64,7 +65,7 @@ public final class Nginx: @unchecked Sendable {
       usleep(10_000)
     }
     // the log, if any, explains the failure
-    let log = (try? String(contentsOf: prefix.appending(path: "error.log"), encoding: .utf8)) ?? ""
+    let log = (dropping(.messageOnly) { try String(contentsOf: prefix.appending(path: "error.log"), encoding: .utf8) }) ?? ""
     stop()
     throw TestFailure("nginx did not start on port \(port): \(log.suffix(500))")
   }
@@ -89,7 +90,7 @@ public final class Nginx: @unchecked Sendable {
 
   public var requests: [Request] {
     // no log yet: no requests
-    let text = (try? String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8)) ?? ""
+    let text = (dropping(.messageOnly) { try String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8) }) ?? ""
     return text.split(separator: "\n").compactMap { line in
       let parts = line.split(separator: " ")
       guard parts.count == 6, let status = Int(parts[2]), let bytes = Int(parts[3]), let total = Int(parts[5]) else { return nil }
@@ -101,7 +102,7 @@ public final class Nginx: @unchecked Sendable {
   public func stop() {
     process.stop()
     // clean-up of a temporary folder
-    try? FileManager.default.removeItem(at: prefix)
+    dropping(.cleanup) { try FileManager.default.removeItem(at: prefix) }
   }
 
   deinit { stop() }

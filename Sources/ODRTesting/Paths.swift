@@ -1,4 +1,5 @@
 public import Foundation
+import ODRBase
 
 /// Where the package and its built products are.
 public enum Paths {
@@ -10,7 +11,7 @@ public enum Paths {
   /// the example clients).
   public static let products: URL = {
     // no /proc: the path the runner was started by
-    let runner = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+    let runner = URL(filePath: (dropping(.isTheAnswer) { try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") }) ?? CommandLine.arguments[0])
     return runner.deletingLastPathComponent()
   }()
 

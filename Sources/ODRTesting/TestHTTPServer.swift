@@ -1,4 +1,5 @@
 public import Foundation
+import ODRBase
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -119,7 +120,7 @@ public final class TestHTTPServer: Sendable {
       let relative = request.path.removingPercentEncoding ?? request.path
       let file = root.appending(path: String(relative.drop { $0 == "/" }))
       // not found: answered 404 below
-      guard !relative.contains(".."), let data = try? Data(contentsOf: file, options: .mappedIfSafe) else {
+      guard !relative.contains(".."), let data = dropping(.isTheAnswer, { try Data(contentsOf: file, options: .mappedIfSafe) }) else {
         return .text("not found\n", status: 404)
       }
       return Reply(headers: ["Content-Type": "application/octet-stream"], body: data)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ODRBase
 
 /// AWS credentials, found the way the AWS tools find them: the standard
 /// variables, else a profile of the shared credentials file.
@@ -34,7 +35,7 @@ public struct AWSCredentials: Sendable, CustomStringConvertible, CustomDebugStri
     let profile = value("AWS_PROFILE") ?? "default"
     let path = value("AWS_SHARED_CREDENTIALS_FILE") ?? (value("HOME") ?? "") + "/.aws/credentials"
     // no readable credentials file: no profile, and the caller says what to set
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+    guard let text = dropping(.isTheAnswer, { try String(contentsOfFile: path, encoding: .utf8) }),
           let section = iniSection(profile, in: text),
           let id = section["aws_access_key_id"], let secret = section["aws_secret_access_key"] else { return nil }
     return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: section["aws_session_token"],

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRBase
 
 /// `catalog.json.sig`: detached Ed25519 signatures over the exact bytes of
 /// `catalog.json`, one per line, each `ed25519:<public key> <signature>`
@@ -43,7 +44,7 @@ public struct CatalogSignature: Sendable {
     for line in text.split(separator: "\n") where !line.isEmpty {
       let parts = line.split(separator: " ")
       // a line that is not a key and signature is the error thrown below
-      guard parts.count == 2, let key = try? VerifyingKey(String(parts[0])),
+      guard parts.count == 2, let key = dropping(.isTheAnswer, { try VerifyingKey(String(parts[0])) }),
             let signature = Base64.decodePadded(parts[1]), signature.count == 64 else {
         throw TrustError(.badSignature, "catalog.json.sig is malformed (each line is `ed25519:<key> <signature>`).")
       }

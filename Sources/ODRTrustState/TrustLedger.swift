@@ -96,7 +96,7 @@ public struct TrustLedger: Sendable {
       }
       roots = try container.decode([String: Root].self, forKey: .roots)
       // a validity probe: a key that does not parse marks the state damaged below
-      for key in roots.keys where (try? VerifyingKey(key)) == nil {
+      for key in roots.keys where (dropping(.isTheAnswer, { try VerifyingKey(key) })) == nil {
         throw ResourceError(.integrity, "names a trust root that is not a key")
       }
     }
@@ -224,7 +224,7 @@ public struct TrustLedger: Sendable {
   /// Every bundle with trust state under `stateHome`.
   public static func bundles(stateHome: URL?) -> [String] {
     let odr = (stateHome ?? XDGFolders.ofProcess.stateHome).appending(path: "odr")
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: odr.path)) ?? []  // no folder: no state yet
+    let names = (dropping(.isTheAnswer) { try FileManager.default.contentsOfDirectory(atPath: odr.path) }) ?? []  // no folder: no state yet
     return names.filter { FileIO.kind(of: odr.appending(path: $0).appending(path: "trust.json")) != .missing }.sorted()
   }
 }

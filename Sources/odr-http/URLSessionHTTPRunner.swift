@@ -1,4 +1,5 @@
 import Foundation
+import ODRBase
 import ODRCommandLine
 import ODRKeys
 import ODRNetworking
@@ -15,7 +16,7 @@ struct URLSessionHTTPRunner: HTTPRunner {
     // anything is sent, unless the key's metadata allows it. A key that is
     // not attached for another reason (a host not among its hosts) is said
     // on stderr, unless -s: a user debugging a 401 must see it.
-    if let key, let url = try? policy.url(from: options.url), let refusal = KeyRoute(requested: url).refusal(for: key, at: url) {
+    if let key, let url = dropping(.isTheAnswer, { try policy.url(from: options.url) }), let refusal = KeyRoute(requested: url).refusal(for: key, at: url) {
       if refusal.hasPrefix("plain http") {
         throw CommandFailure("Key '\(key.name)' is not sent over \(refusal). Use https://, or drop --key.", code: 2)
       }

@@ -21,8 +21,20 @@ final class Daemon: @unchecked Sendable {
     defer { argv.forEach { free($0) } }
     let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { env.forEach { free($0) } }
+    // No signal blocked and every signal at its default: a child of the
+    // test process would otherwise inherit the SIGINT/SIGTERM that odr's
+    // in-process commands block, and stop() would wait out its SIGTERM.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t(), all = sigset_t()
+    sigemptyset(&none)
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    let status = posix_spawn(&pid, executable, &actions, nil, argv, env)
+    let status = posix_spawn(&pid, executable, &actions, &attributes, argv, env)
     guard status == 0 else { throw TestFailure("cannot start \(executable): \(String(cString: strerror(status)))") }
     self.pid = pid
   }

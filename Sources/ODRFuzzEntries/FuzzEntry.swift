@@ -39,13 +39,8 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
   /// `odr inject` templates.
   case template
 
-  /// What `body` returns, or nil when it refuses the input: the expected
-  /// answer to most fuzz inputs (only a crash is a finding).
-  private func refusedOrValue<T>(_ body: () throws -> T) -> T? {
-    dropping(.isTheAnswer) { try body() }  // a refusal is an answer, not a finding
-  }
-
-  /// Runs this entry on `bytes`.
+  /// Runs this entry on `bytes`. A refusal is the answer to most inputs
+  /// (dropped as such); only a crash is a finding.
   package func run(_ bytes: [UInt8]) {
     let data = Data(bytes)
     switch self {
@@ -53,33 +48,33 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
       let checked = Result { try JSONReader.check(bytes, limit: 1 << 20) }
       let keys = Result { try JSONReader.keys(of: bytes, limit: 1 << 20) }
       // The outline reads exactly the documents the check reads.
-      let (checkedOK, keysOK) = (refusedOrValue(checked.get) != nil, refusedOrValue(keys.get) != nil)
+      let (checkedOK, keysOK) = (dropping(.isTheAnswer, checked.get) != nil, dropping(.isTheAnswer, keys.get) != nil)
       precondition(checkedOK == keysOK, "check and keys(of:) disagree")
     case .catalog:
-      let header = refusedOrValue { try CatalogHeader.read(data) }
-      if let catalog = refusedOrValue({ try Catalog.decode(data) }) {
+      let header = dropping(.isTheAnswer) { try CatalogHeader.read(data) }
+      if let catalog = dropping(.isTheAnswer, { try Catalog.decode(data) }) {
         // What the decision reads is what the decoder reads.
         precondition(header?.bundle == catalog.bundle && header?.version == catalog.version
                        && header?.signers == catalog.signers && header?.handovers == catalog.handovers, "header and catalog disagree")
       }
     case .signatureLines:
-      guard let signature = refusedOrValue({ try CatalogSignature(parsing: data) }) else { return }
+      guard let signature = dropping(.isTheAnswer, { try CatalogSignature(parsing: data) }) else { return }
       _ = signature.validSigners(of: Self.signedCatalog, prefixed: true)
       _ = signature.validSigners(of: Self.signedCatalog, prefixed: false)
     case .handover:
-      guard let header = refusedOrValue({ try CatalogHeader.read(data) }) else { return }
-      refusedOrValue { try Handover.verify(header.handovers ?? [], bundle: header.bundle, upTo: header.version) }
+      guard let header = dropping(.isTheAnswer, { try CatalogHeader.read(data) }) else { return }
+      dropping(.isTheAnswer) { try Handover.verify(header.handovers ?? [], bundle: header.bundle, upTo: header.version) }
       _ = Handover.reach(header.handovers ?? [], from: Set(header.signers ?? []))
     case .documents:
       guard let first = bytes.first else { return }
       let rest = Array(bytes.dropFirst())
       switch first % 3 {
-      case 0: _ = refusedOrValue { try ProjectFile.parse(rest, file: "odr.json") }
-      case 1: _ = refusedOrValue { try PublisherManifest.decode(Data(rest)) }
-      default: _ = refusedOrValue { try APIKeysDocument.parse(Data(rest)) }
+      case 0: _ = dropping(.isTheAnswer) { try ProjectFile.parse(rest, file: "odr.json") }
+      case 1: _ = dropping(.isTheAnswer) { try PublisherManifest.decode(Data(rest)) }
+      default: _ = dropping(.isTheAnswer) { try APIKeysDocument.parse(Data(rest)) }
       }
     case .ageFile:
-      _ = refusedOrValue { try Age.decrypt(data, identities: [Self.identity]) }
+      _ = dropping(.isTheAnswer) { try Age.decrypt(data, identities: [Self.identity]) }
     case .sshKeys, .recipientsFile:
       guard let first = bytes.first else { return }
       let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
@@ -88,11 +83,11 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
       case (.recipientsFile, 0): { _ = try AgeRecipient.parseFile(text) }
       default: { _ = try AgeIdentity.parseFile(text) }
       }
-      refusedOrValue(read)
+      dropping(.isTheAnswer, read)
     case .dotenv:
-      _ = refusedOrValue { try DotenvFile(path: "fuzz.env", text: String(decoding: bytes, as: UTF8.self)) }
+      _ = dropping(.isTheAnswer) { try DotenvFile(path: "fuzz.env", text: String(decoding: bytes, as: UTF8.self)) }
     case .template:
-      _ = refusedOrValue { try SecretTemplate(path: "fuzz.tmpl", text: String(decoding: bytes, as: UTF8.self)) }
+      _ = dropping(.isTheAnswer) { try SecretTemplate(path: "fuzz.tmpl", text: String(decoding: bytes, as: UTF8.self)) }
     }
   }
 

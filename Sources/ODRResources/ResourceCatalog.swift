@@ -36,8 +36,6 @@ public struct ResourceCatalog: Sendable {
   /// nil when it was just loaded from its source.
   public var checkedAt: Date?
 
-  /// The largest catalog.json accepted (``Catalog/maxBytes``).
-  public static var maxCatalogBytes: Int { Catalog.maxBytes }
 
   /// Loads the catalog at `location` (a folder made by `odr pack`, its
   /// `catalog.json`, or a URL to either that `transport` can read — for
@@ -79,7 +77,7 @@ public struct ResourceCatalog: Sendable {
                                transport: any BlobTransport, trust: TrustPolicy) async throws -> ResourceCatalog {
     let fetched: FetchedDocument
     do {
-      fetched = try await transport.document(at: catalogURL, limit: maxCatalogBytes, unless: kept?.validators)
+      fetched = try await transport.document(at: catalogURL, limit: Catalog.maxBytes, unless: kept?.validators)
     } catch let error as ResourceError where error.code == .network {
       guard let kept = try keptCatalogRechecked(kept, at: catalogURL, index: index, cacheHome: cacheHome, trust: trust, after: error) else { throw error }
       try trust.refuseIfExpired(kept.catalog)

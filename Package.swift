@@ -169,7 +169,8 @@ let package = Package(
     ),
     .target(
       name: "ODRKit",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRConfiguration", "ODRKeyDelivery", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources", "ODRTransports", "ODRTrust", "ODRTrustState"],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRConfiguration", "ODRKeyDelivery", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources",
+                     "ODRTransports", "ODRTrust", "ODRTrustState", "ODRURL"],
       swiftSettings: strictSettings
     ),
     .target(name: "CHardening"),

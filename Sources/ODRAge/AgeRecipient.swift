@@ -37,7 +37,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     case "age" where data.count == 32:
       kind = .x25519(data)
     // a validity probe: not a key falls to the error below
-    case "age1pq" where (dropping(.isTheAnswer, { try XWingMLKEM768X25519.PublicKey(rawRepresentation: data) })) != nil:
+    case "age1pq" where dropping(.isTheAnswer, { try XWingMLKEM768X25519.PublicKey(rawRepresentation: data) }) != nil:
       kind = .mlkem768x25519(data)
     default:
       throw Self.invalid(text)

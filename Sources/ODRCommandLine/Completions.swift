@@ -27,7 +27,7 @@ enum Completions {
     // commands, whatever a catalog on disk names as its bundle.
     guard let service = value(of: "--service", in: words) ?? context.variable("ODR_SERVICE") ?? catalogBundle(),
           // completion never fails loudly: an invalid service offers no names
-          (dropping(.bestEffort) { try KeyringInput.validate(keyService: service) }) != nil
+          (dropping(.isTheAnswer) { try KeyringInput.validate(keyService: service) }) != nil
     else { return [] }
     return names(in: service, startingWith: prefix)
   }

@@ -45,9 +45,9 @@ struct QuickGet {
       }
     }
     // invalid input takes the full path, which gives the message
-    guard let name, (dropping(.messageOnly, { try KeyringInput.validate(userKeyName: name) })) != nil,
+    guard let name, dropping(.isTheAnswer, { try KeyringInput.validate(userKeyName: name) }) != nil,
           let service = service ?? environment["ODR_SERVICE"].flatMap({ $0.isEmpty ? nil : $0 }),
-          (dropping(.isTheAnswer, { try KeyringInput.validate(keyService: service) })) != nil  // an invalid service: the full path says why
+          dropping(.isTheAnswer, { try KeyringInput.validate(keyService: service) }) != nil  // an invalid service: the full path says why
     else { return nil }
     self.name = name
     self.service = service

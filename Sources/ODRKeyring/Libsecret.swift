@@ -60,7 +60,7 @@ final class Libsecret: Sendable {
       // itself; a prompt left unanswered ends in the deadline too.
       let check = Session(cancellable: Cancellable(deadline: .milliseconds(500)), deadline: .milliseconds(500))
       // a failed check leaves the unanswered prompt's own error
-      if (dropping(.isTheAnswer, { try check.lockedCollection() })) != nil { throw KeyringError.promptUnanswered(deadline) }
+      if dropping(.isTheAnswer, { try check.lockedCollection() }) != nil { throw KeyringError.promptUnanswered(deadline) }
       throw error
     } catch let error as KeyringError where error.code == .locked && askingToUnlock {
       // A desktop session: ask it to unlock (it prompts the user), once,

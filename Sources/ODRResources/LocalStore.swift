@@ -298,7 +298,7 @@ public struct LocalStore: Sendable {
     let blobs = root.appending(path: "blobs")
     var sizes: [String: Int64] = [:]
     // no blobs folder: nothing installed
-    for name in (dropping(.isTheAnswer, { try FileManager.default.contentsOfDirectory(atPath: blobs.path) })) ?? [] {
+    for name in dropping(.isTheAnswer, { try FileManager.default.contentsOfDirectory(atPath: blobs.path) }) ?? [] {
       if let size = FileIO.size(of: blobs.appending(path: name)) { sizes[name] = size }
     }
     return sizes

@@ -66,7 +66,7 @@ final class Daemon: @unchecked Sendable {
       return
     }
     // no /proc: no descriptors to close
-    for name in (dropping(.isTheAnswer, { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") })) ?? [] {
+    for name in dropping(.isTheAnswer, { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") }) ?? [] {
       if let fd = Int32(name), fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
     }
   }

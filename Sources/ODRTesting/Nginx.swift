@@ -90,7 +90,7 @@ public final class Nginx: @unchecked Sendable {
 
   public var requests: [Request] {
     // no log yet: no requests
-    let text = (dropping(.messageOnly) { try String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8) }) ?? ""
+    let text = (dropping(.isTheAnswer) { try String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8) }) ?? ""
     return text.split(separator: "\n").compactMap { line in
       let parts = line.split(separator: " ")
       guard parts.count == 6, let status = Int(parts[2]), let bytes = Int(parts[3]), let total = Int(parts[5]) else { return nil }

@@ -96,7 +96,7 @@ public struct TrustLedger: Sendable {
       }
       roots = try container.decode([String: Root].self, forKey: .roots)
       // a validity probe: a key that does not parse marks the state damaged below
-      for key in roots.keys where (dropping(.isTheAnswer, { try VerifyingKey(key) })) == nil {
+      for key in roots.keys where dropping(.isTheAnswer, { try VerifyingKey(key) }) == nil {
         throw ResourceError(.integrity, "names a trust root that is not a key")
       }
     }

@@ -772,7 +772,6 @@ if wants("o") {
   try time(odrPath, ["pack", big.path, "--output", work.appending(path: "bigpub").path, "--quiet"], environment: env)
   try FileManager.default.removeItem(at: movie)
   let moto = try await MotoServer.start()
-  defer { moto.stop() }
   let user = moto.environment(moto.user, base: env)
   let start = clock.now
   let published = try await Command.run("/usr/bin/time", ["-f", "%M", odrPath, "publish", work.appending(path: "bigpub").path, "s3://\(moto.bucket)/big", "--quiet"], environment: user)

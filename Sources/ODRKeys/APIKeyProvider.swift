@@ -76,8 +76,11 @@ public actor APIKeyProvider {
   /// one fetch.
   public func key(_ name: String) async throws -> String {
     if let value = cache[name] { return value }
+    // Whether this lifetime's fetch had finished before the read began: a
+    // read that began earlier may have missed what the fetch wrote.
+    let fetchedBefore = fetched
     if let value = try await read(name) { return value }
-    if !fetched {
+    if !fetchedBefore {
       try await fetchOnce()
       if let value = try await read(name) { return value }
     }
@@ -171,6 +174,7 @@ public actor APIKeyProvider {
   /// Runs the fetch once for all concurrent callers; a failure clears the
   /// flight so the next call retries.
   private func fetchOnce() async throws {
+    if fetched { return }
     if let fetching { return try await fetching.value }
     let task = Task(operation: fetch)
     fetching = task
@@ -181,7 +185,8 @@ public actor APIKeyProvider {
       try await task.value
       guard generation == started else { return }
       fetched = true
-      cache = [:]  // what the fetch changed is read anew
+      cache = [:]  // what the fetch changed is read anew,
+      reads = [:]  // by reads that begin after it
       metadata = nil
     } catch {
       if generation == started { state = .failed(String(describing: error)) }

@@ -8,10 +8,10 @@ import Foundation
 /// a test that takes every slot (a stress test, which is a load of its own)
 /// waits for the running children and holds later ones back until it is done.
 actor ChildSlots {
-  /// Twice the processor count (children mostly wait on D-Bus, sockets and
+  /// Three times the processor count (children mostly wait on D-Bus, sockets and
   /// disks), or `$ODR_TEST_CHILDREN`.
   static let shared = ChildSlots(limit: Int(ProcessInfo.processInfo.environment["ODR_TEST_CHILDREN"] ?? "")
-    ?? 2 * ProcessInfo.processInfo.activeProcessorCount)
+    ?? 3 * ProcessInfo.processInfo.activeProcessorCount)
 
   let limit: Int
   private var free: Int

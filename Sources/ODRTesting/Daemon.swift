@@ -8,11 +8,17 @@ import ODRBase
 final class Daemon: @unchecked Sendable {
   let pid: pid_t
 
-  init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, log: URL? = nil) throws {
+  /// `stdin`: a descriptor the server reads as its standard input
+  /// (default: /dev/null).
+  init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, log: URL? = nil, stdin: Int32? = nil) throws {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    if let stdin {
+      posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+    } else {
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    }
     let output = log?.path ?? "/dev/null"
     posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
     posix_spawn_file_actions_adddup2(&actions, 1, 2)

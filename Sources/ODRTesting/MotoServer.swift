@@ -1,13 +1,16 @@
 public import Foundation
 import ODRBase
+import Synchronization
 
-/// A real `moto_server` (PyPI's `moto[server]`) on 127.0.0.1 with signature
-/// checking on: its first six actions are unauthenticated
-/// (`INITIAL_NO_AUTH_ACTION_COUNT`) and set up, through its IAM API, a
-/// private bucket, a user allowed to use it, and a role that user may
-/// assume (resources/fixtures/moto-setup.py). Every later request must be
-/// signed by those credentials.
-public final class MotoServer: @unchecked Sendable {
+/// A bucket of its own on a real `moto_server` (PyPI's `moto[server]`) on
+/// 127.0.0.1 with signature checking on. One server serves the whole test
+/// process (starting one costs a second of CPU): its first six actions are
+/// unauthenticated (`INITIAL_NO_AUTH_ACTION_COUNT`) and set up, through its
+/// IAM API, a user allowed to use the buckets and a role that user may
+/// assume; the user then makes ``bucketCount`` empty buckets, one for each
+/// ``start()`` (resources/fixtures/moto-setup.py). Every later request must
+/// be signed by those credentials.
+public struct MotoServer: Sendable {
   /// Credentials moto accepts.
   public struct Credentials: Sendable, Decodable {
     public let accessKeyId: String
@@ -21,50 +24,90 @@ public final class MotoServer: @unchecked Sendable {
     }
   }
 
+  /// The running server and its credentials.
+  final class Process: Sendable {
+    let endpoint: URL
+    let user: Credentials
+    let session: Credentials
+    let buckets = Mutex(0)
+    private let daemon: Daemon
+    /// The write end of the server's stdin: it is closed only when this
+    /// process ends, however it ends, and the server then exits.
+    private let lifeline: Int32
+
+    init() throws {
+      let python = try MotoServer.python()
+      let port = try Nginx.freePort()
+      endpoint = URL(string: "http://127.0.0.1:\(port)")!
+      let log = FileManager.default.temporaryDirectory.appending(path: "odr-moto-\(UUID().uuidString).log")
+      defer { dropping(.cleanup) { try FileManager.default.removeItem(at: log) } }
+      var environment = ProcessInfo.processInfo.environment
+      environment["INITIAL_NO_AUTH_ACTION_COUNT"] = "6"
+      for name in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"] { environment[name] = nil }
+      var ends: [Int32] = [0, 0]
+      guard pipe(&ends) == 0 else { throw TestFailure("pipe: \(String(cString: strerror(errno)))") }
+      for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+      lifeline = ends[1]
+      let watch = "import os, sys, threading; threading.Thread(target=lambda: (sys.stdin.buffer.read(), os._exit(0)), daemon=True).start(); "
+        + "from moto.server import main; main(sys.argv[1:])"
+      daemon = try Daemon(python, ["-c", watch, "-H", "127.0.0.1", "-p", "\(port)"], environment: environment, log: log, stdin: ends[0])
+      close(ends[0])
+      for _ in 0..<1500 where !Nginx.accepts(port) {
+        guard daemon.isRunning else { break }
+        usleep(10_000)
+      }
+      guard Nginx.accepts(port) else {
+        daemon.stop()
+        // the log, if any, explains the failure being thrown
+        let text = dropping(.messageOnly) { try String(contentsOf: log, encoding: .utf8) } ?? ""
+        throw TestFailure("moto_server did not start: \(text.suffix(400)). Run scripts/bootstrap.")
+      }
+      let setup = try Command.runBlocking(python, [Paths.packageRoot.appending(path: "resources/fixtures/moto-setup.py").path, endpoint.absoluteString,
+                                                   MotoServer.bucketPrefix, "\(MotoServer.bucketCount)"])
+      guard setup.status == 0, let data = setup.stdout.data(using: .utf8),
+            // not the expected JSON: the error below says so
+            let parsed = dropping(.isTheAnswer, { try JSONDecoder().decode([String: Credentials].self, from: data) }),
+            let user = parsed["user"], let session = parsed["session"] else {
+        daemon.stop()
+        throw TestFailure("moto set-up failed: \(setup.stderr.suffix(600))")
+      }
+      self.user = user
+      self.session = session
+    }
+  }
+
+  /// How many tests of one process may take a bucket.
+  static let bucketCount = 8
+  static let bucketPrefix = "odr-private"
+  /// The server, started by the first ``start()``; a failed start is
+  /// every later one's failure too.
+  private static let shared = Mutex<Result<Process, any Error>?>(nil)
+
   public let endpoint: URL
+  /// This test's bucket, empty when it got it.
   public let bucket: String
   /// The IAM user's long-term access key.
   public let user: Credentials
   /// Temporary credentials (with a session token) of the assumed role.
   public let session: Credentials
-  private let process: Daemon
-  private let log: URL
 
-  public init(bucket: String = "odr-private") throws {
-    let python = try Self.python()
-    let port = try Nginx.freePort()
-    endpoint = URL(string: "http://127.0.0.1:\(port)")!
-    self.bucket = bucket
-    log = FileManager.default.temporaryDirectory.appending(path: "odr-moto-\(UUID().uuidString).log")
-    var environment = ProcessInfo.processInfo.environment
-    environment["INITIAL_NO_AUTH_ACTION_COUNT"] = "6"
-    for name in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"] { environment[name] = nil }
-    process = try Daemon(python, ["-m", "moto.server", "-H", "127.0.0.1", "-p", "\(port)"], environment: environment, log: log)
-    for _ in 0..<1500 where !Nginx.accepts(port) {
-      guard process.isRunning else { break }
-      usleep(10_000)
+  /// An empty bucket of its own on the process's server, which the first
+  /// call starts (on a thread of its own, not the cooperative pool).
+  public static func start() async throws -> MotoServer {
+    let server = try await Command.offPool { () throws -> Process in
+      try shared.withLock { shared in
+        if shared == nil { shared = Result { try Process() } }
+        return try shared!.get()
+      }
     }
-    guard Nginx.accepts(port) else {
-      process.stop()
-      // the log, if any, explains the failure being thrown
-      let text = dropping(.messageOnly) { [log] in try String(contentsOf: log, encoding: .utf8) } ?? ""
-      throw TestFailure("moto_server did not start: \(text.suffix(400)). Run scripts/bootstrap.")
+    let taken = server.buckets.withLock { count in
+      count += 1
+      return count
     }
-    let setup = try Command.runBlocking(python, [Paths.packageRoot.appending(path: "resources/fixtures/moto-setup.py").path, endpoint.absoluteString, bucket])
-    guard setup.status == 0, let data = setup.stdout.data(using: .utf8),
-          // not the expected JSON: the error below says so
-          let parsed = dropping(.isTheAnswer, { try JSONDecoder().decode([String: Credentials].self, from: data) }),
-          let user = parsed["user"], let session = parsed["session"] else {
-      process.stop()
-      throw TestFailure("moto set-up failed: \(setup.stderr.suffix(600))")
+    guard taken <= bucketCount else {
+      throw TestFailure("Every one of the moto server's \(bucketCount) buckets is taken: raise MotoServer.bucketCount.")
     }
-    self.user = user
-    self.session = session
-  }
-
-  /// `init`, waiting on a thread of its own rather than on the cooperative pool.
-  public static func start(bucket: String = "odr-private") async throws -> MotoServer {
-    try await Command.offPool { try MotoServer(bucket: bucket) }
+    return MotoServer(endpoint: server.endpoint, bucket: "\(bucketPrefix)-\(taken)", user: server.user, session: server.session)
   }
 
   /// The environment of a client using `credentials` against this server.
@@ -92,14 +135,6 @@ public final class MotoServer: @unchecked Sendable {
       """
     return try await Command.run(try Self.python(), ["-c", prelude + code])
   }
-
-  public func stop() {
-    process.stop()
-    // clean-up of a temporary file
-    dropping(.cleanup) { try FileManager.default.removeItem(at: log) }
-  }
-
-  deinit { stop() }
 
   /// The python3 on PATH (the one scripts/bootstrap installed moto for).
   static func python() throws -> String {

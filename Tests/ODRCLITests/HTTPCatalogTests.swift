@@ -8,13 +8,13 @@ import Testing
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-http-cli-\(UUID().uuidString)")
   var store: URL { root.appending(path: "cache/odr/com.example.demo") }
 
-  /// Publishes the Demo sample plus a 32 MB tag and runs `test` with it
+  /// Publishes the Demo sample plus an 8 MB tag and runs `test` with it
   /// served (and the big file's SHA-256).
   func withSUT(_ test: (TestHTTPServer, _ bigSHA: String) async throws -> Void) async throws {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
-    try await BigFile.write(source.appending(path: "movies/intro.bin"), size: 32_000_000, fill: 0x5a)
+    try await BigFile.write(source.appending(path: "movies/intro.bin"), size: 8_000_000, fill: 0x5a)
     var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
     tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
     try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
@@ -61,8 +61,8 @@ import Testing
   }
 
   @Test(arguments: [
-    (TestHTTPServer.Fault.status(404), Int32(7)), (.status(500), 7), (.dropAfter(8_000_000), 7),
-    (.truncate(8_000_000), 4), (.flipByte(20_000_000), 4),
+    (TestHTTPServer.Fault.status(404), Int32(7)), (.status(500), 7), (.dropAfter(2_000_000), 7),
+    (.truncate(2_000_000), 4), (.flipByte(5_000_000), 4),
   ])
   func faultsExitWithTheirCodeAndARetrySucceeds(fault: TestHTTPServer.Fault, code: Int32) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
@@ -105,7 +105,7 @@ import Testing
   @Test func aTerminalGetsAProgressBarADumbTerminalPlainLinesAndAPipeNothing() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try await withSUT { server, sha in
-      server.setFault(.slow(chunk: 1 << 20, pause: .milliseconds(20)), forPathEndingWith: sha)
+      server.setFault(.slow(chunk: 256 << 10, pause: .milliseconds(20)), forPathEndingWith: sha)
       // `script` runs odr on a pseudo-terminal and copies what it shows.
       func onTerminal(_ term: String, _ arguments: String = "") async throws -> Command.Result {
         var env = environment(server)
@@ -115,7 +115,7 @@ import Testing
       }
       let terminal = try await onTerminal("xterm")
       #expect(terminal.status == 0, "\(terminal.output)")
-      #expect(terminal.stdout.contains("\r\u{1b}[2KMovie [########################] 30.5 / 30.5 MiB"), "\(terminal.stdout)")
+      #expect(terminal.stdout.contains("\r\u{1b}[2KMovie [########################] 7.6 / 7.6 MiB"), "\(terminal.stdout)")
       #expect(terminal.stdout.range(of: #"MiB  [0-9]+\.[0-9] MiB/s, [0-9]+ s left"#, options: .regularExpression) != nil, "\(terminal.stdout)")
       #expect(!terminal.stdout.contains(" 0.0 MiB/s"))
       // TERM=dumb: plain lines, not one escape sequence or carriage return of odr's own.
@@ -123,7 +123,7 @@ import Testing
       #expect(dumb.status == 0, "\(dumb.output)")
       let lines = dumb.stdout.split(separator: "\r\n").map(String.init)
       #expect(!dumb.stdout.contains("\u{1b}") && !lines.contains { $0.contains("\r") }, "\(dumb.stdout)")
-      #expect(lines.contains { $0.range(of: #"^Movie [0-9]+% [0-9.]+ / 30\.5 MiB"#, options: .regularExpression) != nil }, "\(dumb.stdout)")
+      #expect(lines.contains { $0.range(of: #"^Movie [0-9]+% [0-9.]+ / 7\.6 MiB"#, options: .regularExpression) != nil }, "\(dumb.stdout)")
       #expect(lines.last?.hasPrefix("odr: Movie: available and pinned") == true)
       try FileManager.default.removeItem(at: store.appending(path: "blobs/\(sha)"))
       let piped = try await Command.odr(["begin", "Movie"], environment: environment(server))

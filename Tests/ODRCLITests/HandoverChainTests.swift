@@ -192,7 +192,6 @@ import Testing
     let key = SigningKey()
     try #require(try await pack(1, signedBy: key).status == 0)
     let moto = try await MotoServer.start()
-    defer { moto.stop() }
     let catalog = "s3://\(moto.bucket)/apps/chain"
     let user = moto.environment(moto.user, base: environment())
     #expect(try await Command.odr(["publish", published.path, catalog], environment: user).status == 0)

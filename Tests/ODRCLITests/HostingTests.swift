@@ -168,10 +168,10 @@ import Testing
   }
 
   @Test func aKilledDownloadResumesWhereItStopped() async throws {
-    let size = 64 << 20
+    let size = 8 << 20
     let sha = try #require(try await publish(bigBytes: size))
     defer { try? FileManager.default.removeItem(at: root) }
-    let nginx = try await Nginx.start(root: published, rate: "16m")
+    let nginx = try await Nginx.start(root: published, rate: "2m")
     defer { nginx.stop() }
     let env = environment([nginx.url.absoluteString])
     try await killMidway(env, sha: sha, size: size, fraction: 0.5)
@@ -179,7 +179,7 @@ import Testing
     let served = nginx.requests.count
     let rerun = try await Command.odr(["begin", "Movie"], environment: env)
     #expect(rerun.status == 0, "\(rerun.stderr)")
-    #expect(rerun.stderr.hasPrefix("odr: resuming movies/intro.bin at ") && rerun.stderr.contains(" of 64.0 MiB (kept from an interrupted download)\n"), "\(rerun.stderr)")
+    #expect(rerun.stderr.hasPrefix("odr: resuming movies/intro.bin at ") && rerun.stderr.contains(" of 8.0 MiB (kept from an interrupted download)\n"), "\(rerun.stderr)")
     let resumed = nginx.requests.dropFirst(served).filter { $0.path.hasSuffix(sha) }
     #expect(resumed.map(\.status) == [206])
     let fraction = Double(resumed.reduce(0) { $0 + $1.bytes }) / Double(size)
@@ -189,10 +189,10 @@ import Testing
   }
 
   @Test func ctrlCOnATerminalClearsTheBarSaysHowToResumeAndPinsNothing() async throws {
-    let size = 64 << 20
+    let size = 8 << 20
     let sha = try #require(try await publish(bigBytes: size))
     defer { try? FileManager.default.removeItem(at: root) }
-    let nginx = try await Nginx.start(root: published, rate: "16m")
+    let nginx = try await Nginx.start(root: published, rate: "2m")
     defer { nginx.stop() }
     var env = environment([nginx.url.absoluteString])
     env["TERM"] = "xterm"
@@ -220,7 +220,7 @@ import Testing
     #expect(output.status == 130, "\(output.text)")
     // The bar is cleared, then one line says where it stopped and what resumes it.
     let line = try #require(output.text.split(separator: "\r\n").last.map(String.init))
-    #expect(line.contains("\u{1b}[2Kodr: interrupted at ") && line.contains(" of 64.0 MiB; nothing was pinned. `odr begin Movie` resumes from the ")
+    #expect(line.contains("\u{1b}[2Kodr: interrupted at ") && line.contains(" of 8.0 MiB; nothing was pinned. `odr begin Movie` resumes from the ")
             && line.hasSuffix(" MiB kept."), "\(output.text)")
     let status = try JSONSerialization.jsonObject(with: Data(try await Command.odr(["status", "--json"], environment: env).stdout.utf8)) as? [String: Any]
     let movie = (status?["tags"] as? [[String: Any]])?.first { $0["name"] as? String == "Movie" }
@@ -231,10 +231,10 @@ import Testing
   }
 
   @Test func aServerThatIgnoresRangesGetsTheWholeBlobAgain() async throws {
-    let size = 16 << 20
+    let size = 2 << 20
     let sha = try #require(try await publish(bigBytes: size))
     defer { try? FileManager.default.removeItem(at: root) }
-    let slow = try await Nginx.start(root: published, rate: "4m")
+    let slow = try await Nginx.start(root: published, rate: "512k")
     try await killMidway(environment([slow.url.absoluteString]), sha: sha, size: size, fraction: 0.4)
     slow.stop()
     let plain = try await Nginx.start(root: published, maxRanges: 0)

@@ -29,7 +29,6 @@ import Testing
     try await pack()
     defer { try? FileManager.default.removeItem(at: root) }
     let moto = try await MotoServer.start()
-    defer { moto.stop() }
     let catalog = "s3://\(moto.bucket)/apps/demo"
     let user = moto.environment(moto.user, base: base)
 
@@ -87,7 +86,6 @@ import Testing
     try await pack()
     defer { try? FileManager.default.removeItem(at: root) }
     let moto = try await MotoServer.start()
-    defer { moto.stop() }
     let file = root.appending(path: "aws-credentials")
     try """
       [default]

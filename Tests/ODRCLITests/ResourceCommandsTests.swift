@@ -20,12 +20,13 @@ import Testing
     try await Command.odr(arguments, environment: environment)
   }
 
-  /// The Demo sample plus a 48 MiB tag, published.
+  /// The Demo sample plus a 4 MiB tag, published: big enough that a
+  /// download is under way when a test kills it, small enough to cost little.
   func makeSUT() async throws {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     try FileManager.default.copyItem(at: Paths.packageRoot.appending(path: "resources/Demo"), to: source)
-    try await BigFile.write(source.appending(path: "movies/intro.bin"), size: 48 << 20)
+    try await BigFile.write(source.appending(path: "movies/intro.bin"), size: 4 << 20)
     var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
     tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
     try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
@@ -187,7 +188,7 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     let blob = published.appending(path: "blobs/\(try bigBlob)")
     let handle = try FileHandle(forUpdating: blob)
-    try handle.seek(toOffset: 20 << 20)
+    try handle.seek(toOffset: 2 << 20)
     try handle.write(contentsOf: Data([0xff]))
     try handle.close()
     let result = try await odr(["begin", "Movie"])
@@ -228,7 +229,7 @@ import Testing
     process.standardError = FileHandle.nullDevice
     try process.run()
     let writer = try FileHandle(forWritingTo: blob)
-    let head = try Data(contentsOf: real).prefix(16 << 20)
+    let head = try Data(contentsOf: real).prefix(2 << 20)
     try await Command.offPool { try writer.write(contentsOf: head) }  // blocks until odr has read it
     // Wait until odr has written part of the blob, then kill it.
     let partial = store.appending(path: "partial/\(try bigBlob)")

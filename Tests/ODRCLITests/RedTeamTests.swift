@@ -501,13 +501,13 @@ import Testing
     try await publish(value, version: 1)
     try await TestHTTPServer.serving(files: published) { server in
       server.setFault(.slow(chunk: 1, pause: .milliseconds(100)), forPathEndingWith: "catalog.json")
-      let result = try await odr(["status", "--catalog", server.url + "/", "--network-timeout", "3"])
+      let result = try await odr(["status", "--catalog", server.url + "/", "--network-timeout", "1"])
       #expect(result.status == 7, "\(result.stderr)")
       #expect(result.stderr.contains("in all"), "\(result.stderr)")
       // odr's own run time (not the test's, which includes waiting for a
-      // child slot in a loaded suite): the deadline is 12 s; without it ~40 s
+      // child slot in a loaded suite): the deadline is 4 s; without it ~40 s
       // (one byte per 100 ms).
-      #expect(result.duration < .seconds(25), "\(result.duration)")
+      #expect(result.duration < .seconds(12), "\(result.duration)")
     }
   }
 }

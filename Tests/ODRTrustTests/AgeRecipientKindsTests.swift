@@ -39,7 +39,7 @@ import Testing
 
   /// An SSH key made by ssh-keygen (`ed25519`, or `rsa` of `bits`): the
   /// private key file and the public line.
-  func sshKeygen(_ type: String = "ed25519", bits: Int = 3072) async throws -> (file: URL, publicLine: String) {
+  func sshKeygen(_ type: String = "ed25519", bits: Int = 2048) async throws -> (file: URL, publicLine: String) {
     let key = root.appending(path: "id_\(type)-\(UUID().uuidString)")
     let made = try await Command.run("/usr/bin/ssh-keygen", ["-q", "-t", type, "-b", "\(bits)", "-N", "", "-C", "odr test", "-f", key.path])
     try #require(made.status == 0, "\(made.stderr)")

@@ -29,9 +29,11 @@ public enum CommandLineTool {
   /// runs it with its own, in its own process.
   package static func run(_ arguments: [String], in context: CommandContext) async -> Int32 {
     do {
-      // `odr exec` starts every CI step: parse it alone, not the whole
+      // `odr exec` starts every CI step: its plain form without
+      // ArgumentParser (QuickExec), else parsed alone, not the whole
       // command tree (about 2 ms less). Help and usage errors go through
       // the root below, so they read `odr exec`.
+      if let quick = QuickExec(arguments: arguments, environment: context.environment) { try await quick.run(context) }
       if arguments.first == "exec", let exec = dropping(.isTheAnswer, { try ODR.Exec.parse(Array(arguments.dropFirst())) }) {
         try await exec.run(context)
         try context.output.finish()

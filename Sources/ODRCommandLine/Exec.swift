@@ -45,6 +45,14 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       let (variables, secrets) = envFiles.isEmpty ? try await keyVariables(context) : try await fileVariables(context)
+      try Self.launch(commandLine, variables: variables, masking: secrets, pristine: pristine, mask: mask, context)
+    }
+
+    /// Runs `commandLine` with `variables` in its environment, masking
+    /// `secrets` in what it prints, and exits as it did; without `mask`,
+    /// replaces this process with it.
+    static func launch(_ commandLine: [String], variables: [(name: String, value: String)], masking secrets: [String],
+                       pristine: Bool, mask: Bool, _ context: CommandContext) throws -> Never {
       let environment = CommandRunner.environment(with: variables, pristine: pristine, base: context.environment)
       let searchPath = context.environment["PATH"]
       guard mask else { try CommandRunner.replaceProcess(with: commandLine, environment: environment, searchPath: searchPath) }

@@ -38,13 +38,20 @@ struct StoreOptions: ParsableArguments {
   /// odr's own services (private keys) are refused: they are reached only
   /// through `odr identity` and `odr signing-key`.
   func makeStore(service: String, _ context: CommandContext) throws -> any SecretStore {
-    try KeyringInput.validate(keyService: service)
     switch store {
-    case .secretService: return try context.keyring(service, Self.deadline(seconds: timeout))
+    case .secretService: return try Self.secretService(service, timeout: timeout, context)
     case .memory:
+      try KeyringInput.validate(keyService: service)
       try KeyringInput.validate(service: service)
       return MemoryStore(service: service, stateHome: context.folders.stateHome)
     }
+  }
+
+  /// The Secret Service store of `service` with a deadline of `timeout`
+  /// seconds, as `--store secret-service` makes it (QuickExec).
+  static func secretService(_ service: String, timeout: Double, _ context: CommandContext) throws -> any SecretStore {
+    try KeyringInput.validate(keyService: service)
+    return try context.keyring(service, deadline(seconds: timeout))
   }
 
   /// The store these options select, for `--service`, else `$ODR_SERVICE`,

@@ -1,6 +1,4 @@
-import ODRBase
 import ODRCI
-import ODRKeyring
 import ODRKeys
 
 /// The form of `odr exec` every CI step and script starts with,
@@ -24,22 +22,17 @@ struct QuickExec: Equatable {
 
   init?(arguments: [String], environment: [String: String]) {
     guard arguments.first == "exec", let terminator = arguments.firstIndex(of: "--"), terminator + 1 < arguments.count else { return nil }
-    var service: String?
+    var options = QuickStoreOptions()
     var only: [String] = []
     var pristine = false, mask = true
-    var timeout = StoreOptions.defaultTimeout
     var rest = arguments[1..<terminator]
     while let argument = rest.popFirst() {
+      guard let taken = options.take(argument, from: &rest) else { return nil }
+      if taken { continue }
       switch argument {
-      case "--service":
-        guard let value = rest.popFirst(), service == nil else { return nil }
-        service = value
       case "--only":
         guard let value = rest.popFirst() else { return nil }
         only += value.split(separator: ",").map(String.init).filter { !$0.isEmpty }
-      case "--timeout":
-        guard let value = rest.popFirst().flatMap(Double.init), StoreOptions.validTimeouts.contains(value) else { return nil }
-        timeout = value
       case "--pristine": pristine = true
       case "--no-mask": mask = false
       case "--mask": mask = true
@@ -47,14 +40,12 @@ struct QuickExec: Equatable {
       }
     }
     // invalid input takes the full path, which gives the message
-    guard let service = service ?? environment["ODR_SERVICE"].flatMap({ $0.isEmpty ? nil : $0 }),
-          dropping(.isTheAnswer, { try KeyringInput.validate(keyService: service) }) != nil
-    else { return nil }
+    guard let service = options.validService(environment) else { return nil }
     self.service = service
     self.only = only.isEmpty ? nil : only
     self.pristine = pristine
     self.mask = mask
-    self.timeout = timeout
+    timeout = options.timeout
     commandLine = Array(arguments[(terminator + 1)...])
   }
 

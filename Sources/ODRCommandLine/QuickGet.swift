@@ -26,32 +26,22 @@ struct QuickGet {
   init?(arguments: [String], environment: [String: String]) {
     guard arguments.count >= 2, arguments[0] == "get" else { return nil }
     var name: String?
-    var service: String?
-    var timeout = StoreOptions.defaultTimeout
+    var options = QuickStoreOptions()
     var rest = arguments.dropFirst()[...]
     while let argument = rest.popFirst() {
-      switch argument {
-      case "--service":
-        guard let value = rest.popFirst(), service == nil else { return nil }
-        service = value
-      case "--timeout":
-        guard let value = rest.popFirst().flatMap(Double.init), StoreOptions.validTimeouts.contains(value) else { return nil }
-        timeout = value
-      case _ where argument.hasPrefix("-"):
-        return nil
-      default:
-        guard name == nil else { return nil }
-        name = argument
-      }
+      guard let taken = options.take(argument, from: &rest) else { return nil }
+      if taken { continue }
+      // another option, or a second name: the full path
+      guard !argument.hasPrefix("-"), name == nil else { return nil }
+      name = argument
     }
     // invalid input takes the full path, which gives the message
     guard let name, dropping(.isTheAnswer, { try KeyringInput.validate(userKeyName: name) }) != nil,
-          let service = service ?? environment["ODR_SERVICE"].flatMap({ $0.isEmpty ? nil : $0 }),
-          dropping(.isTheAnswer, { try KeyringInput.validate(keyService: service) }) != nil  // an invalid service: the full path says why
+          let service = options.validService(environment)
     else { return nil }
     self.name = name
     self.service = service
-    self.timeout = timeout
+    timeout = options.timeout
     stateHome = XDGFolders(environment: environment).stateHome
   }
 

@@ -183,7 +183,7 @@ let package = Package(
     // replay of their kept crashers feed inputs to.
     .target(
       name: "ODRFuzzEntries",
-      dependencies: ["ODRAge", "ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeys", "ODRPublishing", "ODRTrust"],
+      dependencies: ["ODRAge", "ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeys", "ODRProxy", "ODRPublishing", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
@@ -192,6 +192,11 @@ let package = Package(
     .target(
       name: "ODRCI",
       dependencies: ["CHardening", "ODRBase", "ODRKeyring", "ODRKeys", .product(name: "SystemPackage", package: "swift-system")],
+      swiftSettings: strictSettings
+    ),
+    .target(
+      name: "ODRProxy",
+      dependencies: ["ODRBase", "ODRKeys", "ODRURL"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -288,6 +293,11 @@ let package = Package(
       swiftSettings: testSettings
     ),
     .testTarget(
+      name: "ODRProxyTests",
+      dependencies: ["ODRKeys", "ODRProxy"],
+      swiftSettings: testSettings
+    ),
+    .testTarget(
       name: "ODRCITests",
       dependencies: ["ODRCI", "ODRKeys", "ODRKeyring", "ODRTesting"],
       swiftSettings: testSettings
@@ -320,7 +330,7 @@ var docsPlugin: [Package.Dependency] {
 if Context.environment["ODR_FUZZ"] == "1" {
   package.targets.append(.target(name: "FuzzDriver", path: "FuzzTesting/FuzzDriver", swiftSettings: strictSettings))
   for name in ["FuzzJSONReader", "FuzzCatalog", "FuzzSignatureLines", "FuzzHandover", "FuzzDocuments", "FuzzAgeFile",
-               "FuzzSSHKeys", "FuzzRecipientsFile", "FuzzDotenv", "FuzzTemplate"] {
+               "FuzzSSHKeys", "FuzzRecipientsFile", "FuzzDotenv", "FuzzTemplate", "FuzzProxyRequest"] {
     package.targets.append(.executableTarget(name: name, dependencies: ["FuzzDriver", "ODRFuzzEntries"], path: "FuzzTesting/\(name)",
                                              swiftSettings: strictSettings))
   }

@@ -5,6 +5,7 @@ import ODRCI
 import ODRCatalog
 import ODRConfiguration
 import ODRKeys
+import ODRProxy
 import ODRPublishing
 import ODRTrust
 
@@ -38,6 +39,9 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
   case dotenv
   /// `odr inject` templates.
   case template
+  /// A request head a proxied child sends (`odr exec --proxy`): the
+  /// request line, then `Name: value` lines, decided for fixed bindings.
+  case proxyRequest
 
   /// Runs this entry on `bytes`. A refusal is the answer to most inputs
   /// (dropped as such); only a crash is a finding.
@@ -88,8 +92,39 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
       _ = dropping(.isTheAnswer) { try DotenvFile(path: "fuzz.env", text: String(decoding: bytes, as: UTF8.self)) }
     case .template:
       _ = dropping(.isTheAnswer) { try SecretTemplate(path: "fuzz.tmpl", text: String(decoding: bytes, as: UTF8.self)) }
+    case .proxyRequest:
+      Self.decideProxyRequest(bytes)
     }
   }
+
+  /// Reads `bytes` as a request head and decides it; a forwarded request
+  /// must carry no placeholder of a key it did not substitute and no line
+  /// break in a header.
+  static func decideProxyRequest(_ bytes: [UInt8]) {
+    let lines = String(decoding: bytes.prefix(16 << 10), as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).prefix(100)
+    let requestLine = (lines.first ?? "").split(separator: " ", maxSplits: 1).map(String.init)
+    let headers = lines.dropFirst().compactMap { line -> ProxyRequest.Header? in
+      guard let colon = line.firstIndex(of: ":") else { return nil }
+      return ProxyRequest.Header(String(line[..<colon]), String(line[line.index(after: colon)...].drop { $0 == " " }))
+    }
+    let request = ProxyRequest(method: requestLine.first ?? "", scheme: "https", host: "api.example", port: 443,
+                               target: requestLine.count > 1 ? requestLine[1] : "/", headers: headers)
+    guard case .forward(let forward) = ProxyDecision.decide(request, bindings: proxyBindings) else { return }
+    for binding in proxyBindings where !forward.keys.contains(binding.key.name) {
+      precondition(!forward.target.contains(binding.key.value) && !forward.headers.contains { $0.value.contains(binding.key.value) },
+                   "a value went out that was not substituted")
+    }
+    precondition(!forward.headers.contains { $0.value.utf8.contains { $0 == 0x0d || $0 == 0x0a || $0 == 0 } } || bytes.contains(0x0d) || bytes.contains(0),
+                 "a key put a line break in a header")
+  }
+
+  /// Two keys with placeholders the fuzzer can find: `odr_` and 32 `A`s or `B`s.
+  static let proxyBindings = [
+    ProxyBinding(key: APIKey(name: "Header", value: "h-value", metadata: KeyMetadata(header: "X-Key", hosts: ["api.example"])),
+                 placeholder: Placeholder(text: "odr_" + String(repeating: "A", count: 32))!),
+    ProxyBinding(key: APIKey(name: "Query", value: "q value&", metadata: KeyMetadata(query: "key", hosts: ["other.example"])),
+                 placeholder: Placeholder(text: "odr_" + String(repeating: "B", count: 32))!),
+  ]
 
   /// A catalog the signature lines are checked against.
   static let signedCatalog = Data(#"{"formatVersion":2,"bundle":"com.example.fuzz","version":1,"tags":{}}"#.utf8)

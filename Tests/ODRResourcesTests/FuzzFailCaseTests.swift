@@ -13,6 +13,7 @@ import ODRTesting
     "FuzzJSONReader": .jsonReader, "FuzzCatalog": .catalog, "FuzzSignatureLines": .signatureLines,
     "FuzzHandover": .handover, "FuzzDocuments": .documents, "FuzzAgeFile": .ageFile,
     "FuzzSSHKeys": .sshKeys, "FuzzRecipientsFile": .recipientsFile, "FuzzDotenv": .dotenv, "FuzzTemplate": .template,
+    "FuzzProxyRequest": .proxyRequest,
   ]
 
   @Test func everyTargetHasAnEntryAndSeeds() throws {

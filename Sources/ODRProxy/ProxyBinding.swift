@@ -1,0 +1,17 @@
+public import ODRKeys
+
+/// One key a proxied child may use: its value (which the child never
+/// sees), the placeholder it sees instead, and where the key's metadata
+/// lets it go (`header` with `scheme`, `query`, `hosts`, `insecure`).
+public struct ProxyBinding: Sendable {
+  public let key: APIKey
+  public let placeholder: Placeholder
+
+  public init(key: APIKey, placeholder: Placeholder = Placeholder()) {
+    self.key = key
+    self.placeholder = placeholder
+  }
+
+  /// The hosts the key is bound to, in ``ProxyHost`` form.
+  var hosts: Set<ProxyHost> { Set((key.metadata.hosts ?? []).compactMap(ProxyHost.init)) }
+}

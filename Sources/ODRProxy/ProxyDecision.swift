@@ -1,0 +1,178 @@
+import ODRBase
+import ODRKeys
+import ODRURL
+
+/// What the proxy of `odr exec --proxy` does with one request: its one decision,
+/// a pure function of the request and the run's bindings, taken before
+/// anything goes upstream.
+///
+/// A placeholder becomes its key's value only where the key's metadata
+/// sends it — the header it names (with its scheme), the query parameter it
+/// names — on a request to one of its hosts, over https (or http to
+/// loopback, or where the key allows plain http). A placeholder anywhere
+/// else (the path, another header, another parameter, the method) is
+/// refused with 403 and names the key and the place; so is one bound for
+/// another host. The names the request is routed by (the CONNECT line, the
+/// `Host` header, the absolute-form authority, SNI) must all be the
+/// connection's host, else 421. Hop-by-hop headers never go upstream; a
+/// request that carries a key asks for an uncompressed answer (the masker
+/// reads it) and may not be an upgrade.
+public enum ProxyDecision: Sendable, Equatable {
+  /// Send it upstream: these headers and target, which carry `keys`.
+  case forward(Forward)
+  /// Answer it with `status` and say why; nothing goes upstream.
+  case refuse(Refusal)
+
+  public struct Forward: Sendable, Equatable {
+    public let headers: [ProxyRequest.Header]
+    public let target: String
+    /// The names of the keys substituted, sorted.
+    public let keys: [String]
+    /// The request asks for a protocol upgrade (none carries a key).
+    public let upgrade: Bool
+  }
+
+  public struct Refusal: Sendable, Equatable {
+    public let status: Int
+    /// The key the refusal is about, if one.
+    public let key: String?
+    public let reason: String
+  }
+
+  /// Headers that describe one connection, not the request (RFC 9110
+  /// §7.6.1), and the proxy's own.
+  static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
+                                      "te", "trailer", "transfer-encoding", "upgrade"]
+
+  public static func decide(_ request: ProxyRequest, bindings: [ProxyBinding]) -> ProxyDecision {
+    guard let host = ProxyHost(request.host) else { return refuse(400, nil, "the request names no valid host (\(printable(request.host)))") }
+    if let misdirected = misdirection(request, host: host) { return refuse(421, nil, misdirected) }
+
+    let connectionTokens = Set(request.headers.filter { $0.name.lowercased() == "connection" }
+      .flatMap { $0.value.split(separator: ",").map { trimmed($0).lowercased() } })
+    let upgrade = request.headers.contains { $0.name.lowercased() == "upgrade" }
+    let endToEnd = request.headers.filter { !hopByHop.contains($0.name.lowercased()) && !connectionTokens.contains($0.name.lowercased()) }
+    let (path, query) = split(request.target)
+    let parameters = query.map { $0.split(separator: "&", omittingEmptySubsequences: false).map(String.init) }
+
+    var headers = endToEnd
+    var substituted = parameters
+    var used: [String] = []
+    for binding in bindings {
+      let placeholder = binding.placeholder.text
+      let name = binding.key.name
+      let metadata = binding.key.metadata
+      var found = false
+      if request.method.contains(placeholder) { return refuse(403, name, "its placeholder is in the method") }
+      if path.contains(placeholder) { return refuse(403, name, "its placeholder is in the path; it may go only in \(places(metadata))") }
+      for (index, header) in headers.enumerated() where header.value.contains(placeholder) || header.name.contains(placeholder) {
+        guard let value = headerValue(header, placeholder: placeholder, key: binding.key) else {
+          return refuse(403, name, "its placeholder is in the \(printable(header.name)) header; it may go only in \(places(metadata))")
+        }
+        guard !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0x00 }) else {
+          return refuse(403, name, "its value holds a line break or NUL, which cannot go in a header")
+        }
+        headers[index].value = value
+        found = true
+      }
+      if let current = substituted {
+        for (index, parameter) in current.enumerated() where parameter.contains(placeholder) {
+          guard let query = metadata.query, parameter == PercentEncoding.encode(query) + "=" + placeholder || parameter == query + "=" + placeholder else {
+            let name = parameter.split(separator: "=", maxSplits: 1).first.map(String.init) ?? parameter
+            return refuse(403, binding.key.name, "its placeholder is in the query parameter \(printable(name)); it may go only in \(places(metadata))")
+          }
+          substituted?[index] = String(parameter.dropLast(placeholder.count)) + PercentEncoding.encode(binding.key.value)
+          found = true
+        }
+      }
+      guard found else { continue }
+      if let refusal = routeRefusal(binding, scheme: request.scheme, host: host) { return refuse(403, name, refusal) }
+      used.append(name)
+    }
+    guard !(upgrade && !used.isEmpty) else { return refuse(403, used.sorted().first, "an upgrade (WebSocket) request may not carry a key") }
+    if !used.isEmpty {
+      headers.removeAll { $0.name.lowercased() == "accept-encoding" }
+      headers.append(ProxyRequest.Header("Accept-Encoding", "identity"))
+    }
+    let target = path + (substituted.map { "?" + $0.joined(separator: "&") } ?? "")
+    return .forward(Forward(headers: headers, target: target, keys: used.sorted(), upgrade: upgrade))
+  }
+
+  /// Why a request naming several hosts is misdirected, or nil.
+  static func misdirection(_ request: ProxyRequest, host: ProxyHost) -> String? {
+    let hostHeaders = request.headers.filter { $0.name.lowercased() == "host" }
+    guard hostHeaders.count <= 1 else { return "it has \(hostHeaders.count) Host headers" }
+    var named = request.routing
+    if let header = hostHeaders.first {
+      let (name, port) = authority(header.value)
+      if let port, port != request.port { return "its Host header names port \(port), the connection goes to \(request.port)" }
+      named.append(("Host header", name))
+    }
+    for (place, name) in named where ProxyHost(name) != host {
+      return "the \(place) names \(printable(name)), the connection goes to \(host)"
+    }
+    return nil
+  }
+
+  /// A header's value with the key in place of its placeholder, when the
+  /// header and its form are the ones the key's metadata names; else nil.
+  static func headerValue(_ header: ProxyRequest.Header, placeholder: String, key: APIKey) -> String? {
+    guard let named = key.metadata.header, header.name.lowercased() == named.lowercased() else { return nil }
+    guard let scheme = key.metadata.scheme else { return header.value == placeholder ? key.value : nil }
+    let parts = header.value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+    guard parts.count == 2, parts[0].lowercased() == scheme.lowercased(), parts[1] == placeholder else { return nil }
+    return "\(parts[0]) \(key.value)"
+  }
+
+  /// Why the key may not go to `host` over `scheme`, or nil (KeyRoute's rule).
+  static func routeRefusal(_ binding: ProxyBinding, scheme: String, host: ProxyHost) -> String? {
+    guard binding.hosts.contains(host) else { return "\(host) is not one of its hosts" }
+    switch scheme.lowercased() {
+    case "https": return nil
+    case "http" where Origin.isLoopback(host.text) || binding.key.metadata.insecure == true: return nil
+    case "http": return "plain http:// to a host that is not loopback (the key does not say \"insecure\": true)"
+    default: return "\(printable(scheme)) is not http or https"
+    }
+  }
+
+  /// Where the key's metadata lets it go, for a message.
+  static func places(_ metadata: KeyMetadata) -> String {
+    var places: [String] = []
+    if let header = metadata.header { places.append(metadata.scheme.map { "the \(header) header as \"\($0) <key>\"" } ?? "the \(header) header") }
+    if let query = metadata.query { places.append("the query parameter \(query)") }
+    return places.isEmpty ? "nowhere (its metadata names no header or query parameter)" : places.joined(separator: " or ")
+  }
+
+  static func split(_ target: String) -> (path: String, query: String?) {
+    guard let mark = target.firstIndex(of: "?") else { return (target, nil) }
+    return (String(target[..<mark]), String(target[target.index(after: mark)...]))
+  }
+
+  /// `host[:port]` of a Host header; an IPv6 literal keeps its brackets.
+  static func authority(_ value: String) -> (host: String, port: Int?) {
+    let value = trimmed(value)
+    if value.hasPrefix("["), let close = value.firstIndex(of: "]") {
+      let rest = value[value.index(after: close)...]
+      return (String(value[...close]), rest.hasPrefix(":") ? Int(rest.dropFirst()) ?? -1 : nil)
+    }
+    let parts = value.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+    return (String(parts[0]), parts.count == 2 ? Int(parts[1]) ?? -1 : nil)
+  }
+
+  /// Without the optional white space (spaces and tabs) HTTP allows around a value.
+  static func trimmed(_ text: some StringProtocol) -> String {
+    let isSpace = { (c: Character) in c == " " || c == "\t" }
+    return String(text.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+  }
+
+  /// Text from the request, safe in a message or a log line: control
+  /// characters escaped, at most 80 characters.
+  static func printable(_ text: String) -> String {
+    let escaped = text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+    return escaped.count > 80 ? String(escaped.prefix(80)) + "…" : escaped
+  }
+
+  private static func refuse(_ status: Int, _ key: String?, _ reason: String) -> ProxyDecision {
+    .refuse(Refusal(status: status, key: key, reason: reason))
+  }
+}

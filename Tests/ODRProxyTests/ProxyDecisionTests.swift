@@ -1,0 +1,138 @@
+import ODRKeys
+@testable import ODRProxy
+import Testing
+
+/// The proxy's one decision, case by case: where a placeholder becomes its
+/// key, where it is refused, and which names must agree on the host.
+@Suite struct ProxyDecisionTests {
+  static let weather = ProxyBinding(key: APIKey(name: "Weather", value: "w-secret",
+                                                metadata: KeyMetadata(header: "X-Api-Key", hosts: ["api.weather.example"])))
+  static let bearer = ProxyBinding(key: APIKey(name: "Bearer", value: "b-secret",
+                                               metadata: KeyMetadata(header: "Authorization", scheme: "Bearer", hosts: ["api.bearer.example"])))
+  static let maps = ProxyBinding(key: APIKey(name: "Maps", value: "m s&cret/é",
+                                             metadata: KeyMetadata(query: "key", hosts: ["maps.example", "::1"])))
+  static let local = ProxyBinding(key: APIKey(name: "Local", value: "l-secret", metadata: KeyMetadata(header: "X-Key", hosts: ["127.0.0.1"])))
+  static let unbound = ProxyBinding(key: APIKey(name: "Unbound", value: "u-secret", metadata: KeyMetadata(header: "X-Key")))
+  static let lineBreak = ProxyBinding(key: APIKey(name: "Broken", value: "a\r\nInjected: b",
+                                                  metadata: KeyMetadata(header: "X-Key", hosts: ["api.weather.example"])))
+  static let bindings = [weather, bearer, maps, local, unbound, lineBreak]
+
+  static func w(_ binding: ProxyBinding) -> String { binding.placeholder.text }
+
+  static func request(_ method: String = "GET", scheme: String = "https", host: String, port: Int = 443, target: String = "/",
+                      _ headers: [(String, String)] = [], routing: [(String, String)] = []) -> ProxyRequest {
+    ProxyRequest(method: method, scheme: scheme, host: host, port: port, target: target,
+                 headers: [.init("Host", host.contains(":") ? "[\(host)]" : host)] + headers.map { .init($0.0, $0.1) }, routing: routing)
+  }
+
+  /// What a decision comes to, for a table: `forward KEYS TARGET HEADER=VALUE…` or `refuse STATUS KEY: REASON`.
+  static func summary(_ decision: ProxyDecision, headers: [String] = []) -> String {
+    switch decision {
+    case .forward(let forward):
+      let shown = headers.map { name in "\(name)=\(forward.headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value).joined(separator: ","))" }
+      return (["forward", forward.keys.joined(separator: ","), forward.target] + shown).joined(separator: " ")
+    case .refuse(let refusal):
+      return "refuse \(refusal.status) \(refusal.key ?? "-"): \(refusal.reason)"
+    }
+  }
+
+  static let cases: [(String, ProxyRequest, [String], String)] = [
+    ("a header key to its host", request(host: "api.weather.example", [("X-Api-Key", w(weather)), ("Accept-Encoding", "gzip")]),
+     ["X-Api-Key", "Accept-Encoding"], "forward Weather / X-Api-Key=w-secret Accept-Encoding=identity"),
+    ("the header's name in any case", request(host: "api.weather.example", [("x-api-key", w(weather))]),
+     ["x-api-key"], "forward Weather / x-api-key=w-secret"),
+    ("a scheme key in its form", request(host: "api.bearer.example", [("Authorization", "bearer \(w(bearer))")]),
+     ["Authorization"], "forward Bearer / Authorization=bearer b-secret"),
+    ("a scheme key without its scheme", request(host: "api.bearer.example", [("Authorization", w(bearer))]),
+     [], "refuse 403 Bearer: its placeholder is in the Authorization header; it may go only in the Authorization header as \"Bearer <key>\""),
+    ("a query key, percent-encoded", request(host: "maps.example", target: "/geo?q=a%20b&key=\(w(maps))&x=1"),
+     [], "forward Maps /geo?q=a%20b&key=m%20s%26cret%2F%C3%A9&x=1"),
+    ("a query key to an IPv6 host", request(host: "::1", target: "/?key=\(w(maps))", routing: [("SNI", "0:0:0:0:0:0:0:1")]),
+     [], "forward Maps /?key=m%20s%26cret%2F%C3%A9"),
+    ("in the path", request(host: "maps.example", target: "/v1/\(w(maps))/geo"),
+     [], "refuse 403 Maps: its placeholder is in the path; it may go only in the query parameter key"),
+    ("in another header", request(host: "api.weather.example", [("X-Debug", "k=\(w(weather))")]),
+     [], "refuse 403 Weather: its placeholder is in the X-Debug header; it may go only in the X-Api-Key header"),
+    ("in another query parameter", request(host: "maps.example", target: "/?callback=\(w(maps))"),
+     [], "refuse 403 Maps: its placeholder is in the query parameter callback; it may go only in the query parameter key"),
+    ("in the method", request(w(weather), host: "api.weather.example"), [], "refuse 403 Weather: its placeholder is in the method"),
+    ("to a host it is not bound to", request(host: "maps.example", [("X-Api-Key", w(weather))]),
+     [], "refuse 403 Weather: maps.example is not one of its hosts"),
+    ("a key bound to no host", request(host: "api.weather.example", [("X-Key", w(unbound))]),
+     [], "refuse 403 Unbound: api.weather.example is not one of its hosts"),
+    ("plain http to a host that is not loopback", request(scheme: "http", host: "api.weather.example", port: 80, [("X-Api-Key", w(weather))]),
+     [], "refuse 403 Weather: plain http:// to a host that is not loopback (the key does not say \"insecure\": true)"),
+    ("plain http to loopback", request(scheme: "http", host: "127.0.0.1", port: 8080, [("X-Key", w(local))]),
+     ["X-Key"], "forward Local / X-Key=l-secret"),
+    ("a Host header for another host", ProxyRequest(method: "GET", scheme: "https", host: "api.weather.example", port: 443, target: "/",
+                                                   headers: [.init("Host", "evil.example"), .init("X-Api-Key", w(weather))]),
+     [], "refuse 421 -: the Host header names evil.example, the connection goes to api.weather.example"),
+    ("a Host header for another port", ProxyRequest(method: "GET", scheme: "https", host: "api.weather.example", port: 443, target: "/",
+                                                   headers: [.init("Host", "api.weather.example:8443")]),
+     [], "refuse 421 -: its Host header names port 8443, the connection goes to 443"),
+    ("two Host headers", ProxyRequest(method: "GET", scheme: "https", host: "api.weather.example", port: 443, target: "/",
+                                      headers: [.init("Host", "api.weather.example"), .init("Host", "evil.example")]),
+     [], "refuse 421 -: it has 2 Host headers"),
+    ("SNI for another host", request(host: "api.weather.example", routing: [("SNI", "evil.example")]),
+     [], "refuse 421 -: the SNI names evil.example, the connection goes to api.weather.example"),
+    ("a name never matches an IP", request(host: "127.0.0.1", port: 8080, routing: [("CONNECT", "127.000.000.001")]),
+     [], "refuse 421 -: the CONNECT names 127.000.000.001, the connection goes to 127.0.0.1"),
+    ("names match in any case, with a final dot", request(host: "API.Weather.example", [("X-Api-Key", w(weather))], routing: [("SNI", "api.weather.example.")]),
+     ["X-Api-Key"], "forward Weather / X-Api-Key=w-secret"),
+    ("an upgrade that carries a key", request(host: "api.weather.example", [("Connection", "Upgrade"), ("Upgrade", "websocket"), ("X-Api-Key", w(weather))]),
+     [], "refuse 403 Weather: an upgrade (WebSocket) request may not carry a key"),
+    ("a value with a line break", request(host: "api.weather.example", [("X-Key", w(lineBreak))]),
+     [], "refuse 403 Broken: its value holds a line break or NUL, which cannot go in a header"),
+    ("no placeholder: nothing changes but hop-by-hop headers",
+     request(host: "example.org", [("Connection", "close, X-Drop"), ("X-Drop", "1"), ("Proxy-Authorization", "Basic x"), ("Proxy-Connection", "keep-alive"),
+                                   ("Keep-Alive", "timeout=5"), ("TE", "trailers"), ("Accept-Encoding", "gzip"), ("X-Keep", "1")]),
+     ["Connection", "X-Drop", "Proxy-Authorization", "Proxy-Connection", "Keep-Alive", "TE", "Accept-Encoding", "X-Keep"],
+     "forward  / Connection= X-Drop= Proxy-Authorization= Proxy-Connection= Keep-Alive= TE= Accept-Encoding=gzip X-Keep=1"),
+  ]
+
+  @Test(arguments: 0..<cases.count) func eachCase(index: Int) {
+    let (what, request, headers, expected) = Self.cases[index]
+    #expect(Self.summary(ProxyDecision.decide(request, bindings: Self.bindings), headers: headers) == expected, "\(what)")
+  }
+
+  @Test func aRefusalNeverQuotesAValue() {
+    for (_, request, _, _) in Self.cases {
+      guard case .refuse(let refusal) = ProxyDecision.decide(request, bindings: Self.bindings) else { continue }
+      for binding in Self.bindings { #expect(!refusal.reason.contains(binding.key.value)) }
+    }
+  }
+
+  @Test func anUpgradeWithoutAKeyIsForwardedAndSaysSo() throws {
+    let decision = ProxyDecision.decide(Self.request(host: "example.org", [("Connection", "Upgrade"), ("Upgrade", "websocket")]), bindings: Self.bindings)
+    guard case .forward(let forward) = decision else { Issue.record("\(decision)"); return }
+    #expect(forward.upgrade && forward.keys.isEmpty)
+  }
+}
+
+@Suite struct PlaceholderTests {
+  @Test func aPlaceholderIsOdrAndThirtyTwoLettersOrDigits() {
+    let made = (0..<1000).map { _ in Placeholder().text }
+    #expect(Set(made).count == 1000)
+    for text in made {
+      #expect(text.hasPrefix("odr_") && text.count == 36)
+      #expect(text.dropFirst(4).unicodeScalars.allSatisfy { ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") })
+    }
+  }
+}
+
+@Suite struct ProxyHostTests {
+  @Test(arguments: [
+    ("Example.COM.", "example.com", ProxyHost.Kind.name), ("[::1]", "::1", .ipv6), ("0:0:0:0:0:0:0:1", "::1", .ipv6),
+    ("[::FFFF:127.0.0.1]", "::ffff:127.0.0.1", .ipv6), ("10.0.0.1", "10.0.0.1", .ipv4), ("127.000.000.001", "127.000.000.001", .name),
+    ("0x7f.1", "0x7f.1", .name), ("_dmarc.example", "_dmarc.example", .name),
+  ])
+  func hostsInOneForm(raw: String, text: String, kind: ProxyHost.Kind) throws {
+    let host = try #require(ProxyHost(raw))
+    #expect(host.text == text && host.kind == kind)
+  }
+
+  @Test(arguments: ["", ".", "a b", "a..b", ".a", "[1.2.3.4]", "[::1", "exa\u{0}mple", "ex/ample", "ex@mple", "é.example"])
+  func notHosts(raw: String) {
+    #expect(ProxyHost(raw) == nil)
+  }
+}

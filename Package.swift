@@ -196,7 +196,7 @@ let package = Package(
     ),
     .target(
       name: "ODRProxy",
-      dependencies: ["ODRBase", "ODRKeys", "ODRURL"],
+      dependencies: ["ODRBase", "ODRCI", "ODRKeys", "ODRURL"],
       swiftSettings: strictSettings
     ),
     .target(

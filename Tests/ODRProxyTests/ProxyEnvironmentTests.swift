@@ -1,0 +1,76 @@
+import Foundation
+import ODRKeys
+@testable import ODRProxy
+import Testing
+
+@Suite struct ProxyEnvironmentTests {
+  static let keys = [
+    APIKey(name: "Weather", value: "w-secret", metadata: KeyMetadata(header: "X-Api-Key", hosts: ["api.weather.example"])),
+    APIKey(name: "mapsKey", value: "m-secret", metadata: KeyMetadata(env: "MAPS", query: "key", hosts: ["maps.example", "::1"])),
+    APIKey(name: "Loose", value: "l-secret", metadata: KeyMetadata(header: "X-Key")),
+  ]
+  static let base = [
+    "PATH": "/usr/bin", "HOME": "/home/a", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1/bus", "XDG_RUNTIME_DIR": "/run/user/1",
+    "SSH_AUTH_SOCK": "/tmp/ssh", "GNOME_KEYRING_CONTROL": "/run/user/1/keyring", "ODR_SERVICE": "com.example", "ODR_IDENTITY": "AGE-SECRET-KEY-1X",
+    "NO_PROXY": "localhost, .weather.example,maps.example:443,*,[::1],::1,other.example", "WEATHER": "stale",
+    "SSL_CERT_FILE": "/etc/ssl/mine.pem",
+  ]
+
+  func environment() throws -> (ProxyEnvironment, [String: String]) {
+    let made = try ProxyEnvironment(keys: Self.keys, base: Self.base, port: 4567, token: "T0ken", caBundle: "/run/odr/ca.pem")
+    let variables = Dictionary(uniqueKeysWithValues: made.variables.map { line in
+      let parts = line.split(separator: "=", maxSplits: 1)
+      return (String(parts[0]), String(parts[1]))
+    })
+    return (made, variables)
+  }
+
+  @Test func keysArePlaceholdersAndUnboundKeysAreLeftOutWithOneLine() throws {
+    let (made, env) = try environment()
+    let placeholders = Dictionary(uniqueKeysWithValues: made.bindings.map { ($0.key.name, $0.placeholder.text) })
+    #expect(env["WEATHER"] == placeholders["Weather"] && env["MAPS"] == placeholders["mapsKey"])
+    #expect(env["LOOSE"] == nil && placeholders["Loose"] == nil)
+    #expect(made.warning == "odr: left out Loose: it names no hosts, so no request may carry it.")
+    for key in Self.keys { #expect(!made.variables.contains { $0.contains(key.value) }) }
+  }
+
+  @Test func noWayToTheKeyringOrOdrsOwnSettings() throws {
+    let (_, env) = try environment()
+    for name in ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "GNOME_KEYRING_CONTROL", "ODR_SERVICE", "ODR_IDENTITY"] {
+      #expect(env[name] == nil, "\(name)")
+    }
+    #expect(env["PATH"] == "/usr/bin" && env["HOME"] == "/home/a")
+  }
+
+  @Test func everyClientFindsTheProxyAndTheBundle() throws {
+    let (_, env) = try environment()
+    for name in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] { #expect(env[name] == "http://odr:T0ken@127.0.0.1:4567") }
+    #expect(env["NODE_USE_ENV_PROXY"] == "1")
+    for name in ProxyEnvironment.caBundleVariables { #expect(env[name] == "/run/odr/ca.pem", "\(name)") }
+  }
+
+  @Test func noProxyKeepsOnlyWhatNoKeyIsBoundTo() throws {
+    let (_, env) = try environment()
+    #expect(env["NO_PROXY"] == "localhost,other.example")
+    #expect(env["no_proxy"] == nil)
+  }
+}
+
+@Suite struct ProxyCredentialsTests {
+  static func basic(_ text: String) -> String { "Basic " + Data(text.utf8).base64EncodedString() }
+
+  @Test(arguments: [
+    (basic("odr:T0ken"), true), ("basic " + Data("odr:T0ken".utf8).base64EncodedString(), true),
+    (basic("odr:T0ke"), false), (basic("odr:T0kenX"), false), (basic("odr:t0ken"), false), (basic("root:T0ken"), false),
+    (basic(""), false), ("Bearer T0ken", false), ("Basic !!!", false), ("", false),
+  ])
+  func onlyTheRunsTokenPasses(header: String, accepted: Bool) {
+    #expect(ProxyCredentials(token: "T0ken").accepts(header) == accepted)
+  }
+
+  @Test func noHeaderIsRefusedAndATokenIsLettersAndDigits() {
+    #expect(!ProxyCredentials(token: "T0ken").accepts(nil))
+    let token = ProxyCredentials().token
+    #expect(token.count == 32 && token.allSatisfy { $0.isLetter || $0.isNumber } && token != ProxyCredentials().token)
+  }
+}

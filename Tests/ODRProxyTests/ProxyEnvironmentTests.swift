@@ -74,3 +74,16 @@ import Testing
     #expect(token.count == 32 && token.allSatisfy { $0.isLetter || $0.isNumber } && token != ProxyCredentials().token)
   }
 }
+
+@Suite struct ProxyAuditRecordTests {
+  @Test func oneLineWithThePathOnlyAndControlCharactersEscaped() throws {
+    let record = ProxyAuditRecord(time: Date(timeIntervalSince1970: 0), keys: ["Weather"], method: "GET", host: "api.weather.example",
+                                  target: "/v1/x\u{1b}[2J\ny?key=odr_secretplaceholder", status: 200, refusal: nil, process: "curl (/usr/bin/curl)")
+    let line = record.line
+    #expect(line.hasSuffix("}\n") && line.dropLast().allSatisfy { $0 != "\n" })
+    #expect(!line.contains("key=") && !line.contains("\u{1b}"))
+    let decoded = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    #expect(decoded?["path"] as? String == "/v1/x\u{1b}[2J\ny" && decoded?["time"] as? String == "1970-01-01T00:00:00Z")
+    #expect(decoded?["keys"] as? [String] == ["Weather"] && decoded?["status"] as? Int == 200)
+  }
+}

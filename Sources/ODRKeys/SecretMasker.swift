@@ -14,9 +14,13 @@
 /// matched both with escape sequences left out and as they are, so a value
 /// right after a bare `ESC [` (whose first bytes a terminal would take as
 /// the sequence's, showing the rest) is masked whole.
+///
+/// Each value may have a replacement of its own (`odr exec --proxy` shows a
+/// value as its placeholder); where matches of two values overlap, the
+/// merged span takes the longer match's.
 public struct SecretMasker: Sendable {
-  /// What each match is replaced with.
-  public let replacement: [UInt8]
+  /// What a match of each value is replaced with, by the automaton's value index.
+  private let replacements: [[UInt8]]
   private let automaton: Automaton
 
   // Streaming state.
@@ -30,14 +34,26 @@ public struct SecretMasker: Sendable {
   /// automaton (escape sequences are not), newest at `recentCount - 1`.
   private var recent: [Int]
   private var recentCount = 0
-  /// Matched spans not written yet, absolute, in order, not overlapping.
-  private var spans: [(start: Int, end: Int)] = []
+  /// Matched spans not written yet, absolute, in order, not overlapping,
+  /// each with the replacement of its longest match.
+  private var spans: [(start: Int, end: Int, replacement: Int, length: Int)] = []
   private var escape: UInt8 = 0  // 0 none, 1 after ESC, 2 inside CSI
 
-  /// A masker for `values` (empty values are ignored).
+  /// A masker for `values` (empty values are ignored), each replaced with `replacement`.
   public init(values: [String], replacement: String = "***") {
-    self.replacement = Array(replacement.utf8)
-    automaton = Automaton(patterns: values.reduce(into: Set<[UInt8]>()) { $0.formUnion(SecretForms.of($1)) })
+    self.init(replacing: values.map { ($0, replacement) })
+  }
+
+  /// A masker that replaces every form of each value with that value's
+  /// replacement (empty values are ignored; a value given twice keeps its
+  /// first replacement).
+  public init(replacing pairs: [(value: String, replacement: String)]) {
+    replacements = pairs.map { Array($0.replacement.utf8) }
+    var patterns: [[UInt8]: Int] = [:]
+    for (index, pair) in pairs.enumerated() {
+      for form in SecretForms.of(pair.value) where patterns[form] == nil { patterns[form] = index }
+    }
+    automaton = Automaton(patterns: patterns)
     // A power of two, so the ring index is a mask.
     var size = 1
     while size < automaton.longest { size <<= 1 }
@@ -59,9 +75,9 @@ public struct SecretMasker: Sendable {
     // The hot loop works on locals and raw buffers.
     var state = Int(self.state), raw = Int(self.raw), escape = self.escape, recentCount = self.recentCount
     let ringMask = recent.count - 1, base = self.base
-    var found: [(start: Int, end: Int)] = []
+    var found: [(start: Int, end: Int, replacement: Int)] = []
     let automaton = self.automaton
-    let (matchLength, byteClass, staysAtRoot) = (automaton.matchLength, automaton.byteClass, automaton.staysAtRoot)
+    let (matchLength, matchValue, byteClass, staysAtRoot) = (automaton.matchLength, automaton.matchValue, automaton.byteClass, automaton.staysAtRoot)
     recent.withUnsafeMutableBufferPointer { recent in
       pending.withUnsafeBufferPointer { bytes in
         var index = start
@@ -87,14 +103,14 @@ public struct SecretMasker: Sendable {
             recent[recentCount & ringMask] = offset
             recentCount &+= 1
             let length = Int(matchLength[state])
-            if length > 0 { found.append((recent[(recentCount &- length) & ringMask], offset)) }
+            if length > 0 { found.append((recent[(recentCount &- length) & ringMask], offset, Int(matchValue[state]))) }
           }
           if same {
             raw = state
           } else {
             raw = automaton.step(raw, Int(byteClass[Int(byte)]))
             let length = Int(matchLength[raw])
-            if length > 0 { found.append((offset &- length &+ 1, offset)) }
+            if length > 0 { found.append((offset &- length &+ 1, offset, Int(matchValue[raw]))) }
           }
         }
       }
@@ -103,7 +119,7 @@ public struct SecretMasker: Sendable {
     self.raw = UInt32(raw)
     self.escape = escape
     self.recentCount = recentCount
-    for span in found { addSpan(from: span.start, to: span.end) }
+    for span in found { addSpan(from: span.start, to: span.end, replacement: span.replacement) }
     // Bytes from here on may still be part of a match.
     let depth = Int(automaton.depth[state])
     var keepFrom = depth > 0 ? recent[(recentCount - depth) & ringMask] : base + pending.count
@@ -133,11 +149,13 @@ public struct SecretMasker: Sendable {
     return output
   }
 
-  private mutating func addSpan(from start: Int, to end: Int) {
+  private mutating func addSpan(from start: Int, to end: Int, replacement: Int) {
+    let length = end - start + 1
     if let last = spans.last, start <= last.end {
-      spans[spans.count - 1] = (min(last.start, start), max(last.end, end))
+      let (kept, keptLength) = length > last.length ? (replacement, length) : (last.replacement, last.length)
+      spans[spans.count - 1] = (min(last.start, start), max(last.end, end), kept, keptLength)
     } else {
-      spans.append((start, end))
+      spans.append((start, end, replacement, length))
     }
   }
 
@@ -152,7 +170,7 @@ public struct SecretMasker: Sendable {
         guard span.end < limit else { break }
         // a span may begin before `base`, in bytes a flush already wrote
         output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[(cursor - base)..<(max(span.start, cursor) - base)]))
-        output.append(contentsOf: replacement)
+        output.append(contentsOf: replacements[span.replacement])
         cursor = span.end + 1
         done += 1
       }
@@ -191,6 +209,8 @@ private final class Automaton: @unchecked Sendable {
   let edgeTarget: UnsafeBufferPointer<UInt32>
   let fail: UnsafeBufferPointer<UInt32>
   let matchLength: UnsafeBufferPointer<UInt32>
+  /// The value index (``SecretMasker``'s replacement) of each state's longest match.
+  let matchValue: UnsafeBufferPointer<UInt32>
   let depth: UnsafeBufferPointer<UInt32>
   let longest: Int
 
@@ -198,6 +218,7 @@ private final class Automaton: @unchecked Sendable {
     for buffer in [UnsafeRawBufferPointer(byteClass), UnsafeRawBufferPointer(staysAtRoot), UnsafeRawBufferPointer(table),
                    UnsafeRawBufferPointer(row), UnsafeRawBufferPointer(edgeStart), UnsafeRawBufferPointer(edgeClass),
                    UnsafeRawBufferPointer(edgeTarget), UnsafeRawBufferPointer(fail), UnsafeRawBufferPointer(matchLength),
+                   UnsafeRawBufferPointer(matchValue),
                    UnsafeRawBufferPointer(depth)] {
       buffer.baseAddress.map { UnsafeMutableRawPointer(mutating: $0).deallocate() }
     }
@@ -227,25 +248,26 @@ private final class Automaton: @unchecked Sendable {
     }
   }
 
-  init(patterns: Set<[UInt8]>) {
+  /// `patterns`: each form and the index of the value it is a form of.
+  init(patterns: [[UInt8]: Int]) {
     // Bytes no form contains share class 0.
     var classes = [UInt8](repeating: 0, count: 256)
     var count = 1
-    for byte in Set(patterns.joined()).sorted() {
+    for byte in Set(patterns.keys.joined()).sorted() {
       classes[Int(byte)] = UInt8(count)
       count += 1
     }
     classCount = count
     byteClass = Self.own(classes)
-    longest = patterns.map(\.count).max() ?? 0
+    longest = patterns.keys.map(\.count).max() ?? 0
     // The trie, built from the forms in sorted order: each shares a prefix
     // with the one before, so no lookups are needed. Flat arrays throughout.
-    let sorted = patterns.map { $0.map { classes[Int($0)] } }.sorted { $0.lexicographicallyPrecedes($1) }
-    var depths: [UInt32] = [0], terminal: [UInt32] = [0]
+    let sorted = patterns.map { (form: $0.key.map { classes[Int($0)] }, value: $0.value) }.sorted { $0.form.lexicographicallyPrecedes($1.form) }
+    var depths: [UInt32] = [0], terminal: [UInt32] = [0], terminalValue: [UInt32] = [0]
     var parent: [UInt32] = [0], label: [UInt8] = [0]
     var path: [Int] = [0]  // the previous form's states
     var previous: [UInt8] = []
-    for form in sorted {
+    for (form, value) in sorted {
       var shared = 0
       while shared < min(form.count, previous.count) && form[shared] == previous[shared] { shared += 1 }
       path.removeLast(path.count - shared - 1)
@@ -254,9 +276,11 @@ private final class Automaton: @unchecked Sendable {
         label.append(c)
         depths.append(UInt32(path.count))
         terminal.append(0)
+        terminalValue.append(0)
         path.append(depths.count - 1)
       }
       terminal[path.last!] = UInt32(form.count)
+      terminalValue[path.last!] = UInt32(value)
       previous = form
     }
     let states = depths.count
@@ -298,7 +322,7 @@ private final class Automaton: @unchecked Sendable {
     // shallower than the one it is for.
     var fail = [UInt32](repeating: 0, count: states)
     var table = [UInt32](repeating: 0, count: rows * count)
-    var matches = terminal
+    var matches = terminal, matchValues = terminalValue
     func step(_ state: Int, _ c: Int) -> Int {
       var s = state
       while true {
@@ -308,7 +332,7 @@ private final class Automaton: @unchecked Sendable {
       }
     }
     for node in order {
-      if node != 0 && matches[node] == 0 { matches[node] = matches[Int(fail[node])] }
+      if node != 0 && matches[node] == 0 { (matches[node], matchValues[node]) = (matches[Int(fail[node])], matchValues[Int(fail[node])]) }
       let kids = childOf[childStart[node]..<childStart[node + 1]]
       for child in kids {
         fail[Int(child)] = node == 0 ? 0 : UInt32(step(Int(fail[node]), Int(label[Int(child)])))
@@ -324,6 +348,7 @@ private final class Automaton: @unchecked Sendable {
     self.fail = Self.own(fail)
     self.table = Self.own(table)
     self.matchLength = Self.own(matches)
+    self.matchValue = Self.own(matchValues)
     self.depth = Self.own(depths)
     staysAtRoot = Self.own((0..<256).map { byte in byte != 0x1b && table[Int(classes[byte])] == 0 })
   }

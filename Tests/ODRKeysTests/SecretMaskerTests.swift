@@ -163,3 +163,40 @@ import Testing
     #expect(out == (0..<200).map { "line \($0): *** and ***\n" }.joined())
   }
 }
+
+/// Each value with a replacement of its own (`odr exec --proxy`: a value
+/// comes back as its placeholder).
+@Suite(.enabled(if: TestSelection.untagged)) struct SecretMaskerReplacementTests {
+  func masked(_ text: String, _ pairs: [(value: String, replacement: String)], chunk: Int? = nil) -> String {
+    var masker = SecretMasker(replacing: pairs)
+    let bytes = Array(text.utf8)
+    var output: [UInt8] = []
+    for start in stride(from: 0, to: bytes.count, by: chunk ?? max(1, bytes.count)) {
+      output += masker.mask(bytes[start..<min(bytes.count, start + (chunk ?? bytes.count))])
+    }
+    return String(decoding: output + masker.finish(), as: UTF8.self)
+  }
+
+  static let pairs = [(value: "w-secret/1", replacement: "odr_W"), (value: "m s&cret", replacement: "odr_M")]
+
+  @Test(arguments: [
+    ("key=w-secret/1 and m s&cret", "key=odr_W and odr_M"),
+    ("b64 \(Data("w-secret/1".utf8).base64EncodedString()) pct m%20s%26cret", "b64 odr_W pct odr_M"),
+    ("none here", "none here"),
+  ])
+  func eachValueBecomesItsOwnReplacementInEveryForm(text: String, expected: String) {
+    #expect(masked(text, Self.pairs) == expected)
+    #expect(masked(text, Self.pairs, chunk: 1) == expected)
+  }
+
+  @Test func overlappingMatchesTakeTheLongerOnesReplacement() {
+    let pairs = [(value: "abcdef", replacement: "<B>"), (value: "bcd", replacement: "<A>")]
+    #expect(masked("xabcdefy", pairs) == "x<B>y")
+    #expect(masked("xbcdy", pairs) == "x<A>y")
+    #expect(masked("xabcdefy", pairs.reversed(), chunk: 1) == "x<B>y")
+  }
+
+  @Test func oneReplacementForAllIsWhatItWas() {
+    #expect(SecretMasker.redact("a w-secret/1 m s&cret", values: Self.pairs.map(\.value), replacement: "***") == "a *** ***")
+  }
+}

@@ -51,12 +51,9 @@ public enum ProxyDecision: Sendable, Equatable {
     let connectionTokens = Set(request.headers.filter { $0.name.lowercased() == "connection" }
       .flatMap { $0.value.split(separator: ",").map { trimmed($0).lowercased() } })
     let upgrade = request.headers.contains { $0.name.lowercased() == "upgrade" }
-    let endToEnd = request.headers.filter { !hopByHop.contains($0.name.lowercased()) && !connectionTokens.contains($0.name.lowercased()) }
+    var headers = request.headers.filter { !hopByHop.contains($0.name.lowercased()) && !connectionTokens.contains($0.name.lowercased()) }
     let (path, query) = split(request.target)
-    let parameters = query.map { $0.split(separator: "&", omittingEmptySubsequences: false).map(String.init) }
-
-    var headers = endToEnd
-    var substituted = parameters
+    var substituted = query.map { $0.split(separator: "&", omittingEmptySubsequences: false).map(String.init) }
     var used: [String] = []
     for binding in bindings {
       let placeholder = binding.placeholder.text
@@ -78,8 +75,8 @@ public enum ProxyDecision: Sendable, Equatable {
       if let current = substituted {
         for (index, parameter) in current.enumerated() where parameter.contains(placeholder) {
           guard let query = metadata.query, parameter == PercentEncoding.encode(query) + "=" + placeholder || parameter == query + "=" + placeholder else {
-            let name = parameter.split(separator: "=", maxSplits: 1).first.map(String.init) ?? parameter
-            return refuse(403, binding.key.name, "its placeholder is in the query parameter \(printable(name)); it may go only in \(places(metadata))")
+            let parameterName = parameter.split(separator: "=", maxSplits: 1).first.map(String.init) ?? parameter
+            return refuse(403, name, "its placeholder is in the query parameter \(printable(parameterName)); it may go only in \(places(metadata))")
           }
           substituted?[index] = String(parameter.dropLast(placeholder.count)) + PercentEncoding.encode(binding.key.value)
           found = true

@@ -28,7 +28,9 @@ public struct ProxyCredentials: Sendable {
        let decoded = Data(base64Encoded: String(header[header.index(after: space)...].drop { $0 == " " })) {
       given = Array(decoded)
     }
-    var difference = UInt8(truncatingIfNeeded: given.count ^ expected.count)
+    // The lengths are compared whole (truncating their difference to a byte
+    // let `odr:<token>` followed by 256 more bytes through).
+    var difference: UInt8 = given.count == expected.count ? 0 : 1
     for index in expected.indices {
       difference |= expected[index] ^ (index < given.count ? given[index] : 0)
     }

@@ -63,6 +63,7 @@ import Testing
     (basic("odr:T0ken"), true), ("basic " + Data("odr:T0ken".utf8).base64EncodedString(), true),
     (basic("odr:T0ke"), false), (basic("odr:T0kenX"), false), (basic("odr:t0ken"), false), (basic("root:T0ken"), false),
     (basic(""), false), ("Bearer T0ken", false), ("Basic !!!", false), ("", false),
+    (basic("odr:T0ken" + String(repeating: "x", count: 256)), false), (basic("odr:T0ken" + String(repeating: "x", count: 512)), false),
   ])
   func onlyTheRunsTokenPasses(header: String, accepted: Bool) {
     #expect(ProxyCredentials(token: "T0ken").accepts(header) == accepted)

@@ -20,6 +20,9 @@ public struct ProxyEnvironment: Sendable {
   public let variables: [String]
   /// One line naming the keys left out (they name no hosts), or nil.
   public let warning: String?
+  /// Inherited variables left out because they held a key's value (a key
+  /// the user had exported, say), sorted: the child sees none of them.
+  public let withheldVariables: [String]
 
   /// `keys` (already narrowed by `--only`) as placeholders in `base`, with
   /// the proxy at `127.0.0.1:port` behind `token` and the CA bundle at
@@ -31,7 +34,10 @@ public struct ProxyEnvironment: Sendable {
     bindings = named.variables.compactMap { byName[$0.key].map { ProxyBinding(key: $0) } }
     let placeholders = Dictionary(uniqueKeysWithValues: bindings.map { ($0.key.name, $0.placeholder.text) })
 
-    var environment = base.filter { name, _ in !Self.withheld.contains(name) && !name.hasPrefix("ODR_") }
+    let values = keys.map(\.value).filter { !$0.isEmpty }
+    let holding = base.filter { _, value in values.contains { value.contains($0) } }.keys
+    withheldVariables = holding.sorted()
+    var environment = base.filter { name, _ in !Self.withheld.contains(name) && !name.hasPrefix("ODR_") && !holding.contains(name) }
     for variable in named.variables { environment[variable.name] = placeholders[variable.key] }
     let proxy = "http://odr:\(token)@127.0.0.1:\(port)"
     for name in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] { environment[name] = proxy }

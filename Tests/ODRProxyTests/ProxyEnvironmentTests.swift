@@ -34,6 +34,17 @@ import Testing
     for key in Self.keys { #expect(!made.variables.contains { $0.contains(key.value) }) }
   }
 
+  @Test func anInheritedVariableHoldingAKeysValueIsLeftOut() throws {
+    var base = Self.base
+    base["OPENAI_API_KEY"] = "w-secret"
+    base["DEPLOY_URL"] = "https://x.example/?k=l-secret"
+    base["UNRELATED"] = "w-"
+    let made = try ProxyEnvironment(keys: Self.keys, base: base, port: 1, token: "t", caBundle: "/b")
+    #expect(made.withheldVariables == ["DEPLOY_URL", "OPENAI_API_KEY"])
+    for key in Self.keys { #expect(!made.variables.contains { $0.contains(key.value) }, "\(key.name)") }
+    #expect(made.variables.contains("UNRELATED=w-"))
+  }
+
   @Test func noWayToTheKeyringOrOdrsOwnSettings() throws {
     let (_, env) = try environment()
     for name in ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "SSH_AUTH_SOCK", "GNOME_KEYRING_CONTROL", "ODR_SERVICE", "ODR_IDENTITY"] {

@@ -37,10 +37,12 @@ public struct MotoServer: Sendable {
 
     init() throws {
       let python = try MotoServer.python()
-      let port = try Nginx.freePort()
-      endpoint = URL(string: "http://127.0.0.1:\(port)")!
       let log = FileManager.default.temporaryDirectory.appending(path: "odr-moto-\(UUID().uuidString).log")
-      defer { dropping(.cleanup) { try FileManager.default.removeItem(at: log) } }
+      let portFile = log.appendingPathExtension("port")
+      defer {
+        dropping(.cleanup) { try FileManager.default.removeItem(at: log) }
+        dropping(.cleanup) { try FileManager.default.removeItem(at: portFile) }
+      }
       var environment = ProcessInfo.processInfo.environment
       environment["INITIAL_NO_AUTH_ACTION_COUNT"] = "6"
       for name in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"] { environment[name] = nil }
@@ -48,20 +50,36 @@ public struct MotoServer: Sendable {
       guard pipe(&ends) == 0 else { throw TestFailure("pipe: \(String(cString: strerror(errno)))") }
       for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
       lifeline = ends[1]
-      let watch = "import os, sys, threading; threading.Thread(target=lambda: (sys.stdin.buffer.read(), os._exit(0)), daemon=True).start(); "
-        + "from moto.server import main; main(sys.argv[1:])"
-      daemon = try Daemon(python, ["-c", watch, "-H", "127.0.0.1", "-p", "\(port)"], environment: environment, log: log, stdin: ends[0])
+      // The server binds port 0 and writes the port it got (renamed into
+      // place, so it is read whole): a port chosen here and bound later
+      // could be taken in between by another test's server, and the
+      // set-up would then talk to that one.
+      let serve = """
+        import os, sys
+        from moto.server import ThreadedMotoServer
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        with open(sys.argv[1] + ".tmp", "w") as f: f.write(str(server.get_host_and_port()[1]))
+        os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+        sys.stdin.buffer.read()
+        os._exit(0)
+        """
+      daemon = try Daemon(python, ["-c", serve, portFile.path], environment: environment, log: log, stdin: ends[0])
       close(ends[0])
-      for _ in 0..<1500 where !Nginx.accepts(port) {
-        guard daemon.isRunning else { break }
+      var port: Int?
+      for _ in 0..<1500 {
+        // not there yet: the loop waits for it
+        port = dropping(.isTheAnswer) { try String(contentsOf: portFile, encoding: .utf8) }.flatMap { Int($0) }
+        guard port == nil, daemon.isRunning else { break }
         usleep(10_000)
       }
-      guard Nginx.accepts(port) else {
+      guard let port else {
         daemon.stop()
         // the log, if any, explains the failure being thrown
         let text = dropping(.messageOnly) { try String(contentsOf: log, encoding: .utf8) } ?? ""
         throw TestFailure("moto_server did not start: \(text.suffix(400)). Run scripts/bootstrap.")
       }
+      endpoint = URL(string: "http://127.0.0.1:\(port)")!
       let setup = try Command.runBlocking(python, [Paths.packageRoot.appending(path: "resources/fixtures/moto-setup.py").path, endpoint.absoluteString,
                                                    MotoServer.bucketPrefix, "\(MotoServer.bucketCount)"])
       guard setup.status == 0, let data = setup.stdout.data(using: .utf8),

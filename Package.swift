@@ -71,6 +71,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     // AsyncHTTPClient's TLS; named so its errors are told apart by type.
     .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+    // odr exec --proxy: the run's certificate authority and its leaves.
+    .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
     // FileDescriptor: reads and writes that retry on EINTR and finish short writes.
     .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     // Tests only: child processes awaited without holding a thread.
@@ -199,6 +201,25 @@ let package = Package(
       dependencies: ["ODRBase", "ODRCI", "ODRKeys", "ODRURL"],
       swiftSettings: strictSettings
     ),
+    // The proxy of `odr exec --proxy` on the network: the listener, TLS
+    // interception with the run's CA, tunnels, and the upstream client.
+    .target(
+      name: "ODRProxyServer",
+      dependencies: [
+        "ODRBase",
+        "ODRKeys",
+        "ODRProxy",
+        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: tools),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "NIOCore", package: "swift-nio", condition: tools),
+        .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+        .product(name: "NIOPosix", package: "swift-nio", condition: tools),
+        .product(name: "NIOSSL", package: "swift-nio-ssl", condition: tools),
+        .product(name: "NIOTLS", package: "swift-nio", condition: tools),
+        .product(name: "X509", package: "swift-certificates", condition: tools),
+      ],
+      swiftSettings: strictSettings
+    ),
     .target(
       name: "ODRCommandLine",
       dependencies: [
@@ -212,6 +233,8 @@ let package = Package(
         "ODRKeyDelivery",
         "ODRKeyring",
         "ODRKeys",
+        "ODRProxy",
+        "ODRProxyServer",
         "ODRPublishing",
         "ODRResources",
         "ODRTransports",
@@ -294,7 +317,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRProxyTests",
-      dependencies: ["ODRKeys", "ODRProxy"],
+      dependencies: ["ODRKeys", "ODRProxy", "ODRProxyServer", "ODRTesting", .product(name: "X509", package: "swift-certificates", condition: tools)],
       swiftSettings: testSettings
     ),
     .testTarget(

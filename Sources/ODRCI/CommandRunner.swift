@@ -18,7 +18,7 @@ public enum CommandRunner {
   static let forwarded: [Int32] = [SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM]
 
   private static let inheritedSIGPIPEIgnoredFlag = Atomic<Bool>(false)
-  private static var inheritedSIGPIPEIgnored: Bool { inheritedSIGPIPEIgnoredFlag.load(ordering: .relaxed) }
+  static var inheritedSIGPIPEIgnored: Bool { inheritedSIGPIPEIgnoredFlag.load(ordering: .relaxed) }
 
   /// Remembers how odr itself started (whether SIGPIPE was ignored), so the
   /// command inherits what it would have inherited from odr's parent.
@@ -333,7 +333,7 @@ public enum CommandRunner {
 
   /// What the signal handler reads and writes: lock-free atomics, so
   /// async-signal-safe.
-  private enum Forwarding {
+  enum Forwarding {
     /// The child signals go to, once it runs (0 before).
     static let child = Atomic<pid_t>(0)
     /// A signal that came before the child ran (0: none).
@@ -345,7 +345,7 @@ public enum CommandRunner {
     static let ownSession = Atomic<Bool>(false)
   }
 
-  private static func installForwarding() {
+  static func installForwarding() {
     var action = sigaction()
     action.__sigaction_handler.sa_sigaction = { signal, info, _ in
       // SI_USER, SI_QUEUE, SI_TKILL (<= 0): sent by a process, e.g. `kill`
@@ -405,14 +405,14 @@ public enum CommandRunner {
     throw startFailure(command, errno: denied ? EACCES : ENOENT)
   }
 
-  private static func startFailure(_ command: String, errno code: Int32) -> CIError {
+  static func startFailure(_ command: String, errno code: Int32) -> CIError {
     if code == ENOENT || code == ENOTDIR {
       return CIError(.commandNotFound, "\(command): command not found (searched PATH).")
     }
     return CIError(.commandNotExecutable, "\(command): cannot run it: \(String(cString: strerror(code))).")
   }
 
-  private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+  static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
     let pointers = strings.map { strdup($0) } + [nil]
     defer {
       for pointer in pointers {

@@ -1,6 +1,8 @@
 import ArgumentParser
+import ODRBase
 import ODRCI
 import ODRKeys
+import ODRProxy
 
 extension ODR {
   /// `odr exec [--only A,B] [--pristine] [--no-mask] [--fetch TAG] -- CMD…`
@@ -21,6 +23,9 @@ extension ODR {
           odr exec --only Weather -- sh -c 'curl -fsS "$URL?key=$WEATHER_API_KEY"'
           (single quotes: the variable is expanded by the child shell, not by yours)
           odr exec --fetch APIKeys --catalog https://cdn.example/odr -- make test
+
+        With --proxy, the command never holds a value: each key's variable is a placeholder (odr_ and 32 letters and digits, new each run), HTTPS_PROXY and HTTP_PROXY point at a proxy odr serves on 127.0.0.1 for the run, and the CA bundle variables (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, GIT_SSL_CAINFO, …) at what odr trusts plus a CA made for the run that can sign only for the keys' hosts. The proxy puts a key's value in place of its placeholder only where the key's metadata sends it (its header, or its query parameter, to one of its hosts over https), refuses a placeholder anywhere else (403) or a request whose Host, SNI and CONNECT disagree (421), and shows a value the API echoes back as its placeholder. Each use and refusal is one JSON line on stderr (or --proxy-log FILE). Keys without "hosts" are left out. --proxy-base NAME=URL gives the command NAME_BASE_URL, a local address the proxy forwards to URL, for SDKs that take a base URL. The command gets no D-Bus address, no ODR_* variables and a session keyring of its own, and runs in user and mount namespaces that hide the session bus, the runtime folder and the keyring files; where they cannot be made, odr says once what the command can still reach (--no-sandbox: run without them, knowingly). Not protected: what the key's own API lets anyone holding the placeholder do through this proxy; programs that ignore the proxy variables or pin certificates; protocols other than HTTP; signed schemes (SigV4, HMAC, OAuth 1) cannot work.
+          odr exec --proxy --only OpenAI -- python3 agent.py
         """
     )
 
@@ -35,15 +40,41 @@ extension ODR {
     @Option(name: .customLong("env-file"), help: ArgumentHelp("A dotenv file whose odr:// references are resolved; repeatable, later files win.", valueName: "file"), completion: .file())
     var envFiles: [String] = []
 
+    @Flag(help: "Give the command placeholders, not values, and a local proxy that puts each key only where its metadata sends it.")
+    var proxy = false
+
+    @Option(name: .customLong("proxy-base"), help: ArgumentHelp("With --proxy: NAME_BASE_URL for the command, forwarded to URL (repeatable).", valueName: "NAME=URL"))
+    var proxyBases: [String] = []
+
+    @Option(name: .customLong("proxy-log"), help: ArgumentHelp("With --proxy: append the audit lines to this file (0600) instead of stderr.", valueName: "file"), completion: .file())
+    var proxyLog: String?
+
+    @Flag(name: .customLong("no-sandbox"), help: "With --proxy: run the command without user and mount namespaces, knowingly (it can reach the session bus if it finds it).")
+    var noSandbox = false
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var commandLine: [String] = []
 
     func validate() throws {
       if commandLine.isEmpty { throw ValidationError("Name the command to run after --, for example: odr exec -- ./deploy.sh") }
       if !envFiles.isEmpty && source.onlyNames != nil { throw ValidationError("--only does not apply with --env-file: the files name the variables.") }
+      if !proxy && (!proxyBases.isEmpty || proxyLog != nil || noSandbox) {
+        throw ValidationError("--proxy-base, --proxy-log and --no-sandbox apply with --proxy only.")
+      }
+      if proxy && !envFiles.isEmpty { throw ValidationError("--env-file does not apply with --proxy: the keys' variables hold placeholders.") }
+      for base in proxyBases {
+        if case .failure(let error) = ProxyBase.parse(base) { throw ValidationError("--proxy-base \(error.message).") }
+      }
     }
 
     func run(_ context: CommandContext) async throws {
+      if proxy {
+        let all = try await source.keys(context)
+        let chosen = Set(try await source.variables(context, keys: all).variables.map(\.key))
+        let bases = proxyBases.compactMap { argument in dropping(.isTheAnswer) { try ProxyBase.parse(argument).get() } }  // each parsed in validate()
+        try await ProxyRun(commandLine: commandLine, keys: all.filter { chosen.contains($0.name) }, bases: bases, logPath: proxyLog,
+                           sandbox: !noSandbox, pristine: pristine).run(context)
+      }
       let (variables, secrets) = envFiles.isEmpty ? try await keyVariables(context) : try await fileVariables(context)
       try Self.launch(commandLine, variables: variables, masking: secrets, pristine: pristine, mask: mask, context)
     }

@@ -31,8 +31,10 @@ struct KeySourceOptions: ParsableArguments {
 
   /// The variables to inject.
   /// The variables to inject; a warning on stderr for each key left out.
-  func variables(_ context: CommandContext) async throws -> SecretVariables {
-    let variables = try SecretVariables(keys: try await keys(context), only: onlyNames)
+  func variables(_ context: CommandContext, keys given: [APIKey]? = nil) async throws -> SecretVariables {
+    let all: [APIKey]
+    if let given { all = given } else { all = try await keys(context) }
+    let variables = try SecretVariables(keys: all, only: onlyNames)
     for warning in variables.skipped { context.output.error(warning) }
     return variables
   }
@@ -61,7 +63,7 @@ struct KeySourceOptions: ParsableArguments {
     }, place: place)
   }
 
-  private func keys(_ context: CommandContext) async throws -> [APIKey] {
+  func keys(_ context: CommandContext) async throws -> [APIKey] {
     if let tag = fetch { return try await fetched(tag, context).keys }
     return try await keyring.makeStore(bundleOf: catalog, context).keys()
   }

@@ -22,12 +22,22 @@ public struct ProxyCredentials: Sendable {
   /// `odr:<token>`; the comparison takes the same time wherever the
   /// credentials differ.
   public func accepts(_ header: String?) -> Bool {
-    let expected = Array("odr:\(token)".utf8)
     var given: [UInt8] = []
     if let header, let space = header.firstIndex(of: " "), header[..<space].lowercased() == "basic",
        let decoded = Data(base64Encoded: String(header[header.index(after: space)...].drop { $0 == " " })) {
       given = Array(decoded)
     }
+    return Self.equal(given, Array("odr:\(token)".utf8))
+  }
+
+  /// True when `given` is the token itself (a base URL's first path
+  /// segment), compared in constant time.
+  public func acceptsToken(_ given: String) -> Bool {
+    Self.equal(Array(given.utf8), Array(token.utf8))
+  }
+
+  /// `given == expected`, taking the same time wherever they differ.
+  private static func equal(_ given: [UInt8], _ expected: [UInt8]) -> Bool {
     // The lengths are compared whole (truncating their difference to a byte
     // let `odr:<token>` followed by 256 more bytes through).
     var difference: UInt8 = given.count == expected.count ? 0 : 1

@@ -95,6 +95,26 @@ public enum ProxyDecision: Sendable, Equatable {
     return .forward(Forward(headers: headers, target: target, keys: used.sorted(), upgrade: upgrade))
   }
 
+  /// The refusal for a request body that holds a key's placeholder
+  /// (bodies are never rewritten, so a placeholder there is a key asked to
+  /// go where its metadata does not send it), or nil. One pass over the
+  /// body: each `odr_` is checked against the run's placeholders.
+  public static func bodyRefusal(_ body: some RandomAccessCollection<UInt8>, bindings: [ProxyBinding]) -> Refusal? {
+    let byText = Dictionary(bindings.map { (Array($0.placeholder.text.utf8), $0) }, uniquingKeysWith: { first, _ in first })
+    let length = Placeholder.prefix.utf8.count + Placeholder.length
+    let prefix = Array(Placeholder.prefix.utf8)
+    var index = body.startIndex
+    while body.distance(from: index, to: body.endIndex) >= length {
+      let end = body.index(index, offsetBy: length)
+      if body[index] == prefix[0], body[index..<end].starts(with: prefix), let binding = byText[Array(body[index..<end])] {
+        return Refusal(status: 403, key: binding.key.name,
+                       reason: "its placeholder is in the request body, which odr never rewrites; it may go only in \(places(binding.key.metadata))")
+      }
+      index = body.index(after: index)
+    }
+    return nil
+  }
+
   /// Why a request naming several hosts is misdirected, or nil.
   static func misdirection(_ request: ProxyRequest, host: ProxyHost) -> String? {
     let hostHeaders = request.headers.filter { $0.name.lowercased() == "host" }
@@ -146,7 +166,7 @@ public enum ProxyDecision: Sendable, Equatable {
   }
 
   /// `host[:port]` of a Host header; an IPv6 literal keeps its brackets.
-  static func authority(_ value: String) -> (host: String, port: Int?) {
+  package static func authority(_ value: String) -> (host: String, port: Int?) {
     let value = trimmed(value)
     if value.hasPrefix("["), let close = value.firstIndex(of: "]") {
       let rest = value[value.index(after: close)...]
@@ -164,7 +184,7 @@ public enum ProxyDecision: Sendable, Equatable {
 
   /// Text from the request, safe in a message or a log line: control
   /// characters escaped, at most 80 characters.
-  static func printable(_ text: String) -> String {
+  package static func printable(_ text: String) -> String {
     let escaped = text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
     return escaped.count > 80 ? String(escaped.prefix(80)) + "…" : escaped
   }

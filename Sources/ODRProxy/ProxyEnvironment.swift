@@ -18,6 +18,7 @@ public struct ProxyEnvironment: Sendable {
   public let bindings: [ProxyBinding]
   /// `NAME=value` lines, sorted.
   public let variables: [String]
+
   /// One line naming the keys left out (they name no hosts), or nil.
   public let warning: String?
   /// Inherited variables left out because they held a key's value (a key
@@ -26,12 +27,16 @@ public struct ProxyEnvironment: Sendable {
 
   /// `keys` (already narrowed by `--only`) as placeholders in `base`, with
   /// the proxy at `127.0.0.1:port` behind `token` and the CA bundle at
-  /// `caBundle`. Throws as `odr exec` does when no key is left.
-  public init(keys: [APIKey], base: [String: String], port: Int, token: String, caBundle: String) throws {
+  /// `caBundle`; each of `bases` as `NAME_BASE_URL`. The placeholders are
+  /// those of `given` (the bindings the proxy was started with), else new.
+  /// Throws as `odr exec` does when no key is left.
+  public init(keys: [APIKey], base: [String: String], port: Int, token: String, caBundle: String,
+              bindings given: [ProxyBinding] = [], bases: [ProxyBase] = []) throws {
     let unbound = keys.filter { ($0.metadata.hosts ?? []).isEmpty }.map(\.name).sorted()
     let named = try SecretVariables(keys: keys.filter { !($0.metadata.hosts ?? []).isEmpty })
     let byName = Dictionary(uniqueKeysWithValues: keys.map { ($0.name, $0) })
-    bindings = named.variables.compactMap { byName[$0.key].map { ProxyBinding(key: $0) } }
+    let known = Dictionary(given.map { ($0.key.name, $0) }, uniquingKeysWith: { first, _ in first })
+    bindings = named.variables.compactMap { variable in known[variable.key] ?? byName[variable.key].map { ProxyBinding(key: $0) } }
     let placeholders = Dictionary(uniqueKeysWithValues: bindings.map { ($0.key.name, $0.placeholder.text) })
 
     let values = keys.map(\.value).filter { !$0.isEmpty }
@@ -48,6 +53,7 @@ public struct ProxyEnvironment: Sendable {
       environment[name] = Self.noProxy(list, without: bound)
     }
     for name in Self.caBundleVariables { environment[name] = caBundle }
+    for proxied in bases { environment[proxied.variable] = proxied.localURL(port: port, token: token) }
     variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
     warning = unbound.isEmpty ? nil
       : "odr: left out \(unbound.joined(separator: ", ")): \(unbound.count == 1 ? "it names" : "they name") no hosts, so no request may carry \(unbound.count == 1 ? "it" : "them")."

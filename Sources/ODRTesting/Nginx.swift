@@ -29,16 +29,19 @@ public final class Nginx: @unchecked Sendable {
   /// answers); `status` answers every request with that status instead;
   /// `rate` limits each response to that many bytes per second;
   /// `locations` replaces the default `location / { }` with raw nginx
-  /// configuration (to require a header, or redirect).
-  public init(root: URL, maxRanges: Int? = nil, status: Int? = nil, rate: String? = nil, locations: String? = nil) throws {
+  /// configuration (to require a header, or redirect); `tls` serves https
+  /// with that certificate chain and key (PEM files) instead of http.
+  public init(root: URL, maxRanges: Int? = nil, status: Int? = nil, rate: String? = nil, locations: String? = nil,
+              tls: (certificate: URL, key: URL)? = nil) throws {
     guard let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
       throw TestFailure("nginx is not installed; run scripts/bootstrap.")
     }
     prefix = FileManager.default.temporaryDirectory.appending(path: "odr-nginx-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: prefix.appending(path: "tmp"), withIntermediateDirectories: true)
     port = try Self.freePort()
-    url = URL(string: "http://127.0.0.1:\(port)/")!
-    var server = "listen 127.0.0.1:\(port); root \(root.path);"
+    url = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)/")!
+    var server = "listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl"); root \(root.path);"
+    if let tls { server += " ssl_certificate \(tls.certificate.path); ssl_certificate_key \(tls.key.path);" }
     if let maxRanges { server += " max_ranges \(maxRanges);" }
     if let rate { server += " limit_rate \(rate);" }
     let location = locations ?? status.map { "location / { return \($0); }" } ?? "location / { }"
@@ -72,8 +75,9 @@ public final class Nginx: @unchecked Sendable {
 
   /// `init`, waiting for nginx to start on a thread of its own rather than
   /// on the cooperative pool.
-  public static func start(root: URL, maxRanges: Int? = nil, status: Int? = nil, rate: String? = nil, locations: String? = nil) async throws -> Nginx {
-    try await Command.offPool { try Nginx(root: root, maxRanges: maxRanges, status: status, rate: rate, locations: locations) }
+  public static func start(root: URL, maxRanges: Int? = nil, status: Int? = nil, rate: String? = nil, locations: String? = nil,
+                           tls: (certificate: URL, key: URL)? = nil) async throws -> Nginx {
+    try await Command.offPool { try Nginx(root: root, maxRanges: maxRanges, status: status, rate: rate, locations: locations, tls: tls) }
   }
 
   /// The requests served so far, from the access log.

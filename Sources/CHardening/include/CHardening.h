@@ -23,4 +23,27 @@ int odr_pseudo_terminal_name(int master, char *name, unsigned long length);
 /// the child starts a session of its own, before its file actions run.
 short odr_posix_spawn_setsid(void);
 
+/// What odr_spawn_guarded reports about the child it started.
+enum {
+  /// The sandbox could not be made (errno in `error`); the command ran without it.
+  odr_guard_no_sandbox = 1,
+  /// The command could not be run (errno in `error`); the child exited 127.
+  odr_guard_exec_failed = 2,
+};
+
+/// Starts `path` for `odr exec --proxy` with fork and execve, the child
+/// first: taking SIGKILL when odr dies (PR_SET_PDEATHSIG; it exits at once
+/// if odr is already gone), joining a new session keyring (it does not
+/// possess odr's kernel keys), and with `sandbox` set, entering new user
+/// and mount namespaces where each folder of `hidden_folders` is an empty
+/// tmpfs and each file of `hidden_files` (a socket) is /dev/null. Signals
+/// are unblocked and at their defaults (SIGPIPE ignored when
+/// `ignore_sigpipe`). An execve that fails with ENOEXEC runs the file with
+/// /bin/sh, as execvp does. Returns the child's pid, or -1 with errno set
+/// when fork failed; `*report` / `*report_errno` say what the child told
+/// (0 when all went well). Only async-signal-safe calls run in the child.
+int odr_spawn_guarded(const char *path, char *const argv[], char *const envp[], int sandbox,
+                      const char *const hidden_folders[], const char *const hidden_files[], int ignore_sigpipe,
+                      int *report, int *report_errno);
+
 #endif

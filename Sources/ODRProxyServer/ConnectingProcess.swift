@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
+import ODRBase
+
+/// The process at the other end of a loopback connection to the proxy, for
+/// the audit line: `comm` and `exe` of the process, within the child's
+/// process tree, that holds the client socket (found through
+/// `/proc/net/tcp{,6}` and the tree's `/proc/PID/fd`).
+enum ConnectingProcess {
+  /// "comm (exe)" of the process whose socket has local port `port`,
+  /// searched among `root` and its descendants; nil when none is found.
+  static func describe(clientPort port: Int, root: pid_t) -> String? {
+    guard root > 0, let inode = socketInode(localPort: port) else { return nil }
+    let target = "socket:[\(inode)]"
+    for pid in tree(root) {
+      let folder = "/proc/\(pid)/fd"
+      guard let entries = dropping(.isTheAnswer, { try FileManager.default.contentsOfDirectory(atPath: folder) }) else { continue }
+      for entry in entries where link("\(folder)/\(entry)") == target {
+        let comm = dropping(.isTheAnswer) { try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) }?
+          .filter { $0 != "\n" } ?? "?"
+        return "\(comm) (\(link("/proc/\(pid)/exe") ?? "?"), pid \(pid))"
+      }
+    }
+    return nil
+  }
+
+  /// The inode of the TCP socket whose local port is `port`.
+  static func socketInode(localPort port: Int) -> String? {
+    let digits = String(port, radix: 16, uppercase: true)
+    let hex = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+      guard let text = dropping(.isTheAnswer, { try String(contentsOfFile: table, encoding: .utf8) }) else { continue }
+      for line in text.split(separator: "\n").dropFirst() {
+        let fields = line.split(separator: " ")
+        guard fields.count > 9, fields[1].hasSuffix(":" + hex) else { continue }
+        return String(fields[9])
+      }
+    }
+    return nil
+  }
+
+  /// `root` and every process below it (from each process's parent in /proc/PID/stat).
+  static func tree(_ root: pid_t) -> [pid_t] {
+    var children: [pid_t: [pid_t]] = [:]
+    let entries = dropping(.isTheAnswer) { try FileManager.default.contentsOfDirectory(atPath: "/proc") } ?? []
+    for entry in entries {
+      guard let pid = pid_t(entry),
+            let stat = dropping(.isTheAnswer, { try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) }),
+            let close = stat.lastIndex(of: ")") else { continue }
+      let fields = stat[stat.index(after: close)...].split(separator: " ")
+      guard fields.count > 1, let parent = pid_t(fields[1]) else { continue }
+      children[parent, default: []].append(pid)
+    }
+    var result: [pid_t] = []
+    var queue = [root]
+    while let pid = queue.popLast() {
+      result.append(pid)
+      queue.append(contentsOf: children[pid] ?? [])
+    }
+    return result
+  }
+
+  private static func link(_ path: String) -> String? {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let count = readlink(path, &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer[..<count].map(UInt8.init(bitPattern:)), as: UTF8.self)
+  }
+}

@@ -1,0 +1,382 @@
+import AsyncHTTPClient
+import FoundationEssentials
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import ODRBase
+import ODRKeys
+import ODRProxy
+import Synchronization
+
+/// One client connection of the proxy, as HTTP/1.1: the plain listener, or
+/// the inside of an intercepted `CONNECT` after TLS. It reads each request
+/// whole (bounded), takes the proxy's one decision, answers refusals
+/// itself and sends the rest upstream (``forward(_:channel:shared:audit:)``).
+final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+  typealias InboundIn = HTTPServerRequestPart
+  typealias OutboundOut = HTTPServerResponsePart
+
+  enum Mode {
+    case listener
+    /// Inside TLS for `host:port`, as the CONNECT line (`connect`) and
+    /// the client hello (`sni`, if it sent one) named it.
+    case intercepted(host: ProxyHost, port: Int, connect: String, sni: String?)
+  }
+
+  /// The HTTP handlers in front of this one, removed when a CONNECT turns
+  /// the connection into a tunnel or TLS.
+  private struct HTTPHandlers {
+    let encoder = HTTPResponseEncoder()
+    let decoder: ByteToMessageHandler<HTTPRequestDecoder>
+    let pipelining = HTTPServerPipelineHandler()
+    let errors = HTTPServerProtocolErrorHandler()
+  }
+
+  private let mode: Mode
+  private let shared: ProxyServer.Shared
+  private let handlers: HTTPHandlers
+  private let connection = ConnectionInfo()
+  private var head: HTTPRequestHead?
+  private var body = ByteBuffer()
+  private var tooLarge = false
+
+  /// Adds the HTTP handlers and a handler in `mode` to `channel` (on its event loop).
+  static func install(on channel: any Channel, mode: Mode, shared: ProxyServer.Shared) throws {
+    let handlers = HTTPHandlers(decoder: ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes),
+                                                              maximumBufferSize: shared.limits.headerBytes))
+    let operations = channel.pipeline.syncOperations
+    try operations.addHandler(handlers.encoder)
+    try operations.addHandler(handlers.decoder)
+    try operations.addHandler(handlers.pipelining)
+    try operations.addHandler(handlers.errors)
+    try operations.addHandler(ProxyConnectionHandler(mode: mode, shared: shared, handlers: handlers))
+  }
+
+  private init(mode: Mode, shared: ProxyServer.Shared, handlers: HTTPHandlers) {
+    self.mode = mode
+    self.shared = shared
+    self.handlers = handlers
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    switch unwrapInboundIn(data) {
+    case .head(let head):
+      self.head = head
+      body.clear()
+      tooLarge = false
+    case .body(var chunk):
+      if body.readableBytes + chunk.readableBytes > shared.limits.bodyBytes { tooLarge = true }
+      if !tooLarge { body.writeBuffer(&chunk) }
+    case .end:
+      guard let head else { return }
+      self.head = nil
+      handle(head, context: context)
+    }
+  }
+
+  func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    if event is IdleStateHandler.IdleStateEvent { context.close(promise: nil) }
+    context.fireUserInboundEventTriggered(event)
+  }
+
+  func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    context.close(promise: nil)
+  }
+
+  // MARK: Requests
+
+  private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+    let channel = context.channel
+    // The request decoder reads no HTTP after a CONNECT, so a refused one
+    // ends the connection; clients (curl, git) then connect again with the
+    // credentials the 407 asked for.
+    let keepAlive = head.isKeepAlive && head.method != .CONNECT
+    let reply = { (status: Int, keys: [String], host: String, reason: String, extra: [(String, String)]) in
+      self.audit(keys: keys, method: head.method.rawValue, host: host, target: head.uri, status: status, refusal: reason, channel: channel)
+      Self.answer(channel, status: status, reason: reason, version: head.version, keepAlive: keepAlive, extra: extra)
+    }
+    if tooLarge {
+      return reply(413, [], "", "the request body is over \(shared.limits.bodyBytes / (1024 * 1024)) MiB, the most odr's proxy reads", [])
+    }
+    if head.method == .CONNECT { return connect(head, context: context, reply: reply) }
+
+    var request: ProxyRequest
+    switch mode {
+    case .listener where head.uri.hasPrefix("/"):
+      guard let (base, target) = ProxyBase.route(head.uri, token: shared.credentials.token, bases: shared.bases) else {
+        return reply(403, [], "", "this address takes proxy requests (with the run's token) and the run's base URLs only", [])
+      }
+      // The child's Host names the proxy; the origin's goes upstream.
+      var headers = Self.headers(head.headers).filter { $0.name.lowercased() != "host" }
+      headers.insert(ProxyRequest.Header("Host", base.port == (base.scheme == "https" ? 443 : 80) ? base.host.description : "\(base.host):\(base.port)"), at: 0)
+      request = ProxyRequest(method: head.method.rawValue, scheme: base.scheme, host: base.host.description, port: base.port, target: target, headers: headers)
+    case .listener:
+      guard shared.credentials.accepts(head.headers.first(name: "proxy-authorization")) else {
+        return reply(407, [], "", "the proxy needs the run's credentials (they are in the proxy variables odr gave the command)",
+                     [(ProxyCredentials.challenge.name, ProxyCredentials.challenge.value)])
+      }
+      guard let absolute = Self.absoluteForm(head.uri), absolute.scheme == "http" else {
+        return reply(400, [], "", "a proxy request names an http:// URL; https:// goes through CONNECT", [])
+      }
+      request = ProxyRequest(method: head.method.rawValue, scheme: "http", host: absolute.host, port: absolute.port, target: absolute.target,
+                             headers: Self.headers(head.headers), routing: [("absolute-form", absolute.host)])
+    case .intercepted(let host, let port, let connect, let sni):
+      var routing = [("CONNECT line", connect)] + (sni.map { [("SNI", $0)] } ?? [])
+      var target = head.uri
+      if let absolute = Self.absoluteForm(head.uri) {
+        routing.append(("absolute-form", absolute.host))
+        target = absolute.target
+      }
+      request = ProxyRequest(method: head.method.rawValue, scheme: "https", host: host.description, port: port, target: target,
+                             headers: Self.headers(head.headers), routing: routing)
+    }
+    if let refusal = ProxyDecision.bodyRefusal(body.readableBytesView, bindings: shared.bindings) {
+      return reply(refusal.status, [refusal.key].compactMap { $0 }, request.host, "\(refusal.key.map { "\($0): " } ?? "")\(refusal.reason)", [])
+    }
+    switch ProxyDecision.decide(request, bindings: shared.bindings) {
+    case .refuse(let refusal):
+      reply(refusal.status, [refusal.key].compactMap { $0 }, request.host, "\(refusal.key.map { "\($0): " } ?? "")\(refusal.reason)", [])
+    case .forward(let forward):
+      let audit = Self.auditor(forward: forward, request: request, method: head.method.rawValue, shared: shared, connection: connection, channel: channel)
+      let job = Forwarding(forward: forward, request: request, method: head.method, version: head.version, keepAlive: head.isKeepAlive, body: body)
+      Self.start(job, channel: channel, shared: shared, audit: audit)
+    }
+  }
+
+  private static func start(_ job: Forwarding, channel: any Channel, shared: ProxyServer.Shared, audit: @escaping @Sendable (Int, String?) -> Void) {
+    Task { await forward(job, channel: channel, shared: shared, audit: audit) }
+  }
+
+  /// What one request sends upstream.
+  private struct Forwarding: Sendable {
+    let forward: ProxyDecision.Forward
+    let request: ProxyRequest
+    let method: HTTPMethod
+    let version: HTTPVersion
+    let keepAlive: Bool
+    let body: ByteBuffer
+  }
+
+  /// Writes the audit line of a forwarded request: one per request that
+  /// carried a key, and one per refusal.
+  private static func auditor(forward: ProxyDecision.Forward, request: ProxyRequest, method: String, shared: ProxyServer.Shared,
+                              connection: ConnectionInfo, channel: any Channel) -> @Sendable (Int, String?) -> Void {
+    let (keys, host, target) = (forward.keys, request.host, request.target)
+    return { status, refusal in
+      guard !keys.isEmpty || refusal != nil else { return }
+      shared.log.write(ProxyAuditRecord(time: Date(), keys: keys, method: method, host: host, target: target, status: status, refusal: refusal,
+                                        process: connection.process(channel, child: shared.child.load(ordering: .relaxed))))
+    }
+  }
+
+  private func audit(keys: [String], method: String, host: String, target: String, status: Int, refusal: String, channel: any Channel) {
+    shared.log.write(ProxyAuditRecord(time: Date(), keys: keys, method: method, host: host, target: target, status: status, refusal: refusal,
+                                      process: connection.process(channel, child: shared.child.load(ordering: .relaxed))))
+  }
+
+  // MARK: CONNECT
+
+  private func connect(_ head: HTTPRequestHead, context: ChannelHandlerContext,
+                       reply: (Int, [String], String, String, [(String, String)]) -> Void) {
+    guard case .listener = mode else { return reply(405, [], "", "CONNECT inside an intercepted connection", []) }
+    guard shared.credentials.accepts(head.headers.first(name: "proxy-authorization")) else {
+      return reply(407, [], "", "the proxy needs the run's credentials (they are in the proxy variables odr gave the command)",
+                   [(ProxyCredentials.challenge.name, ProxyCredentials.challenge.value)])
+    }
+    let (name, port) = ProxyDecision.authority(head.uri)
+    guard let port, (1...65535).contains(port), let host = ProxyHost(name) else {
+      return reply(400, [], "", "CONNECT names host:port", [])
+    }
+    let channel = context.channel
+    let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+    if shared.boundHosts.contains(host) {
+      Self.established(channel).assumeIsolated().whenSuccess {
+        let (handler, context) = bound.value
+        handler.intercept(context: context, host: host, port: port, connect: name)
+      }
+      return
+    }
+    let connectHost = host.kind == .ipv6 ? host.text : name
+    ClientBootstrap(group: context.eventLoop)
+      .connectTimeout(.seconds(10))
+      .channelOption(.allowRemoteHalfClosure, value: true)
+      .connect(host: connectHost, port: port)
+      .assumeIsolated()
+      .whenComplete { result in
+        let (handler, context) = bound.value
+        switch result {
+        case .success(let peer):
+          Self.established(channel).assumeIsolated().whenSuccess { handler.tunnel(context: context, to: peer) }
+        case .failure(let error):
+          let reason = "cannot reach \(host):\(port) (\(error))"
+          handler.audit(keys: [], method: "CONNECT", host: host.description, target: "", status: 502, refusal: reason, channel: channel)
+          Self.answer(channel, status: 502, reason: reason, version: head.version, keepAlive: false)
+        }
+      }
+  }
+
+  /// Writes `200 Connection Established`.
+  private static func established(_ channel: any Channel) -> EventLoopFuture<Void> {
+    let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: 200, reasonPhrase: "Connection Established"),
+                                headers: ["Content-Length": "0"])
+    channel.write(HTTPServerResponsePart.head(head), promise: nil)
+    return channel.writeAndFlush(HTTPServerResponsePart.end(nil))
+  }
+
+  private func tunnel(context: ChannelHandlerContext, to peer: any Channel) {
+    let (local, remote) = TunnelGlue.pair()
+    do {
+      try peer.pipeline.syncOperations.addHandler(remote)
+      try context.pipeline.syncOperations.addHandler(local)
+      removeHTTP(context: context)
+    } catch {
+      peer.close(promise: nil)
+      context.close(promise: nil)
+    }
+  }
+
+  private func intercept(context: ChannelHandlerContext, host: ProxyHost, port: Int, connect: String) {
+    let (channel, shared) = (context.channel, shared)
+    let sni = ByteToMessageHandler(SNIHandler { result in
+      var name: String?
+      if case .hostname(let hostname) = result { name = hostname }
+      do {
+        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: try shared.authority.serverContext(for: host)))
+        try Self.install(on: channel, mode: .intercepted(host: host, port: port, connect: connect, sni: name), shared: shared)
+        return channel.eventLoop.makeSucceededVoidFuture()
+      } catch {
+        channel.close(promise: nil)
+        return channel.eventLoop.makeFailedFuture(error)
+      }
+    })
+    do {
+      try context.pipeline.syncOperations.addHandler(sni)
+      removeHTTP(context: context)
+    } catch {
+      context.close(promise: nil)
+    }
+  }
+
+  /// Removes the HTTP handlers and this one; the decoder last, so bytes it
+  /// holds go on to what replaced them.
+  private func removeHTTP(context: ChannelHandlerContext) {
+    let operations = context.pipeline.syncOperations
+    operations.removeHandler(handlers.pipelining, promise: nil)
+    operations.removeHandler(handlers.errors, promise: nil)
+    operations.removeHandler(handlers.encoder, promise: nil)
+    operations.removeHandler(context: context, promise: nil)
+    operations.removeHandler(handlers.decoder, promise: nil)
+  }
+
+  // MARK: Upstream
+
+  /// Sends `forward` upstream and its answer back, masked; `audit` is
+  /// called once with the status the child got.
+  private static func forward(_ job: Forwarding, channel: any Channel, shared: ProxyServer.Shared, audit: @Sendable (Int, String?) -> Void) async {
+    let (forward, request, method, version, keepAlive, body) = (job.forward, job.request, job.method, job.version, job.keepAlive, job.body)
+    var upstream = HTTPClientRequest(url: "\(request.scheme)://\(request.host):\(request.port)\(forward.target)")
+    upstream.method = method
+    for header in forward.headers { upstream.headers.add(name: header.name, value: header.value) }
+    if body.readableBytes > 0 { upstream.body = .bytes(body) }
+    var masker = shared.masker
+    var started = false
+    let close = !keepAlive || version == .http1_0
+    do {
+      let response = try await shared.upstream.execute(upstream, timeout: .hours(24))
+      if !forward.keys.isEmpty, let encoding = response.headers.first(name: "content-encoding"), encoding.lowercased() != "identity" {
+        let reason = "the answer to a request that carried a key is compressed (\(ProxyDecision.printable(encoding))), which odr cannot mask"
+        audit(502, reason)
+        try await answer(channel, status: 502, reason: reason, version: version, keepAlive: false).get()
+        return
+      }
+      audit(Int(response.status.code), nil)
+      let code = response.status.code
+      let bodiless = method == .HEAD || code == 204 || code == 304 || (100..<200).contains(code)
+      var headers = HTTPHeaders()
+      for (name, value) in response.headers {
+        let lower = name.lowercased()
+        if hopByHop.contains(lower) || (lower == "content-length" && !bodiless) { continue }
+        var headerMasker = shared.masker
+        headers.add(name: name, value: String(decoding: headerMasker.mask(Array(value.utf8)) + headerMasker.finish(), as: UTF8.self))
+      }
+      if close { headers.replaceOrAdd(name: "Connection", value: "close") }
+      started = true
+      try await channel.writeAndFlush(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: response.status, headers: headers))).get()
+      if !bodiless {
+        for try await chunk in response.body {
+          let masked = masker.mask(chunk.readableBytesView)
+          if !masked.isEmpty { try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: masked)))).get() }
+        }
+        let rest = masker.finish()
+        if !rest.isEmpty { try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: rest)))).get() }
+      }
+      try await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
+      if close { try await channel.close() }
+    } catch {
+      guard !started else {
+        channel.close(promise: nil)
+        return
+      }
+      var errorMasker = shared.masker
+      let text = String(decoding: errorMasker.mask(Array("\(error)".utf8)) + errorMasker.finish(), as: UTF8.self)
+      let reason = "cannot get an answer from \(request.host):\(request.port) (\(text))"
+      audit(502, reason)
+      // the child may be gone: nothing to tell it then
+      await droppingAsync(.bestEffort) { try await answer(channel, status: 502, reason: reason, version: version, keepAlive: false).get() }
+    }
+  }
+
+  /// Response headers that describe the upstream connection, not the answer.
+  private static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer",
+                                              "transfer-encoding", "upgrade"]
+
+  /// odr's own answer: `status`, the reason as plain text.
+  @discardableResult
+  private static func answer(_ channel: any Channel, status: Int, reason: String, version: HTTPVersion, keepAlive: Bool,
+                             extra: [(String, String)] = []) -> EventLoopFuture<Void> {
+    let text = "odr exec --proxy: \(reason)\n"
+    var headers = HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "\(text.utf8.count)")] + extra)
+    if !keepAlive { headers.add(name: "Connection", value: "close") }
+    channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: headers)), promise: nil)
+    channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: text))), promise: nil)
+    let done = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
+    if !keepAlive { done.whenComplete { _ in channel.close(promise: nil) } }
+    return done
+  }
+
+  private static func headers(_ headers: HTTPHeaders) -> [ProxyRequest.Header] {
+    headers.map { ProxyRequest.Header($0.name, $0.value) }
+  }
+
+  /// `scheme://authority/target` split; nil when `uri` is not absolute-form.
+  static func absoluteForm(_ uri: String) -> (scheme: String, host: String, port: Int, target: String)? {
+    let lower = uri.lowercased()
+    guard let scheme = ["http", "https"].first(where: { lower.hasPrefix($0 + "://") }) else { return nil }
+    let rest = uri.dropFirst(scheme.count + 3)
+    let end = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+    let authority = rest[..<end]
+    guard !authority.contains("@") else { return nil }
+    let (host, given) = ProxyDecision.authority(String(authority))
+    let port = given ?? (scheme == "https" ? 443 : 80)
+    guard (1...65535).contains(port) else { return nil }
+    let target = String(rest[end...])
+    return (scheme, host, port, target.isEmpty ? "/" : target.hasPrefix("?") ? "/" + target : target)
+  }
+}
+
+/// What one connection remembers across requests: the process at its
+/// other end, looked up once.
+final class ConnectionInfo: Sendable {
+  private let found = Mutex<String??>(nil)
+
+  func process(_ channel: any Channel, child: pid_t) -> String? {
+    found.withLock { found in
+      if let known = found { return known }
+      let process = channel.remoteAddress?.port.flatMap { ConnectingProcess.describe(clientPort: $0, root: child) }
+      found = .some(process)
+      return process
+    }
+  }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import ODRProxy
+import ODRProxyServer
+import ODRTesting
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `odr exec --proxy`, run as the built binary against the real keyring and
+/// a real https API (nginx with a test CA): real clients (curl, Python's
+/// urllib and requests, git) in the child, with only the variables odr
+/// gives them.
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct ProxyExecTests {
+  /// One test's world: keys fetched into the keyring for a bundle of its
+  /// own, the upstream, and the environment odr runs in.
+  struct World {
+    let root: URL
+    let upstream: TestUpstream
+    let env: [String: String]
+    let bundle: String
+    var secrets: [String] { [upstream.weather, upstream.maps, "loose-\(bundle)"] }
+
+    /// Runs `odr exec --proxy ARGS -- sh -c SCRIPT`.
+    func exec(_ script: String, _ arguments: [String] = []) async throws -> Command.Result {
+      try await Command.odr(["exec", "--proxy"] + arguments + ["--", "/bin/sh", "-c", script], environment: env)
+    }
+
+    func end() {
+      upstream.stop()
+      try? FileManager.default.removeItem(at: root)  // best effort: the test is over
+    }
+  }
+
+  static func world() async throws -> World {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-proxy-\(UUID().uuidString)")
+    let bundle = "com.odr.proxy.\(UUID().uuidString.prefix(8).lowercased())"
+    let upstream = try await TestUpstream.start(root: root, weather: "sk-\(UUID().uuidString)", maps: "mk-\(UUID().uuidString)")
+    var env = KeyringSession.shared.environment
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    env["ODR_SERVICE"] = bundle
+    env["SSL_CERT_FILE"] = upstream.trust.path
+    env["TMPDIR"] = root.path
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    let keys = """
+      {"keys": {"Weather": {"value": "\(upstream.weather)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]},
+                "Maps": {"value": "\(upstream.maps)", "query": "key", "hosts": ["127.0.0.1"]},
+                "Loose": {"value": "loose-\(bundle)", "header": "X-Key"}}}
+      """
+    try Data(keys.utf8).write(to: source.appending(path: "APIKeys.json"))
+    for arguments in [["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"],
+                      ["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"]] {
+      let result = try await Command.odr(arguments, environment: env)
+      try #require(result.status == 0, "\(result.stderr)")
+    }
+    return World(root: root, upstream: upstream, env: env, bundle: bundle)
+  }
+
+  /// The audit lines odr wrote, parsed.
+  static func auditLines(_ stderr: String) -> [[String: Any]] {
+    stderr.split(separator: "\n").compactMap { line in
+      line.hasPrefix("{") ? (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] : nil  // other lines are messages
+    }
+  }
+
+  @Test func curlPythonAndGitReachTheBoundHostWithTheKeyAndTheChildNeverSeesIt() async throws {
+    let world = try await Self.world()
+    defer { world.end() }
+    let origin = world.upstream.origin
+    let script = """
+      curl -sS "\(origin)/header" -H "Authorization: Bearer $WEATHER"
+      curl -sS "\(origin)/query?key=$MAPS"
+      curl -sS "\(origin)/echo" -H "Authorization: Bearer $WEATHER"
+      python3 -c 'import os, urllib.request; print(urllib.request.urlopen(urllib.request.Request("\(origin)/header", headers={"Authorization": "Bearer " + os.environ["WEATHER"]})).read().decode().strip(), "(urllib)")'
+      python3 -c 'import os, requests; print(requests.get("\(origin)/query", params={"key": os.environ["MAPS"]}).text.strip(), "(requests)")'
+      git -c http.extraHeader="Authorization: Bearer $WEATHER" clone -q "\(origin)/repo.git" "$TMPDIR/clone-$$" && git -C "$TMPDIR/clone-$$" log --format=%s && rm -rf "$TMPDIR/clone-$$"
+      echo "WEATHER=$WEATHER"
+      tr '\\0' '\\n' < /proc/$$/environ
+      """
+    let result = try await world.exec(script)
+    #expect(result.status == 0, "\(result.stderr)")
+    let lines = result.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.prefix(6) == ["header reached", "query reached", lines[2], "header reached (urllib)", "query reached (requests)", "hello through the proxy"],
+            "\(result.stdout)\n\(result.stderr)")
+    // What the API echoed comes back as the placeholder the child holds.
+    let placeholder = try #require(lines.first { $0.hasPrefix("WEATHER=") }).dropFirst("WEATHER=".count)
+    #expect(Placeholder(text: String(placeholder)) != nil)
+    #expect(lines[2] == "you sent Bearer \(placeholder)")
+    for secret in world.secrets {
+      #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret))
+    }
+    #expect(!result.stdout.contains("DBUS_SESSION_BUS_ADDRESS=") && !result.stdout.contains("ODR_SERVICE=") && !result.stdout.contains("XDG_RUNTIME_DIR="))
+    #expect(result.stdout.contains("HTTPS_PROXY=http://odr:") && result.stdout.contains("REQUESTS_CA_BUNDLE=\(world.root.path)/odr-proxy-"))
+    #expect(result.stderr.contains("odr: left out Loose: it names no hosts, so no request may carry it."))
+    #expect(!result.stderr.contains("without a sandbox"), "\(result.stderr)")
+    // git asks without the proxy credentials first, as curl's "any" proxy
+    // authentication does, and again with them after the 407.
+    let lines407 = Self.auditLines(result.stderr).filter { $0["refusal"] != nil }
+    #expect(lines407.allSatisfy { ($0["status"] as? Int) == 407 && ($0["process"] as? String)?.hasPrefix("git") == true }, "\(result.stderr)")
+    let uses = Self.auditLines(result.stderr).filter { $0["refusal"] == nil }
+    #expect(uses.count >= 6)
+    #expect(uses.allSatisfy { ($0["status"] as? Int) == 200 && ($0["host"] as? String) == "127.0.0.1" })
+    #expect(uses.contains { ($0["keys"] as? [String]) == ["Maps"] && ($0["path"] as? String) == "/query" })
+    #expect(uses.contains { ($0["process"] as? String)?.hasPrefix("git-remote-http") == true || ($0["process"] as? String)?.hasPrefix("git") == true }, "\(result.stderr)")
+    // Nothing of the run is left behind.
+    let left = try FileManager.default.contentsOfDirectory(atPath: world.root.path).filter { $0.hasPrefix("odr-proxy-") }
+    #expect(left.isEmpty)
+  }
+
+  @Test func aPlaceholderElsewhereAMisdirectedRequestAndAMissingTokenAreRefused() async throws {
+    let world = try await Self.world()
+    defer { world.end() }
+    let origin = world.upstream.origin
+    let code = "curl -s -o /dev/null -w '%{http_code}\\n'"
+    let script = """
+      \(code) "\(origin)/header/$WEATHER"
+      \(code) "\(origin)/header" -H "X-Other: $WEATHER"
+      \(code) "\(origin)/header" -H "Authorization: Bearer $WEATHER" -H "Host: evil.example"
+      \(code) "\(origin)/header" --data "token=$WEATHER"
+      \(code) "\(origin)/header?token=$WEATHER"
+      \(code) -x "http://127.0.0.1:${HTTPS_PROXY##*:}" "\(origin)/header"
+      curl -s -D - -o /dev/null -x "http://127.0.0.1:${HTTPS_PROXY##*:}" "http://127.0.0.1:9/" | tr -d '\\r' | grep -i '^proxy-authenticate'
+      \(code) "\(origin)/header"
+      """
+    let result = try await world.exec(script)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.split(separator: "\n") == ["403", "403", "421", "403", "403", "000", #"Proxy-Authenticate: Basic realm="odr""#, "401"],
+            "\(result.stdout)\n\(result.stderr)")
+    let refusals = Self.auditLines(result.stderr).filter { $0["refusal"] != nil }
+    #expect(refusals.map { $0["status"] as? Int } == [403, 403, 421, 403, 403, 407, 407])
+    #expect((refusals.first?["refusal"] as? String)?.contains("Weather: its placeholder is in the path") == true)
+    #expect((refusals.first?["path"] as? String)?.hasPrefix("/header/odr_") == true)
+    for secret in world.secrets { #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret)) }
+    // Nothing refused reached the API: only the last, keyless request did.
+    let requests = world.upstream.nginx.requests
+    #expect(requests.map(\.path) == ["/header"] && requests.first?.status == 401)
+  }
+
+  @Test func theChildCannotReachTheKeyringEvenWhenItFindsTheBus() async throws {
+    let world = try await Self.world()
+    defer { world.end() }
+    let bus = KeyringSession.shared.busAddress
+    let script = """
+      "\(Paths.odr.path)" get Weather --service \(world.bundle); echo "odr get: $?"
+      DBUS_SESSION_BUS_ADDRESS='\(bus)' "\(Paths.odr.path)" get Weather --service \(world.bundle); echo "odr get on the bus: $?"
+      DBUS_SESSION_BUS_ADDRESS='\(bus)' secret-tool lookup service \(world.bundle) key Weather; echo "secret-tool: $?"
+      DBUS_SESSION_BUS_ADDRESS='\(bus)' python3 -c 'import secretstorage; c = secretstorage.dbus_init(); print([i.get_secret() for i in secretstorage.search_items(c, {"service": "\(world.bundle)"})])'; echo "secretstorage: $?"
+      keyctl show @s 2>/dev/null | head -1 || true
+      """
+    let result = try await world.exec(script)
+    #expect(result.status == 0, "\(result.stderr)")
+    for secret in world.secrets { #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret)) }
+    for check in ["odr get: ", "odr get on the bus: ", "secret-tool: ", "secretstorage: "] {
+      let line = result.stdout.split(separator: "\n").first { $0.hasPrefix(check) }
+      #expect(line != nil && line != "\(check)0", "\(check): \(result.stdout)\n\(result.stderr)")
+    }
+    // The same lookup outside works: the keys are there, the child is kept from them.
+    let outside = try await Command.secretTool(["lookup", "service", world.bundle, "key", "Weather"], environment: world.env)
+    #expect(outside.stdout == world.upstream.weather)
+  }
+
+  @Test func aCoreDumpOfTheChildHoldsNoValue() async throws {
+    let world = try await Self.world()
+    defer { world.end() }
+    let core = world.root.appending(path: "core")
+    let script = """
+      python3 -c 'import os, subprocess, urllib.request
+      print(urllib.request.urlopen(urllib.request.Request("\(world.upstream.origin)/echo", headers={"Authorization": "Bearer " + os.environ["WEATHER"]})).read().decode().strip())
+      subprocess.run(["gcore", "-o", "\(core.path)", str(os.getpid())], check=True, capture_output=True)'
+      """
+    let result = try await world.exec(script)
+    #expect(result.status == 0, "\(result.stderr)")
+    let dumps = try FileManager.default.contentsOfDirectory(atPath: world.root.path).filter { $0.hasPrefix("core.") }
+    try #require(dumps.count == 1)
+    let bytes = try Data(contentsOf: world.root.appending(path: dumps[0]))
+    #expect(bytes.count > 100_000)
+    #expect(bytes.range(of: Data("you sent Bearer odr_".utf8)) != nil)  // the dump is of the process that made the request
+    for secret in world.secrets { #expect(bytes.range(of: Data(secret.utf8)) == nil) }
+  }
+
+  @Test func aBaseURLForwardsToItsOriginForHoldersOfTheToken() async throws {
+    let world = try await Self.world()
+    defer { world.end() }
+    let script = """
+      echo "$API_BASE_URL"
+      curl -sS "$API_BASE_URL/header" -H "Authorization: Bearer $WEATHER"
+      curl -s -o /dev/null -w '%{http_code}\\n' "http://127.0.0.1:${HTTPS_PROXY##*:}/API/header" -H "Authorization: Bearer $WEATHER"
+      """
+    let result = try await world.exec(script, ["--proxy-base", "API=\(world.upstream.origin)", "--only", "Weather"])
+    #expect(result.status == 0, "\(result.stderr)")
+    let lines = result.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.count == 3 && lines[0].hasPrefix("http://127.0.0.1:") && lines[0].hasSuffix("/API"))
+    #expect(lines.dropFirst() == ["header reached", "403"], "\(result.stdout)\n\(result.stderr)")
+    let bad = try await Command.odr(["exec", "--proxy", "--proxy-base", "api=ftp://x", "--", "true"], environment: world.env)
+    #expect(bad.status == 2 && bad.stderr.contains("--proxy-base api: a base's name is upper case letters"), "\(bad.stderr)")
+  }
+
+  @Test func theChildEndsWithOdrAndOdrWithTheChild() async throws {
+    let world = try await Self.world()
+    defer { world.end() }
+    for signal in [SIGTERM, SIGKILL] {
+      let marks = world.root.appending(path: "marks-\(signal)")
+      let process = Process()
+      process.executableURL = Paths.odr
+      process.arguments = ["exec", "--proxy", "--", "/bin/sh", "-c", "echo $$ $SSL_CERT_FILE > \(marks.path).tmp; mv \(marks.path).tmp \(marks.path); exec sleep 60"]
+      process.environment = world.env
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      // Waits (bounded) for the child to say it runs.
+      var text: String?
+      for _ in 0..<1000 where text == nil {
+        text = try? String(contentsOf: marks, encoding: .utf8)  // not there yet
+        if text == nil { try await Task.sleep(for: .milliseconds(10)) }
+      }
+      let fields = try #require(text).split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+      let child = try #require(pid_t(fields[0]))
+      kill(process.processIdentifier, signal)
+      process.waitUntilExit()
+      // The child is gone (SIGTERM: forwarded; SIGKILL: its parent-death signal).
+      var gone = false
+      for _ in 0..<500 where !gone {
+        gone = kill(child, 0) != 0 || (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.contains(") Z ") == true  // a zombie until reaped
+        if !gone { try await Task.sleep(for: .milliseconds(10)) }
+      }
+      #expect(gone, "signal \(signal): the child \(child) still runs")
+      if signal == SIGTERM {
+        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGTERM)
+        #expect(!FileManager.default.fileExists(atPath: fields[1]), "the CA bundle is left behind")
+      }
+    }
+  }
+}

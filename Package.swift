@@ -281,6 +281,7 @@ let package = Package(
       name: "odr-bench",
       dependencies: ["CLibsecret", "ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRTrust", "ODRTrustState"],
       path: "Benchmarks/odr-bench",
+      exclude: ["keepalive.py"],
       swiftSettings: strictSettings
     ),
     .executableTarget(

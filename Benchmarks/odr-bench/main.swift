@@ -789,3 +789,79 @@ if wants("o") {
   guard boto.status == 0 else { fatalError("boto3 upload failed: \(boto.stderr)") }
   report("(o) publish 1 GiB to moto_server:  odr \(ms(odrUpload))   boto3 upload_file \(ms(botoUpload))   ratio \(ratio(odrUpload, botoUpload)); odr peak RSS \(rss / 1024) MiB (target ≤ 64 MiB)   [one run each]")
 }
+
+// (p) odr exec --proxy (issue 40): curl and a keep-alive Python client
+// through the proxy (CONNECT intercepted, the key put in its header) against
+// the same https API directly (the value in the environment), alternating;
+// and `odr exec --proxy -- true` against `odr exec --no-mask -- true`.
+if wants("p") {
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-proxy-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  try FileManager.default.createDirectory(at: work.appending(path: "www"), withIntermediateDirectories: true)
+  let secret = "bench-\(UUID().uuidString)"
+  // A test CA and a leaf for 127.0.0.1 (openssl), trusted by odr through SSL_CERT_FILE.
+  for arguments in [["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "1",
+                     "-subj", "/CN=bench CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"],
+                    ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/O=bench"],
+                    ["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "leaf.pem", "-days", "1",
+                     "-extfile", "ext"]] {
+    try Data("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n".utf8).write(to: work.appending(path: "ext"))
+    let made = try await Command.run("/bin/sh", ["-c", "cd \"$0\" && exec openssl \"$@\" 2>/dev/null", work.path] + arguments)
+    guard made.status == 0 else { fatalError("openssl \(arguments): \(made.stderr)") }
+  }
+  let system = (try? String(contentsOfFile: "/etc/ssl/certs/ca-certificates.crt", encoding: .utf8)) ?? ""
+  try Data((system + "\n" + String(contentsOf: work.appending(path: "ca.pem"), encoding: .utf8)).utf8).write(to: work.appending(path: "trust.pem"))
+  let nginx = try await Nginx.start(root: work.appending(path: "www"),
+                                    locations: #"location = /header { if ($http_authorization = "Bearer \#(secret)") { return 200 "ok\n"; } return 401; }"#,
+                                    tls: (work.appending(path: "leaf.pem"), work.appending(path: "leaf.key")))
+  defer { nginx.stop() }
+  let bundle = "com.odr.bench.proxy"
+  let source = work.appending(path: "src")
+  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+  try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8).write(to: source.appending(path: "tags.json"))
+  try Data(#"{"keys": {"Bench": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
+  var env = ProcessInfo.processInfo.environment
+  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  env["XDG_STATE_HOME"] = work.appending(path: "state").path
+  env["SSL_CERT_FILE"] = work.appending(path: "trust.pem").path
+  env["CURL_CA_BUNDLE"] = work.appending(path: "trust.pem").path
+  env["REQUESTS_CA_BUNDLE"] = work.appending(path: "trust.pem").path
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env)
+  try time(odrPath, ["fetch", "APIKeys", "--catalog", work.appending(path: "pub").path, "--quiet"], environment: env)
+  let url = "https://127.0.0.1:\(nginx.port)/header"
+  // Seconds the loop inside the command took (odr's start excluded).
+  func loop(_ proxied: Bool, _ body: String) async throws -> String {
+    let arguments = ["exec", "--service", bundle] + (proxied ? ["--proxy"] : ["--no-mask"]) + ["--", "/bin/sh", "-c", body]
+    let result = try await Command.run(odrPath, arguments, environment: env)
+    guard result.status == 0 else { fatalError("odr \(arguments): \(result.stderr)") }
+    return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+  let curls = #"s=$(date +%s%N); for i in $(seq 200); do curl -sSf -o /dev/null -H "Authorization: Bearer $BENCH" "\#(url)" || exit 1; done; echo $(( $(date +%s%N) - s ))"#
+  var through: [Duration] = [], direct: [Duration] = []
+  for _ in 0..<5 {
+    through.append(.nanoseconds(Int64(try await loop(true, curls))!))
+    direct.append(.nanoseconds(Int64(try await loop(false, curls))!))
+  }
+  report("(p) 200 sequential curl (a new connection each): through the proxy \(ms(median(through)))   direct \(ms(median(direct)))   ratio \(ratio(median(through), median(direct)))   (target ≤ 1.50×)   [alternating, median of \(through.count)]")
+  let script = Paths.packageRoot.appending(path: "Benchmarks/odr-bench/keepalive.py").path
+  var proxied: [[String: Double]] = [], plain: [[String: Double]] = []
+  for _ in 0..<3 {
+    for isProxied in [true, false] {
+      let text = try await loop(isProxied, "exec python3 '\(script)' '\(url)' BENCH 1000")
+      let figures = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Double]
+      if isProxied { proxied.append(figures) } else { plain.append(figures) }
+    }
+  }
+  func med(_ runs: [[String: Double]], _ key: String) -> Double { runs.map { $0[key]! }.sorted()[runs.count / 2] }
+  report(String(format: "(p) 1,000 keep-alive GETs, one Python client (requests.Session): through the proxy %.0f ms   direct %.0f ms   ratio %.2f×   (target ≤ 1.20×); p99 %.2f vs %.2f ms: +%.2f ms (target ≤ +1 ms); p50 %.2f vs %.2f ms   [alternating, median of %d]",
+                       med(proxied, "total") * 1000, med(plain, "total") * 1000, med(proxied, "total") / med(plain, "total"),
+                       med(proxied, "p99"), med(plain, "p99"), med(proxied, "p99") - med(plain, "p99"), med(proxied, "p50"), med(plain, "p50"), proxied.count))
+  var proxyExec: [Duration] = [], plainExec: [Duration] = []
+  for _ in 0..<max(runs, 21) {
+    proxyExec.append(try time(odrPath, ["exec", "--proxy", "--service", bundle, "--", "true"], environment: env))
+    plainExec.append(try time(odrPath, ["exec", "--no-mask", "--service", bundle, "--", "true"], environment: env))
+  }
+  report(String(format: "(p) odr exec --proxy -- true %@   odr exec --no-mask -- true %@   difference +%.2f ms (target ≤ +30 ms)   [alternating, median of %d]",
+                ms(median(proxyExec)), ms(median(plainExec)), (median(proxyExec) - median(plainExec)) / .milliseconds(1), proxyExec.count))
+  try await SecretServiceStore(service: bundle).deleteAll()
+}

@@ -25,13 +25,28 @@ extension CommandRunner {
     }
   }
 
-  /// Starts the command of `odr exec --proxy` as odr's child, which dies
+  /// Runs the command of `odr exec --proxy` as odr's child, which dies
   /// with odr (`PR_SET_PDEATHSIG`), holds a session keyring of its own,
   /// and — with `hiding` — runs in user and mount namespaces where those
   /// paths are empty. Its standard streams are odr's, unwatched (it holds
-  /// no key values). Signals sent to odr are forwarded to it from now on;
-  /// ``waitForGuarded(_:)`` waits for it.
-  public static func startGuarded(_ arguments: [String], environment: [String], searchPath: String?, hiding: Hidden?) throws -> GuardedChild {
+  /// no key values). Signals sent to odr are forwarded to it. `started` is
+  /// called once it runs; returns its wait status when it has ended.
+  ///
+  /// Blocks the calling thread throughout, and must: the parent-death
+  /// signal follows the *thread* that forked, so a pool thread that exits
+  /// while idle would kill the command with it.
+  public static func runGuarded(_ arguments: [String], environment: [String], searchPath: String?, hiding: Hidden?,
+                                started: (GuardedChild) -> Void) throws -> Int32 {
+    let child = try startGuarded(arguments, environment: environment, searchPath: searchPath, hiding: hiding)
+    started(child)
+    var status: Int32 = 0
+    while waitpid(child.pid, &status, 0) < 0 {
+      guard errno == EINTR else { return 127 << 8 }
+    }
+    return status
+  }
+
+  private static func startGuarded(_ arguments: [String], environment: [String], searchPath: String?, hiding: Hidden?) throws -> GuardedChild {
     let path = try resolve(arguments[0], searchPath: searchPath)
     installForwarding()
     var report: Int32 = 0
@@ -55,19 +70,11 @@ extension CommandRunner {
     let pending = Forwarding.pending.load(ordering: .sequentiallyConsistent)
     if pending != 0 { kill(pid, pending) }
     if report == Int32(odr_guard_exec_failed) {
-      _ = waitForGuarded(pid)
+      var status: Int32 = 0
+      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
       throw startFailure(arguments[0], errno: reportErrno)
     }
     let failure = report == Int32(odr_guard_no_sandbox) ? String(cString: strerror(reportErrno)) : nil
     return GuardedChild(pid: pid, sandboxFailure: failure)
-  }
-
-  /// Waits for a guarded command to end; its wait status.
-  public static func waitForGuarded(_ pid: Int32) -> Int32 {
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-      guard errno == EINTR else { return 127 << 8 }
-    }
-    return status
   }
 }

@@ -50,16 +50,29 @@ struct ProxyRun {
       context.output.error("left \(environment.withheldVariables.joined(separator: ", ")) out of the command's environment: they hold a key's value.")
     }
     let hidden = sandbox ? Self.hidden(context.environment) : nil
-    let child = try CommandRunner.startGuarded(commandLine, environment: environment.variables, searchPath: context.environment["PATH"], hiding: hidden)
-    server.setChild(child.pid)
-    if let failure = child.sandboxFailure {
-      context.output.error("""
-        the command runs without a sandbox (user namespaces: \(failure)): it has no D-Bus address or keyring variables, \
-        but a process that knows where the session bus listens\(Self.busPath(context.environment).map { " (\($0))" } ?? "") can still ask the keyring. \
-        Pass --no-sandbox to run it so knowingly.
-        """)
+    let (commandLine, variables, output) = (commandLine, environment.variables, context.output)
+    let searchPath = context.environment["PATH"]
+    let bus = Self.busPath(context.environment)
+    let outcome = await BlockingThread.run { () -> Result<Int32, CIError> in
+      Result {
+        try CommandRunner.runGuarded(commandLine, environment: variables, searchPath: searchPath, hiding: hidden) { child in
+          server.setChild(child.pid)
+          guard let failure = child.sandboxFailure else { return }
+          output.error("""
+            the command runs without a sandbox (user namespaces: \(failure)): it has no D-Bus address or keyring variables, \
+            but a process that knows where the session bus listens\(bus.map { " (\($0))" } ?? "") can still ask the keyring. \
+            Pass --no-sandbox to run it so knowingly.
+            """)
+        }
+      }.mapError { $0 as? CIError ?? CIError(.io, "\($0)") }
     }
-    let status = await BlockingThread.run { CommandRunner.waitForGuarded(child.pid) }
+    let status: Int32
+    do {
+      status = try outcome.get()
+    } catch {
+      await server.stop()
+      throw error
+    }
     await server.stop()
     dropping(.cleanup) { try FileManager.default.removeItem(atPath: folder) }
     CommandRunner.exit(likeStatus: status)

@@ -18,7 +18,7 @@ enum ConnectingProcess {
       let folder = "/proc/\(pid)/fd"
       guard let entries = dropping(.isTheAnswer, { try FileManager.default.contentsOfDirectory(atPath: folder) }) else { continue }
       for entry in entries where link("\(folder)/\(entry)") == target {
-        let comm = dropping(.isTheAnswer) { try String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) }?
+        let comm = text("/proc/\(pid)/comm")?
           .filter { $0 != "\n" } ?? "?"
         return "\(comm) (\(link("/proc/\(pid)/exe") ?? "?"), pid \(pid))"
       }
@@ -31,7 +31,7 @@ enum ConnectingProcess {
     let digits = String(port, radix: 16, uppercase: true)
     let hex = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-      guard let text = dropping(.isTheAnswer, { try String(contentsOfFile: table, encoding: .utf8) }) else { continue }
+      guard let text = text(table) else { continue }
       for line in text.split(separator: "\n").dropFirst() {
         let fields = line.split(separator: " ")
         guard fields.count > 9, fields[1].hasSuffix(":" + hex) else { continue }
@@ -47,7 +47,7 @@ enum ConnectingProcess {
     let entries = dropping(.isTheAnswer) { try FileManager.default.contentsOfDirectory(atPath: "/proc") } ?? []
     for entry in entries {
       guard let pid = pid_t(entry),
-            let stat = dropping(.isTheAnswer, { try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) }),
+            let stat = text("/proc/\(pid)/stat"),
             let close = stat.lastIndex(of: ")") else { continue }
       let fields = stat[stat.index(after: close)...].split(separator: " ")
       guard fields.count > 1, let parent = pid_t(fields[1]) else { continue }
@@ -60,6 +60,23 @@ enum ConnectingProcess {
       queue.append(contentsOf: children[pid] ?? [])
     }
     return result
+  }
+
+  /// A /proc file whole. Read to its end by hand: /proc reports a size of
+  /// 0 and serves a page per read, so a reader that trusts the size or
+  /// reads once sees only the start of /proc/net/tcp on a busy machine.
+  static func text(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
+      bytes.append(contentsOf: buffer[..<count])
+    }
   }
 
   private static func link(_ path: String) -> String? {

@@ -13,7 +13,7 @@ import Synchronization
 /// One client connection of the proxy, as HTTP/1.1: the plain listener, or
 /// the inside of an intercepted `CONNECT` after TLS. It reads each request
 /// whole (bounded), takes the proxy's one decision, answers refusals
-/// itself and sends the rest upstream (``forward(_:channel:shared:audit:)``).
+/// itself and sends the rest upstream (``UpstreamAnswer``).
 final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
   typealias InboundIn = HTTPServerRequestPart
   typealias OutboundOut = HTTPServerResponsePart
@@ -145,12 +145,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     }
   }
 
-  private static func start(_ job: Forwarding, channel: any Channel, shared: ProxyServer.Shared, audit: @escaping @Sendable (Int, String?) -> Void) {
-    Task { await forward(job, channel: channel, shared: shared, audit: audit) }
-  }
-
   /// What one request sends upstream.
-  private struct Forwarding: Sendable {
+  struct Forwarding: Sendable {
     let forward: ProxyDecision.Forward
     let request: ProxyRequest
     let method: HTTPMethod
@@ -272,69 +268,30 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
 
   // MARK: Upstream
 
-  /// Sends `forward` upstream and its answer back, masked; `audit` is
-  /// called once with the status the child got.
-  private static func forward(_ job: Forwarding, channel: any Channel, shared: ProxyServer.Shared, audit: @Sendable (Int, String?) -> Void) async {
-    let (forward, request, method, version, keepAlive, body) = (job.forward, job.request, job.method, job.version, job.keepAlive, job.body)
-    var upstream = HTTPClientRequest(url: "\(request.scheme)://\(request.host):\(request.port)\(forward.target)")
-    upstream.method = method
-    for header in forward.headers { upstream.headers.add(name: header.name, value: header.value) }
-    if body.readableBytes > 0 { upstream.body = .bytes(body) }
-    var masker = shared.masker
-    var started = false
-    let close = !keepAlive || version == .http1_0
+  /// Sends `job` upstream and its answer back through ``UpstreamAnswer``,
+  /// on the connection's own event loop (the upstream connection too, so no
+  /// thread hop between the two).
+  private static func start(_ job: Forwarding, channel: any Channel, shared: ProxyServer.Shared, audit: @escaping @Sendable (Int, String?) -> Void) {
+    let delegate = UpstreamAnswer(job: job, channel: channel, masker: shared.masker, audit: audit)
     do {
-      let response = try await shared.upstream.execute(upstream, timeout: .hours(24))
-      if !forward.keys.isEmpty, let encoding = response.headers.first(name: "content-encoding"), encoding.lowercased() != "identity" {
-        let reason = "the answer to a request that carried a key is compressed (\(ProxyDecision.printable(encoding))), which odr cannot mask"
-        audit(502, reason)
-        try await answer(channel, status: 502, reason: reason, version: version, keepAlive: false).get()
-        return
-      }
-      audit(Int(response.status.code), nil)
-      let code = response.status.code
-      let bodiless = method == .HEAD || code == 204 || code == 304 || (100..<200).contains(code)
       var headers = HTTPHeaders()
-      for (name, value) in response.headers {
-        let lower = name.lowercased()
-        if hopByHop.contains(lower) || (lower == "content-length" && !bodiless) { continue }
-        var headerMasker = shared.masker
-        headers.add(name: name, value: String(decoding: headerMasker.mask(Array(value.utf8)) + headerMasker.finish(), as: UTF8.self))
-      }
-      if close { headers.replaceOrAdd(name: "Connection", value: "close") }
-      started = true
-      try await channel.writeAndFlush(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: response.status, headers: headers))).get()
-      if !bodiless {
-        for try await chunk in response.body {
-          let masked = masker.mask(chunk.readableBytesView)
-          if !masked.isEmpty { try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: masked)))).get() }
-        }
-        let rest = masker.finish()
-        if !rest.isEmpty { try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: rest)))).get() }
-      }
-      try await channel.writeAndFlush(HTTPServerResponsePart.end(nil)).get()
-      if close { try await channel.close() }
+      for header in job.forward.headers { headers.add(name: header.name, value: header.value) }
+      let request = try HTTPClient.Request(url: "\(job.request.scheme)://\(job.request.host):\(job.request.port)\(job.forward.target)",
+                                           method: job.method, headers: headers,
+                                           body: job.body.readableBytes > 0 ? .byteBuffer(job.body) : nil)
+      _ = shared.upstream.execute(request: request, delegate: delegate, eventLoop: .delegate(on: channel.eventLoop))
     } catch {
-      guard !started else {
-        channel.close(promise: nil)
-        return
-      }
-      var errorMasker = shared.masker
-      let text = String(decoding: errorMasker.mask(Array("\(error)".utf8)) + errorMasker.finish(), as: UTF8.self)
-      let reason = "cannot get an answer from \(request.host):\(request.port) (\(text))"
-      audit(502, reason)
-      // the child may be gone: nothing to tell it then
-      await droppingAsync(.bestEffort) { try await answer(channel, status: 502, reason: reason, version: version, keepAlive: false).get() }
+      channel.eventLoop.execute { delegate.fail(error) }
     }
   }
 
   /// Response headers that describe the upstream connection, not the answer.
-  private static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer",
+  static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer",
                                               "transfer-encoding", "upgrade"]
 
   /// odr's own answer: `status`, the reason as plain text.
   @discardableResult
-  private static func answer(_ channel: any Channel, status: Int, reason: String, version: HTTPVersion, keepAlive: Bool,
+  static func answer(_ channel: any Channel, status: Int, reason: String, version: HTTPVersion, keepAlive: Bool,
                              extra: [(String, String)] = []) -> EventLoopFuture<Void> {
     let text = "odr exec --proxy: \(reason)\n"
     var headers = HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "\(text.utf8.count)")] + extra)

@@ -92,6 +92,18 @@ public final class Nginx: @unchecked Sendable {
     return false
   }
 
+  /// The requests matching `predicate` once the log holds at least
+  /// `count` of them (nginx logs a request a moment after the client has
+  /// its answer), or what it holds after 5 s.
+  public func requests(atLeast count: Int, where predicate: (Request) -> Bool = { _ in true }) async throws -> [Request] {
+    for _ in 0..<1000 {
+      let matching = requests.filter(predicate)
+      if matching.count >= count { return matching }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    return requests.filter(predicate)
+  }
+
   public var requests: [Request] {
     // no log yet: no requests
     let text = (dropping(.isTheAnswer) { try String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8) }) ?? ""

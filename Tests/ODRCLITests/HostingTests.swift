@@ -78,7 +78,7 @@ import Testing
     let (nginx, env) = try await servedAndBegun()
     defer { nginx.stop() }
     #expect(try await Command.odr(["begin", "Level2", "--quiet"], environment: env).status == 0)
-    let catalogs = nginx.requests.filter { $0.path == "/catalog.json" }
+    let catalogs = try await nginx.requests(atLeast: 2) { $0.path == "/catalog.json" }
     #expect(catalogs.map(\.status) == [200, 304])
     #expect(catalogs.last?.bytes == 0)
     // A changed catalog is fetched again (and the unsigned one's .sig probed).
@@ -87,7 +87,7 @@ import Testing
     try FileManager.default.removeItem(at: published)
     _ = try await publish(version: 40)
     #expect(try await Command.odr(["begin", "Onboarding", "--quiet"], environment: env).status == 0)
-    #expect(nginx.requests.filter { $0.path == "/catalog.json" }.map(\.status) == [200, 304, 200])
+    #expect(try await nginx.requests(atLeast: 3) { $0.path == "/catalog.json" }.map(\.status) == [200, 304, 200])
   }
 
   @Test func statusSaysItShowsTheKeptCatalogAndRefreshAsksTheHost() async throws {

@@ -136,7 +136,7 @@ import Glibc
     #expect((refusals.first?["path"] as? String)?.hasPrefix("/header/odr_") == true)
     for secret in world.secrets { #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret)) }
     // Nothing refused reached the API: only the last, keyless request did.
-    let requests = world.upstream.nginx.requests
+    let requests = try await world.upstream.nginx.requests(atLeast: 1)
     #expect(requests.map(\.path) == ["/header"] && requests.first?.status == 401)
   }
 

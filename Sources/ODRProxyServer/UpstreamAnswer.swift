@@ -1,0 +1,105 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+import ODRBase
+import ODRKeys
+import ODRProxy
+
+/// The upstream's answer to one forwarded request, written to the child
+/// as it arrives: headers and body through the run's masker (each value
+/// shown as its placeholder), framing rebuilt (chunked unless the answer
+/// has no body), back-pressure from the child's connection. A compressed
+/// answer to a request that carried a key is refused (502): the masker
+/// could not read it.
+///
+/// Every callback runs on the child connection's event loop (AsyncHTTPClient
+/// is asked for `.delegateAndChannel(on:)`), which confines its state.
+final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
+  typealias Response = Void
+
+  private let job: ProxyConnectionHandler.Forwarding
+  private let channel: any Channel
+  private let audit: @Sendable (Int, String?) -> Void
+  private var masker: SecretMasker
+  private let template: SecretMasker
+  private var started = false
+  private var refused = false
+  private var bodiless = false
+  private var close: Bool
+
+  init(job: ProxyConnectionHandler.Forwarding, channel: any Channel, masker: SecretMasker, audit: @escaping @Sendable (Int, String?) -> Void) {
+    self.job = job
+    self.channel = channel
+    self.audit = audit
+    self.masker = masker
+    template = masker
+    close = !job.keepAlive || job.version == .http1_0
+  }
+
+  func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+    if !job.forward.keys.isEmpty, let encoding = head.headers.first(name: "content-encoding"), encoding.lowercased() != "identity" {
+      refused = true
+      let reason = "the answer to a request that carried a key is compressed (\(ProxyDecision.printable(encoding))), which odr cannot mask"
+      fail(reason)
+      task.cancel()
+      return channel.eventLoop.makeSucceededVoidFuture()
+    }
+    audit(Int(head.status.code), nil)
+    let code = head.status.code
+    bodiless = job.method == .HEAD || code == 204 || code == 304 || (100..<200).contains(code)
+    var headers = HTTPHeaders()
+    for (name, value) in head.headers {
+      let lower = name.lowercased()
+      if ProxyConnectionHandler.hopByHop.contains(lower) || (lower == "content-length" && !bodiless) { continue }
+      var headerMasker = template
+      headers.add(name: name, value: String(decoding: headerMasker.mask(Array(value.utf8)) + headerMasker.finish(), as: UTF8.self))
+    }
+    if close { headers.replaceOrAdd(name: "Connection", value: "close") }
+    started = true
+    return channel.writeAndFlush(HTTPServerResponsePart.head(HTTPResponseHead(version: job.version, status: head.status, headers: headers)))
+  }
+
+  func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+    guard !refused, !bodiless else { return channel.eventLoop.makeSucceededVoidFuture() }
+    let masked = masker.mask(buffer.readableBytesView)
+    guard !masked.isEmpty else { return channel.eventLoop.makeSucceededVoidFuture() }
+    return channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: masked))))
+  }
+
+  func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+    guard !refused else { return }
+    if !bodiless {
+      let rest = masker.finish()
+      if !rest.isEmpty { channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: rest))), promise: nil) }
+    }
+    let done = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
+    if close {
+      let channel = channel
+      done.whenComplete { _ in channel.close(promise: nil) }
+    }
+  }
+
+  func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+    guard !refused else { return }
+    fail(error)
+  }
+
+  /// The request failed before or while its answer came: a 502 saying why
+  /// (masked: an error may quote a URL whose query carries a key), or, once
+  /// the answer has begun, the connection closed.
+  func fail(_ error: any Error) {
+    var errorMasker = template
+    let text = String(decoding: errorMasker.mask(Array("\(error)".utf8)) + errorMasker.finish(), as: UTF8.self)
+    fail("cannot get an answer from \(job.request.host):\(job.request.port) (\(text))")
+  }
+
+  private func fail(_ reason: String) {
+    guard !started else {
+      channel.close(promise: nil)
+      return
+    }
+    started = true
+    audit(502, reason)
+    ProxyConnectionHandler.answer(channel, status: 502, reason: reason, version: job.version, keepAlive: false)
+  }
+}

@@ -109,6 +109,17 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
     }
     let request = ProxyRequest(method: requestLine.first ?? "", scheme: "https", host: "api.example", port: 443,
                                target: requestLine.count > 1 ? requestLine[1] : "/", headers: headers)
+    // The body: what follows the first empty line, searched for placeholders.
+    if let blank = lines.firstIndex(of: "") {
+      let body = Array(lines[blank...].joined(separator: "\n").utf8)
+      if let refusal = ProxyDecision.bodyRefusal(body, bindings: proxyBindings) {
+        precondition(body.count >= 36 && refusal.status == 403, "a body refused without a placeholder in it")
+      }
+    }
+    // The base-URL route of the same target: only under the token, onto the base's path.
+    if let (base, target) = ProxyBase.route(request.target, token: "T0ken", bases: proxyBases) {
+      precondition(request.target.hasPrefix("/T0ken/\(base.name)") && target.hasPrefix(base.path + "/"), "a route outside its base")
+    }
     guard case .forward(let forward) = ProxyDecision.decide(request, bindings: proxyBindings) else { return }
     for binding in proxyBindings where !forward.keys.contains(binding.key.name) {
       precondition(!forward.target.contains(binding.key.value) && !forward.headers.contains { $0.value.contains(binding.key.value) },
@@ -125,6 +136,9 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
     ProxyBinding(key: APIKey(name: "Query", value: "q value&", metadata: KeyMetadata(query: "key", hosts: ["other.example"])),
                  placeholder: Placeholder(text: "odr_" + String(repeating: "B", count: 32))!),
   ]
+
+  /// Base URLs the fuzzer's targets are routed against.
+  static let proxyBases = [try! ProxyBase.parse("API=https://api.example/v1").get(), try! ProxyBase.parse("AP=http://127.0.0.1:8080").get()]  // valid by construction
 
   /// A catalog the signature lines are checked against.
   static let signedCatalog = Data(#"{"formatVersion":2,"bundle":"com.example.fuzz","version":1,"tags":{}}"#.utf8)

@@ -44,8 +44,12 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
 
   /// Adds the HTTP handlers and a handler in `mode` to `channel` (on its event loop).
   static func install(on channel: any Channel, mode: Mode, shared: ProxyServer.Shared) throws {
-    let handlers = HTTPHandlers(decoder: ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes),
-                                                              maximumBufferSize: shared.limits.headerBytes))
+    var limits = NIOHTTPDecoderLimitConfiguration()
+    limits.maxHeaderFieldSize = shared.limits.headerBytes
+    limits.maxHeaderListSize = shared.limits.headerBytes
+    limits.maxHeaderFieldCount = 256
+    let decoder = HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .drop, limitConfiguration: limits)
+    let handlers = HTTPHandlers(decoder: ByteToMessageHandler(decoder, maximumBufferSize: shared.limits.headerBytes))
     let operations = channel.pipeline.syncOperations
     try operations.addHandler(handlers.encoder)
     try operations.addHandler(handlers.decoder)

@@ -29,7 +29,7 @@ public final class ProxyServer: Sendable {
   public struct Limits: Sendable {
     /// Connections open at once (more are closed on accept).
     public var connections = 256
-    /// A request's line and headers, in bytes.
+    /// A request's headers, in bytes (also each one; at most 256 of them).
     public var headerBytes = 64 * 1024
     /// A request body, in bytes (bodies are read whole to be checked).
     public var bodyBytes = 32 * 1024 * 1024
@@ -58,7 +58,8 @@ public final class ProxyServer: Sendable {
       .childChannelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
           guard shared.open() else {
-            channel.close(promise: nil)
+            // Over the limit: closed as soon as it is active.
+            try channel.pipeline.syncOperations.addHandler(CloseOnActive())
             return
           }
           channel.closeFuture.whenComplete { _ in shared.closed() }
@@ -136,5 +137,14 @@ public final class ProxyServer: Sendable {
       connections.wrappingSubtract(1, ordering: .relaxed)
     }
 
+  }
+}
+
+/// Closes a connection as soon as it is active: one over the limit.
+private final class CloseOnActive: ChannelInboundHandler, Sendable {
+  typealias InboundIn = NIOAny
+
+  func channelActive(context: ChannelHandlerContext) {
+    context.close(promise: nil)
   }
 }

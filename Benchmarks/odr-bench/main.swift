@@ -845,7 +845,7 @@ if wants("p") {
   report("(p) 200 sequential curl (a new connection each): through the proxy \(ms(median(through)))   direct \(ms(median(direct)))   ratio \(ratio(median(through), median(direct)))   (target ≤ 1.50×)   [alternating, median of \(through.count)]")
   let script = Paths.packageRoot.appending(path: "Benchmarks/odr-bench/keepalive.py").path
   var proxied: [[String: Double]] = [], plain: [[String: Double]] = []
-  for _ in 0..<3 {
+  for _ in 0..<5 {
     for isProxied in [true, false] {
       let text = try await loop(isProxied, "exec python3 '\(script)' '\(url)' BENCH 1000")
       let figures = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Double]

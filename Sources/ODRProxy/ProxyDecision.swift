@@ -87,6 +87,17 @@ public enum ProxyDecision: Sendable, Equatable {
       used.append(name)
     }
     guard !(upgrade && !used.isEmpty) else { return refuse(403, used.sorted().first, "an upgrade (WebSocket) request may not carry a key") }
+    // APIClient's rule: a URL string the strict and the encoding parse
+    // disagree on never carries a key (what goes on the wire could differ
+    // from what was meant).
+    if !used.isEmpty {
+      let url = "\(request.scheme.lowercased())://\(host):\(request.port)\(request.target)"
+      do {
+        _ = try URLPolicy.consistent.url(from: url)
+      } catch {
+        return refuse(400, used.sorted().first, "its request's URL is ambiguous: \(error.reason)")
+      }
+    }
     if !used.isEmpty {
       headers.removeAll { $0.name.lowercased() == "accept-encoding" }
       headers.append(ProxyRequest.Header("Accept-Encoding", "identity"))

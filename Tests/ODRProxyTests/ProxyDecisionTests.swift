@@ -102,6 +102,18 @@ import Testing
     }
   }
 
+  @Test func aURLTheTwoParsesDisagreeOnCarriesNoKey() {
+    let ambiguous = ProxyDecision.decide(Self.request(host: "api.weather.example", target: "/a b|c", [("X-Api-Key", Self.w(Self.weather))]), bindings: Self.bindings)
+    guard case .refuse(let refusal) = ambiguous else { Issue.record("\(ambiguous)"); return }
+    #expect(refusal.status == 400 && refusal.key == "Weather" && refusal.reason.hasPrefix("its request's URL is ambiguous: "), "\(refusal)")
+    #expect(!refusal.reason.contains(Self.weather.key.value))
+    // Without a key it is the API's to answer.
+    guard case .forward = ProxyDecision.decide(Self.request(host: "api.weather.example", target: "/a b|c"), bindings: Self.bindings) else {
+      Issue.record("a keyless request was refused")
+      return
+    }
+  }
+
   @Test func anUpgradeWithoutAKeyIsForwardedAndSaysSo() throws {
     let decision = ProxyDecision.decide(Self.request(host: "example.org", [("Connection", "Upgrade"), ("Upgrade", "websocket")]), bindings: Self.bindings)
     guard case .forward(let forward) = decision else { Issue.record("\(decision)"); return }

@@ -97,5 +97,16 @@ import Testing
     let decoded = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
     #expect(decoded?["path"] as? String == "/v1/x\u{1b}[2J\ny" && decoded?["time"] as? String == "1970-01-01T00:00:00Z")
     #expect(decoded?["keys"] as? [String] == ["Weather"] && decoded?["status"] as? Int == 200)
+    let refused = ProxyAuditRecord(time: Date(timeIntervalSince1970: 0), keys: [], method: "CONNECT", host: "", target: "a\"b\\c\u{7f}\t",
+                                   status: 407, refusal: "no \"token\"", process: nil).line
+    let fields = try JSONSerialization.jsonObject(with: Data(refused.utf8)) as? [String: Any]
+    #expect(fields?["path"] as? String == "a\"b\\c\u{7f}\t" && fields?["refusal"] as? String == "no \"token\"" && fields?["process"] == nil)
+  }
+
+  @Test(arguments: [(0.0, "1970-01-01T00:00:00Z"), (951_782_400, "2000-02-29T00:00:00Z"), (1_795_737_600.9, "2026-11-27T00:00:00Z"),
+                    (4_107_542_399, "2100-02-28T23:59:59Z"), (-1, "1969-12-31T23:59:59Z")])
+  func timesInUTC(seconds: Double, text: String) {
+    #expect(ProxyAuditRecord.iso8601(Date(timeIntervalSince1970: seconds)) == text)
+    #expect(Date(timeIntervalSince1970: seconds.rounded(.down)).formatted(.iso8601) == text)
   }
 }

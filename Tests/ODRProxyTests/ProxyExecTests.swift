@@ -124,20 +124,23 @@ import Glibc
       \(code) "\(origin)/header?token=$WEATHER"
       \(code) -x "http://127.0.0.1:${HTTPS_PROXY##*:}" "\(origin)/header"
       curl -s -D - -o /dev/null -x "http://127.0.0.1:${HTTPS_PROXY##*:}" "http://127.0.0.1:9/" | tr -d '\\r' | grep -i '^proxy-authenticate'
+      \(code) "\(origin)/gzip" -H "Authorization: Bearer $WEATHER"
       \(code) "\(origin)/header"
       """
     let result = try await world.exec(script)
     #expect(result.status == 0, "\(result.stderr)")
-    #expect(result.stdout.split(separator: "\n") == ["403", "403", "421", "403", "403", "000", #"Proxy-Authenticate: Basic realm="odr""#, "401"],
+    #expect(result.stdout.split(separator: "\n") == ["403", "403", "421", "403", "403", "000", #"Proxy-Authenticate: Basic realm="odr""#, "502", "401"],
             "\(result.stdout)\n\(result.stderr)")
     let refusals = Self.auditLines(result.stderr).filter { $0["refusal"] != nil }
-    #expect(refusals.map { $0["status"] as? Int } == [403, 403, 421, 403, 403, 407, 407])
+    #expect(refusals.map { $0["status"] as? Int } == [403, 403, 421, 403, 403, 407, 407, 502])
+    #expect((refusals.last?["refusal"] as? String)?.contains("is compressed (gzip), which odr cannot mask") == true)
     #expect((refusals.first?["refusal"] as? String)?.contains("Weather: its placeholder is in the path") == true)
     #expect((refusals.first?["path"] as? String)?.hasPrefix("/header/odr_") == true)
     for secret in world.secrets { #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret)) }
-    // Nothing refused reached the API: only the last, keyless request did.
-    let requests = try await world.upstream.nginx.requests(atLeast: 1)
-    #expect(requests.map(\.path) == ["/header"] && requests.first?.status == 401)
+    // Nothing refused reached the API but the compressed answer's request
+    // (refused on its answer) and the last, keyless one.
+    let requests = try await world.upstream.nginx.requests(atLeast: 2)
+    #expect(requests.map(\.path) == ["/gzip", "/header"] && requests.last?.status == 401)
   }
 
   @Test func theChildCannotReachTheKeyringEvenWhenItFindsTheBus() async throws {

@@ -109,7 +109,7 @@ import Testing
     let refreshed = try await Command.odr(["status", "--refresh"], environment: env)
     #expect(refreshed.status == 0, "\(refreshed.stderr)")
     #expect(refreshed.stdout.hasPrefix("com.example.demo version 40, store ") && !refreshed.stdout.contains("last confirmed"), "\(refreshed.stdout)")
-    #expect(nginx.requests.filter { $0.path == "/catalog.json" }.count == 2)
+    #expect(try await nginx.requests(atLeast: 2) { $0.path == "/catalog.json" }.count == 2)
     let after = try await Command.odr(["status"], environment: env)
     #expect(after.stdout.contains("version 40") && after.stdout.contains("last confirmed by its host less than a minute ago"), "\(after.stdout)")
     #expect(try await Command.odr(["status", "--refresh", "--offline"], environment: env).status == 2)

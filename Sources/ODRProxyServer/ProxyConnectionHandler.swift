@@ -136,10 +136,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
       request = ProxyRequest(method: head.method.rawValue, scheme: "https", host: host.description, port: port, target: target,
                              headers: Self.headers(head.headers), routing: routing)
     }
-    if let refusal = ProxyDecision.bodyRefusal(body.readableBytesView, bindings: shared.bindings) {
-      return reply(refusal.status, [refusal.key].compactMap { $0 }, request.host, "\(refusal.key.map { "\($0): " } ?? "")\(refusal.reason)", [])
-    }
-    switch ProxyDecision.decide(request, bindings: shared.bindings) {
+    let decision = ProxyDecision.bodyRefusal(body.readableBytesView, bindings: shared.bindings).map(ProxyDecision.refuse)
+      ?? ProxyDecision.decide(request, bindings: shared.bindings)
+    switch decision {
     case .refuse(let refusal):
       reply(refusal.status, [refusal.key].compactMap { $0 }, request.host, "\(refusal.key.map { "\($0): " } ?? "")\(refusal.reason)", [])
     case .forward(let forward):
@@ -166,12 +165,17 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     let (keys, host, target) = (forward.keys, request.host, request.target)
     return { status, refusal in
       guard !keys.isEmpty || refusal != nil else { return }
-      shared.log.write(ProxyAuditRecord(time: Date(), keys: keys, method: method, host: host, target: target, status: status, refusal: refusal,
-                                        process: connection.process(channel, child: shared.child.load(ordering: .relaxed))))
+      write(keys: keys, method: method, host: host, target: target, status: status, refusal: refusal, shared: shared, connection: connection, channel: channel)
     }
   }
 
   private func audit(keys: [String], method: String, host: String, target: String, status: Int, refusal: String, channel: any Channel) {
+    Self.write(keys: keys, method: method, host: host, target: target, status: status, refusal: refusal, shared: shared, connection: connection, channel: channel)
+  }
+
+  /// One audit line, with the connecting process.
+  private static func write(keys: [String], method: String, host: String, target: String, status: Int, refusal: String?,
+                            shared: ProxyServer.Shared, connection: ConnectionInfo, channel: any Channel) {
     shared.log.write(ProxyAuditRecord(time: Date(), keys: keys, method: method, host: host, target: target, status: status, refusal: refusal,
                                       process: connection.process(channel, child: shared.child.load(ordering: .relaxed))))
   }
@@ -179,7 +183,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
   // MARK: CONNECT
 
   private func connect(_ head: HTTPRequestHead, context: ChannelHandlerContext,
-                       reply: (Int, [String], String, String, [(String, String)]) -> Void) {
+                       reply: @escaping (Int, [String], String, String, [(String, String)]) -> Void) {
     guard case .listener = mode else { return reply(405, [], "", "CONNECT inside an intercepted connection", []) }
     guard shared.credentials.accepts(head.headers.first(name: "proxy-authorization")) else {
       return reply(407, [], "", "the proxy needs the run's credentials (they are in the proxy variables odr gave the command)",
@@ -210,9 +214,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case .success(let peer):
           Self.established(channel).assumeIsolated().whenSuccess { handler.tunnel(context: context, to: peer) }
         case .failure(let error):
-          let reason = "cannot reach \(host):\(port) (\(error))"
-          handler.audit(keys: [], method: "CONNECT", host: host.description, target: "", status: 502, refusal: reason, channel: channel)
-          Self.answer(channel, status: 502, reason: reason, version: head.version, keepAlive: false)
+          reply(502, [], host.description, "cannot reach \(host):\(port) (\(error))", [])
         }
       }
   }

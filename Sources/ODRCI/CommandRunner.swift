@@ -38,11 +38,14 @@ public enum CommandRunner {
   /// ``withheld``), with `variables` set over it, as `NAME=value` entries
   /// sorted by name.
   public static func environment(with variables: [(name: String, value: String)], pristine: Bool, base: [String: String]) -> [String] {
-    let kept: Set<String> = ["PATH", "HOME", "USER", "LANG", "TERM"]
+    let kept = pristineKept
     let overridden = Set(variables.map(\.name))
     let inherited = base.filter { name, _ in !overridden.contains(name) && !withheld.contains(name) && (!pristine || kept.contains(name)) }
     return inherited.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + variables.map { "\($0.name)=\($0.value)" }
   }
+
+  /// What a `--pristine` command inherits from odr's environment.
+  public static let pristineKept: Set<String> = ["PATH", "HOME", "USER", "LANG", "TERM"]
 
   /// Replaces odr with the command, found in `searchPath` (odr's PATH).
   /// Returns only by throwing: the command was not found (exit 127) or

@@ -42,7 +42,7 @@ struct ProxyRun {
     } catch {
       throw CIError(.io, "The proxy could not start on 127.0.0.1: \(error).")
     }
-    let base = pristine ? context.environment.filter { ["PATH", "HOME", "USER", "LANG", "TERM"].contains($0.key) } : context.environment
+    let base = pristine ? context.environment.filter { CommandRunner.pristineKept.contains($0.key) } : context.environment
     let environment = try ProxyEnvironment(keys: keys, base: base, port: server.port, token: credentials.token, caBundle: bundle,
                                            bindings: bindings, bases: bases)
     if let warning = environment.warning { context.output.error(String(warning.dropFirst("odr: ".count))) }

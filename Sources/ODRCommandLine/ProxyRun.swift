@@ -21,6 +21,13 @@ struct ProxyRun {
 
   func run(_ context: CommandContext) async throws -> Never {
     let bindings = keys.filter { !($0.metadata.hosts ?? []).isEmpty }.map { ProxyBinding(key: $0) }
+    if bindings.isEmpty && !keys.isEmpty {
+      let names = keys.map(\.name).sorted().joined(separator: ", ")
+      throw CIError(.notFound, """
+        No key can go through the proxy: \(names) \(keys.count == 1 ? "names" : "name") no hosts. A key's "hosts" come with its \
+        catalog's APIKeys document (`odr set` stores none); run such keys with `odr exec` without --proxy.
+        """)
+    }
     let hosts = Set(bindings.flatMap { ($0.key.metadata.hosts ?? []).compactMap(ProxyHost.init) })
     let credentials = ProxyCredentials()
     let authority = try RunAuthority(hosts: hosts, now: context.now())

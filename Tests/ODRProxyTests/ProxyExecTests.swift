@@ -202,6 +202,9 @@ import Glibc
     #expect(lines.dropFirst() == ["header reached", "403"], "\(result.stdout)\n\(result.stderr)")
     let bad = try await Command.odr(["exec", "--proxy", "--proxy-base", "api=ftp://x", "--", "true"], environment: world.env)
     #expect(bad.status == 2 && bad.stderr.contains("--proxy-base api: a base's name is upper case letters"), "\(bad.stderr)")
+    // Only keys without hosts: nothing could go through, and the message says why.
+    let loose = try await Command.odr(["exec", "--proxy", "--only", "Loose", "--", "true"], environment: world.env)
+    #expect(loose.status == 3 && loose.stderr.hasPrefix("odr: No key can go through the proxy: Loose names no hosts."), "\(loose.stderr)")
   }
 
   @Test func theChildEndsWithOdrAndOdrWithTheChild() async throws {

@@ -35,6 +35,17 @@ let essentials = ["_FoundationCShims", "_FoundationCollections"]
 let foundation = essentials + ["CoreFoundation", "_FoundationICU", "FoundationInternationalization"]
 let networking = foundation + ["_CFURLSessionInterface", "curl"]
 
+/// The HTTP stack of odr's own network code (downloads and S3 publishing,
+/// the proxy of `odr exec --proxy`): AsyncHTTPClient on SwiftNIO with TLS.
+let networkStack: [Target.Dependency] = [
+  .product(name: "AsyncHTTPClient", package: "async-http-client", condition: tools),
+  .product(name: "Crypto", package: "swift-crypto"),
+  .product(name: "NIOCore", package: "swift-nio", condition: tools),
+  .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+  .product(name: "NIOPosix", package: "swift-nio", condition: tools),
+  .product(name: "NIOSSL", package: "swift-nio-ssl", condition: tools),
+]
+
 let package = Package(
   name: "odr",
   // Linux only: libsecret, /proc and Glibc are part of the design.
@@ -144,12 +155,7 @@ let package = Package(
         "ODRCatalog",
         "ODRPublishing",
         "ODRTransports",
-        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: tools),
-        .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "NIOCore", package: "swift-nio", condition: tools),
-        .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
-        .product(name: "NIOPosix", package: "swift-nio", condition: tools),
-        .product(name: "NIOSSL", package: "swift-nio-ssl", condition: tools),
+      ] + networkStack + [
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: strictSettings
@@ -209,12 +215,7 @@ let package = Package(
         "ODRBase",
         "ODRKeys",
         "ODRProxy",
-        .product(name: "AsyncHTTPClient", package: "async-http-client", condition: tools),
-        .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "NIOCore", package: "swift-nio", condition: tools),
-        .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
-        .product(name: "NIOPosix", package: "swift-nio", condition: tools),
-        .product(name: "NIOSSL", package: "swift-nio-ssl", condition: tools),
+      ] + networkStack + [
         .product(name: "NIOTLS", package: "swift-nio", condition: tools),
         .product(name: "X509", package: "swift-certificates", condition: tools),
       ],

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import ODRBase
+import ODRCatalog
 import ODRCI
 import ODRKeys
 import ODRProxy
@@ -35,7 +36,11 @@ struct ProxyRun {
     let folder = try Self.makeFolder(context)
     defer { dropping(.cleanup) { try FileManager.default.removeItem(atPath: folder) } }
     let bundle = folder + "/ca.pem"
-    try Self.write(authority.bundle(trusting: trusted), to: bundle)
+    do {
+      try FileIO.atomicWrite(Data(authority.bundle(trusting: trusted).utf8), to: URL(filePath: bundle), mode: 0o600, durable: false)
+    } catch {
+      throw CIError(.io, "Cannot write the proxy's CA bundle \(bundle): \(error)")
+    }
     let log: ProxyAuditLog
     do {
       log = try logPath.map { try ProxyAuditLog(path: context.path($0)) } ?? ProxyAuditLog(descriptor: STDERR_FILENO)
@@ -117,20 +122,5 @@ struct ProxyRun {
       throw CIError(.io, "Cannot make a folder for the proxy's CA bundle in \(parent): \(String(cString: strerror(errno))).")
     }
     return String(cString: made)
-  }
-
-  /// Writes `text` to a new 0600 file.
-  static func write(_ text: String, to path: String) throws {
-    let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw CIError(.io, "Cannot write the proxy's CA bundle \(path): \(String(cString: strerror(errno))).") }
-    defer { close(fd) }
-    let bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-      let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else { throw CIError(.io, "Cannot write the proxy's CA bundle \(path): \(String(cString: strerror(errno))).") }
-      offset += written
-    }
   }
 }

@@ -97,8 +97,24 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     // ends the connection; clients (curl, git) then connect again with the
     // credentials the 407 asked for.
     let keepAlive = head.isKeepAlive && head.method != .CONNECT
+    // A request for the proxy's own address: sent directly (origin-form),
+    // or through the proxy by a client that reads HTTP_PROXY for every URL
+    // (absolute-form http://127.0.0.1:PORT/…), which must not loop back.
+    var local: String?
+    if case .listener = mode {
+      if head.uri.hasPrefix("/") {
+        local = head.uri
+      } else if let absolute = Self.absoluteForm(head.uri), absolute.scheme == "http", ProxyHost(absolute.host)?.text == "127.0.0.1",
+                absolute.port == channel.localAddress?.port {
+        local = absolute.target
+      }
+    }
+    // A base URL's token stays out of the log.
+    let token = "/\(shared.credentials.token)/"
+    let path = local ?? head.uri
+    let logged = path.hasPrefix(token) ? "/" + path.dropFirst(token.count) : path
     let reply = { (status: Int, keys: [String], host: String, reason: String, extra: [(String, String)]) in
-      self.audit(keys: keys, method: head.method.rawValue, host: host, target: head.uri, status: status, refusal: reason, channel: channel)
+      self.audit(keys: keys, method: head.method.rawValue, host: host, target: logged, status: status, refusal: reason, channel: channel)
       Self.answer(channel, status: status, reason: reason, version: head.version, keepAlive: keepAlive, extra: extra)
     }
     if tooLarge {
@@ -108,8 +124,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
 
     var request: ProxyRequest
     switch mode {
-    case .listener where head.uri.hasPrefix("/"):
-      guard let (base, target) = ProxyBase.route(head.uri, token: shared.credentials.token, bases: shared.bases) else {
+    case .listener where local != nil:
+      guard let local, let (base, target) = ProxyBase.route(local, token: shared.credentials.token, bases: shared.bases) else {
         return reply(403, [], "", "this address takes proxy requests (with the run's token) and the run's base URLs only", [])
       }
       // The child's Host names the proxy; the origin's goes upstream.
@@ -132,6 +148,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
       if let absolute = Self.absoluteForm(head.uri) {
         routing.append(("absolute-form", absolute.host))
         target = absolute.target
+      } else if !head.uri.hasPrefix("/") {
+        // Neither origin-form nor a URL: nothing to append to the origin.
+        return reply(400, [], host.description, "a request names a path (/…) or an http(s):// URL", [])
       }
       request = ProxyRequest(method: head.method.rawValue, scheme: "https", host: host.description, port: port, target: target,
                              headers: Self.headers(head.headers), routing: routing)

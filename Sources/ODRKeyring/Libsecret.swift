@@ -122,67 +122,194 @@ struct Session {
 
   // MARK: Items
 
-  /// Looks up one secret. nil when no unlocked item matches.
-  func lookup(_ attributes: [String: String]) throws -> String? {
-    let service = try connect()
-    defer { g_object_unref(service) }
-    var error: UnsafeMutablePointer<GError>?
-    let value = withAttributeTable(attributes) { secret_service_lookup_sync(service, nil, $0, cancellable.pointer, &error) }
-    try check(error)
-    guard let value else { return nil }
-    defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-    return try text(of: value)
+  // MARK: One item per key (ItemLayout)
+
+  /// The items holding key `name` of `service` in any layout
+  /// (``ItemLayout/searches(service:name:)``): D-Bus paths, unlocked and locked.
+  func itemPaths(named name: String, service: String) throws -> (unlocked: [String], locked: [String]) {
+    let secretService = try connect()
+    defer { g_object_unref(secretService) }
+    var unlocked: [String] = []
+    var locked: [String] = []
+    for search in ItemLayout.searches(service: service, name: name) {
+      try withSearchPaths(search, in: secretService) { found, foundLocked in
+        for path in strings(found) where !unlocked.contains(path) { unlocked.append(path) }
+        for path in strings(foundLocked) where !locked.contains(path) { locked.append(path) }
+      }
+    }
+    return (unlocked, locked)
   }
 
-  /// Stores a secret: an unlocked item whose attributes named in
-  /// `identifying` are exactly `attributes` gets the new secret in place
-  /// (Item.SetSecret); otherwise a new item goes to the default collection.
-  ///
-  /// Updating in place rather than CreateItem with `replace` keeps the
-  /// item's path and works where CreateItem's replace does not: KeePassXC
-  /// 2.7 never completes the prompt of a CreateItem that replaces an item.
-  /// Attributes outside `identifying` are the provider's own (KeePassXC adds
-  /// Title, Path, Uuid, …) and do not make an item another one.
-  func store(_ attributes: [String: String], identifying: Set<String>, label: String, secret: String) throws {
+  /// The value of key `name` of `service`, read from its item in any
+  /// layout (of several, ``ItemLayout/preferred(_:)``'s); nil when no
+  /// unlocked item holds it, `.locked` when a locked one does or (with
+  /// `checkingLock`) the default collection is locked.
+  func value(named name: String, service: String, checkingLock: Bool = true) throws -> String? {
+    let paths = try itemPaths(named: name, service: service)
+    guard !paths.unlocked.isEmpty else {
+      if paths.locked.isEmpty {
+        guard checkingLock, try lockedCollection() != nil else { return nil }
+      }
+      throw lockedOr(nil, lockedItems: paths.locked)
+    }
+    let path = try preferred(paths.unlocked)
+    guard let value = try secrets(of: [path])[path] else {
+      throw KeyringError(.failed, "The Secret Service found the item of \(name) but sent no secret for it. Try again; if it persists, the provider is at fault (`odr doctor` names it).")
+    }
+    return value
+  }
+
+  /// Of items holding one key, the one to read and keep.
+  private func preferred(_ paths: [String]) throws -> String {
+    guard paths.count > 1 else { return paths[0] }
     let service = try connect()
     defer { g_object_unref(service) }
-    var error: UnsafeMutablePointer<GError>?
+    let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
+    let attributes = try itemAttributes(paths, proxy: proxy)
+    let modified = try paths.map { path in
+      let value = try property("Modified", of: path, interface: "org.freedesktop.Secret.Item", proxy: proxy)
+      defer { g_variant_unref(value) }
+      return UInt64(g_variant_get_uint64(value))
+    }
+    let items: [(attributes: [String: String], modified: UInt64)] = zip(attributes, modified).map { ($0, $1) }
+    return paths[ItemLayout.preferred(items) ?? 0]
+  }
+
+  /// Stores `secret` as the one item of key `name` with `attributes`
+  /// (``ItemLayout/attributes(service:name:extra:)``). An unlocked item
+  /// that already holds the key in this layout (of several,
+  /// ``preferred(_:)``'s) gets the secret in place (Item.SetSecret);
+  /// otherwise a new item goes to the default collection. Every other item
+  /// holding the key is then deleted: one item per key, and no moment
+  /// without one.
+  ///
+  /// Never CreateItem with `replace` over an existing item, nor a changed
+  /// Attributes property: KeePassXC 2.7 never completes the prompt of a
+  /// CreateItem that replaces an item and refuses to set Attributes.
+  func store(_ attributes: [String: String], name: String, service serviceName: String, label: String, secret: String) throws {
+    let service = try connect()
+    defer { g_object_unref(service) }
     let value: OpaquePointer = secret.withCString { secret_value_new($0, gssize(secret.utf8.count), "text/plain") }
     defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-    if let path = try existingItem(attributes, identifying: identifying, in: service) {
-      guard let item = secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, cancellable.pointer, &error) else {
+    let paths = try itemPaths(named: name, service: serviceName).unlocked
+    var kept: String?
+    for path in paths where try laidOut(path, as: attributes, in: service) {
+      kept = path
+      break
+    }
+    if let kept {
+      var error: UnsafeMutablePointer<GError>?
+      try withItem(kept, in: service) { item in
+        _ = secret_item_set_secret_sync(item, value, cancellable.pointer, &error)
         try check(error)
-        throw KeyringError(.failed, "The Secret Service did not open the item to update.")
       }
-      defer { g_object_unref(item) }
-      _ = secret_item_set_secret_sync(item, value, cancellable.pointer, &error)
-      try check(error)
-      return
+    } else {
+      kept = try create(attributes, label: label, value: value, in: service)
     }
-    let ok = withAttributeTable(attributes) {
-      secret_service_store_sync(service, nil, $0, nil, label, value, cancellable.pointer, &error)
-    }
-    do {
-      try check(error)
-    } catch let failure as KeyringError where failure.code == .failed {
-      // The default alias may point at a collection that no longer exists.
-      throw try defaultCollection(of: service) == nil ? .noDefaultCollection(failure.underlying) : failure
-    }
-    if ok == 0 { throw lockedOr(KeyringError(.failed, "The Secret Service refused to store the key.")) }
+    for path in paths where path != kept { try delete(path, in: service) }
   }
 
-  /// The unlocked item whose `identifying` attributes are `attributes`, if
-  /// there is one. Locked matches are left to CreateItem, which reports or
-  /// prompts for them.
-  private func existingItem(_ attributes: [String: String], identifying: Set<String>,
-                            in service: UnsafeMutablePointer<SecretService>) throws -> String? {
-    try withSearchPaths(attributes, in: service) { unlocked, _ in
-      let paths = strings(unlocked)
-      guard !paths.isEmpty else { return nil }
-      let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
-      let found = try itemAttributes(paths, proxy: proxy)
-      return zip(paths, found).first { $0.1.filter { identifying.contains($0.key) } == attributes }?.0
+  /// Whether the item at `path` carries `attributes` (beside its
+  /// provider's own, and no other of odr's).
+  private func laidOut(_ path: String, as attributes: [String: String], in service: UnsafeMutablePointer<SecretService>) throws -> Bool {
+    let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
+    let existing = try itemAttributes([path], proxy: proxy)[0]
+    return ItemLayout.merged(existing, with: attributes) == existing
+  }
+
+  /// A new item in the default collection (CreateItem without `replace`:
+  /// no item is overwritten behind odr's back); returns its path.
+  private func create(_ attributes: [String: String], label: String, value: OpaquePointer,
+                      in service: UnsafeMutablePointer<SecretService>) throws -> String {
+    var error: UnsafeMutablePointer<GError>?
+    guard let collection = secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, cancellable.pointer, &error) else {
+      try check(error)
+      throw KeyringError.noDefaultCollection()
     }
+    defer { g_object_unref(collection) }
+    let item = withAttributeTable(attributes) {
+      secret_item_create_sync(collection, nil, $0, label, value, SECRET_ITEM_CREATE_NONE, cancellable.pointer, &error)
+    }
+    try check(error)
+    guard let item else { throw lockedOr(KeyringError(.failed, "The Secret Service refused to store the key.")) }
+    defer { g_object_unref(item) }
+    return String(cString: g_dbus_proxy_get_object_path(UnsafeMutableRawPointer(item).assumingMemoryBound(to: GDBusProxy.self)))
+  }
+
+  /// Brings the items of `service` to odr's layout: each key's value (of
+  /// several items, ``preferred(_:)``'s) in one item with ``ItemLayout``'s
+  /// attributes (a catalog token keeps its origins), written as ``store``
+  /// writes. Returns how many keys changed.
+  func bringToLayout(service serviceName: String) throws -> Int {
+    var byName: [String: [Session.FoundItem]] = [:]
+    for item in try search(["service": serviceName], loadSecrets: false) {
+      if let name = ItemLayout.name(of: item.attributes) { byName[name, default: []].append(item) }
+    }
+    var changed = 0
+    for (name, items) in byName {
+      let origins = items.compactMap { $0.attributes[SecretServiceStore.catalogOriginsAttribute] }.first
+      let layout = ItemLayout.attributes(service: serviceName, name: name,
+                                         extra: origins.map { [SecretServiceStore.catalogOriginsAttribute: $0] } ?? [:])
+      guard items.count > 1 || ItemLayout.merged(items[0].attributes, with: layout) != items[0].attributes else { continue }
+      let keep = try preferred(items.map(\.path))
+      guard let secret = try secrets(of: [keep])[keep] else { continue }  // deleted meanwhile: nothing to keep
+      try store(layout, name: name, service: serviceName, label: "odr \(serviceName) \(name)", secret: secret)
+      changed += 1
+    }
+    return changed
+  }
+
+  /// Deletes every unlocked item of key `name` of `service`, in any
+  /// layout. False when there was none.
+  func delete(named name: String, service serviceName: String) throws -> Bool {
+    let service = try connect()
+    defer { g_object_unref(service) }
+    let paths = try itemPaths(named: name, service: serviceName)
+    for path in paths.unlocked { try delete(path, in: service) }
+    if paths.unlocked.isEmpty, !paths.locked.isEmpty { throw lockedOr(nil, lockedItems: paths.locked) }
+    return !paths.unlocked.isEmpty
+  }
+
+  private func delete(_ path: String, in service: UnsafeMutablePointer<SecretService>) throws {
+    var error: UnsafeMutablePointer<GError>?
+    try withItem(path, in: service) { item in
+      _ = secret_item_delete_sync(item, cancellable.pointer, &error)
+      try check(error)
+    }
+  }
+
+  /// Runs `body` with libsecret's proxy of the item at `path`.
+  private func withItem<T>(_ path: String, in service: UnsafeMutablePointer<SecretService>,
+                           _ body: (UnsafeMutablePointer<SecretItem>) throws -> T) throws -> T {
+    var error: UnsafeMutablePointer<GError>?
+    guard let item = secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, cancellable.pointer, &error) else {
+      try check(error)
+      throw KeyringError(.failed, "The Secret Service did not open the item at \(path).")
+    }
+    defer { g_object_unref(item) }
+    return try body(item)
+  }
+
+  /// The secrets of the items at `paths` (one GetSecrets); an item the
+  /// provider sent none for is absent.
+  private func secrets(of paths: [String]) throws -> [String: String] {
+    let service = try connect()
+    defer { g_object_unref(service) }
+    var error: UnsafeMutablePointer<GError>?
+    let copies = paths.map { strdup($0) }
+    defer { for copy in copies { free(copy) } }
+    var pointers: [UnsafePointer<gchar>?] = copies.map { UnsafePointer($0) } + [nil]
+    let table = pointers.withUnsafeMutableBufferPointer {
+      secret_service_get_secrets_for_dbus_paths_sync(service, $0.baseAddress, cancellable.pointer, &error)
+    }
+    try check(error)
+    guard let table else { return [:] }
+    defer { g_hash_table_unref(table) }
+    var result: [String: String] = [:]
+    for path in paths {
+      if let value = g_hash_table_lookup(table, path) { result[path] = try text(of: OpaquePointer(value)) }
+    }
+    return result
   }
 
   /// Deletes every unlocked item matching `attributes`. False when none matched.
@@ -201,7 +328,7 @@ struct Session {
   /// Works on D-Bus paths: one SearchItems, one Properties.Get per item and
   /// one GetSecrets for all, instead of libsecret's item proxies (a GetAll
   /// and a match rule each), which made 500 items take seconds.
-  func search(_ attributes: [String: String], loadSecrets: Bool) throws -> [(attributes: [String: String], secret: String?)] {
+  func search(_ attributes: [String: String], loadSecrets: Bool) throws -> [FoundItem] {
     // Another client may delete an item between SearchItems and the reads
     // of its attributes and secret, which then fail ("No such interface …
     // on object at path …"). Searching again no longer finds it; a read
@@ -217,16 +344,23 @@ struct Session {
     }
   }
 
+  /// An item a search found: its D-Bus path, attributes and (when asked
+  /// for) secret.
+  struct FoundItem {
+    let path: String
+    let attributes: [String: String]
+    var secret: String?
+  }
+
   /// A read after a search failed: perhaps the item was deleted meanwhile.
   private struct ReadsFailed: Error {
     let error: any Error
   }
 
-  private func searchOnce(_ attributes: [String: String], loadSecrets: Bool) throws -> [(attributes: [String: String], secret: String?)] {
+  private func searchOnce(_ attributes: [String: String], loadSecrets: Bool) throws -> [FoundItem] {
     let service = try connect()
     defer { g_object_unref(service) }
     return try withSearchPaths(attributes, in: service) { unlocked, locked in
-      var error: UnsafeMutablePointer<GError>?
       if locked?.pointee != nil {
         // naming the locked collection is best effort; the lock is reported either way
         throw (dropping(.bestEffort) { try lockedCollection(holding: strings(locked)) }).flatMap { $0.map { KeyringError.locked($0.label, path: $0.path) } }
@@ -239,23 +373,16 @@ struct Session {
         return []
       }
       let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
-      var results: [(attributes: [String: String], secret: String?)]
-      do { results = try itemAttributes(paths, proxy: proxy).map { ($0, nil) } } catch { throw ReadsFailed(error: error) }
+      var results: [FoundItem]
+      do { results = try zip(paths, itemAttributes(paths, proxy: proxy)).map { FoundItem(path: $0, attributes: $1) } } catch { throw ReadsFailed(error: error) }
       // Items the search found must carry what was searched for.
       if results.contains(where: { item in attributes.contains { item.attributes[$0.key] != $0.value } }) {
         throw KeyringError(.failed, "The Secret Service found items whose attributes do not match the search; the provider does not follow the Secret Service API (`odr doctor` names it), so odr reads nothing from it.")
       }
       guard loadSecrets else { return results }
-      let table = unlocked!.withMemoryRebound(to: UnsafePointer<gchar>?.self, capacity: paths.count + 1) {
-        secret_service_get_secrets_for_dbus_paths_sync(service, $0, cancellable.pointer, &error)
-      }
-      do { try check(error) } catch { throw ReadsFailed(error: error) }
-      defer { g_hash_table_unref(table) }
-      for (index, path) in paths.enumerated() {
-        if let value = g_hash_table_lookup(table, path) {
-          results[index].secret = try text(of: OpaquePointer(value))
-        }
-      }
+      let secrets: [String: String]
+      do { secrets = try self.secrets(of: paths) } catch { throw ReadsFailed(error: error) }
+      for index in results.indices { results[index].secret = secrets[results[index].path] }
       // A secret left out: the item was deleted meanwhile (searching again
       // tells), or the provider answered short — never a silently shorter list.
       let missing = results.count { $0.secret == nil }
@@ -355,9 +482,9 @@ struct Session {
   /// that would answer is locked (libsecret reports locked as "nothing
   /// there"), else `fallback`. With `attributes`, the collections holding
   /// locked items that match them count too.
-  func lockedOr(_ fallback: KeyringError?, attributes: [String: String]? = nil) -> KeyringError {
+  func lockedOr(_ fallback: KeyringError?, attributes: [String: String]? = nil, lockedItems: [String] = []) -> KeyringError {
     // naming the locked collection is best effort; the failure is reported either way
-    let lockedItems = attributes.flatMap { attributes in dropping(.bestEffort) { try lockedItemPaths(attributes) } } ?? []
+    let lockedItems = lockedItems + (attributes.flatMap { attributes in dropping(.bestEffort) { try lockedItemPaths(attributes) } } ?? [])
     if let found = dropping(.isTheAnswer, { try lockedCollection(holding: lockedItems) }) { return .locked(found.label, path: found.path) }
     return fallback ?? KeyringError(.failed, "The Secret Service reported a locked item but no locked collection.")
   }

@@ -3,17 +3,21 @@ public import FoundationEssentials
 /// A ``SecretStore`` in the desktop keyring, through libsecret and the
 /// Secret Service D-Bus API (gnome-keyring, KeePassXC, …).
 ///
-/// Each key is one item with exactly the attributes `service` (the bundle
-/// id) and `key` (the key name), labelled `odr <service> <key>`, stored with
-/// no libsecret schema: the layout `secret-tool` reads and writes, so
+/// Each key is one item with the attributes `service` (the bundle id),
+/// `key`, `username` and `account` (the key name), labelled
+/// `odr <service> <key>`, stored with no libsecret schema
+/// (``ItemLayout``): the layout `secret-tool` reads and writes, and the one
+/// Python's keyring, go-keyring, keytar and Rust's keyring crate look up, so
 ///
 /// ```sh
 /// secret-tool lookup service com.example.demo key Weather
+/// python3 -c 'import keyring; print(keyring.get_password("com.example.demo", "Weather"))'
 /// ```
 ///
-/// prints what `odr set Weather` stored, and an item stored by
-/// `secret-tool store --label=… service com.example.demo key Weather` is
-/// replaced in place, never duplicated.
+/// both print what `odr set Weather` stored. Items those libraries wrote
+/// (`service` + `username` or `account`) are read, listed and deleted as
+/// keys of the service; writing a key replaces whichever item holds it, in
+/// place, and leaves one.
 ///
 /// Every call runs on one serial thread under a deadline (default 5 s);
 /// a hung provider gives ``KeyringError/Code/timeout``, never a hang.
@@ -46,19 +50,17 @@ public struct SecretServiceStore: SecretStore {
   public func setValue(_ value: String, for name: String) async throws {
     try KeyringInput.validate(name: name)
     try KeyringInput.validate(value: value, for: name)
-    let attributes = attributes(for: name)
-    let label = "odr \(service) \(name)"
+    let (service, label) = (service, "odr \(service) \(name)")
     try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
-      try session.store(attributes, identifying: Self.identifyingAttributes, label: label, secret: value)
+      try session.store(ItemLayout.attributes(service: service, name: name), name: name, service: service, label: label, secret: value)
     }
   }
 
   public func value(for name: String) async throws -> String {
     try KeyringInput.validate(name: name)
-    let attributes = attributes(for: name)
     let service = service
     return try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
-      try Self.lookup(name, service: service, attributes: attributes, in: session)
+      try Self.lookup(name, service: service, in: session)
     }
   }
 
@@ -68,9 +70,8 @@ public struct SecretServiceStore: SecretStore {
   /// pool and the keyring thread. Never call it from async code.
   public func valueBlocking(for name: String) throws -> String {
     try KeyringInput.validate(name: name)
-    let attributes = attributes(for: name)
     return try Libsecret.shared.performBlocking(deadline: deadline, askingToUnlock: asksToUnlock) { session in
-      try Self.lookup(name, service: service, attributes: attributes, in: session)
+      try Self.lookup(name, service: service, in: session)
     }
   }
 
@@ -80,31 +81,28 @@ public struct SecretServiceStore: SecretStore {
   /// already knows whether the collection answers).
   public func valueAndJournal(for name: String) async throws -> (value: String?, journal: String?) {
     try KeyringInput.validate(name: name)
-    let (key, journal, service) = (attributes(for: name), attributes(for: KeyringInput.journalName), service)
+    let service = service
     return try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
-      try Self.valueAndJournal(name, key, journal, service: service, in: session)
+      try Self.valueAndJournal(name, service: service, in: session)
     }
   }
 
   /// ``valueAndJournal(for:)`` on the calling thread (see ``valueBlocking(for:)``).
   public func valueAndJournalBlocking(for name: String) throws -> (value: String?, journal: String?) {
     try KeyringInput.validate(name: name)
-    let (key, journal) = (attributes(for: name), attributes(for: KeyringInput.journalName))
     return try Libsecret.shared.performBlocking(deadline: deadline, askingToUnlock: asksToUnlock) { session in
-      try Self.valueAndJournal(name, key, journal, service: service, in: session)
+      try Self.valueAndJournal(name, service: service, in: session)
     }
   }
 
-  private static func valueAndJournal(_ name: String, _ key: [String: String], _ journal: [String: String], service: String,
-                                      in session: Session) throws -> (value: String?, journal: String?) {
-    let value = try session.lookup(key)
-    if value == nil, case let error = session.lockedOr(.notFound(name, service: service), attributes: key), error.code != .notFound { throw error }
-    return (value, try session.lookup(journal))
+  private static func valueAndJournal(_ name: String, service: String, in session: Session) throws -> (value: String?, journal: String?) {
+    (try session.value(named: name, service: service),
+     try session.value(named: KeyringInput.journalName, service: service, checkingLock: false))
   }
 
-  private static func lookup(_ name: String, service: String, attributes: [String: String], in session: Session) throws -> String {
-    if let value = try session.lookup(attributes) { return value }
-    throw session.lockedOr(.notFound(name, service: service), attributes: attributes)
+  private static func lookup(_ name: String, service: String, in session: Session) throws -> String {
+    guard let value = try session.value(named: name, service: service) else { throw KeyringError.notFound(name, service: service) }
+    return value
   }
 
   public func values(for names: Set<String>?) async throws -> [String: String] {
@@ -122,14 +120,22 @@ public struct SecretServiceStore: SecretStore {
   }
 
   public func valuesAndRecords() async throws -> [String: String] {
-    let attributes = ["service": service]
-    let items = try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
-      try session.search(attributes, loadSecrets: true)
+    let service = service
+    return try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
+      try Self.keys(session.search(["service": service], loadSecrets: true)).mapValues { $0.secret ?? "" }
     }
-    var result: [String: String] = [:]
+  }
+
+  /// The items of a service by the key each holds (``ItemLayout/name(of:)``);
+  /// of several holding one key, the most recently modified
+  /// (``ItemLayout/preferred(_:)``, modification times unknown here: the
+  /// one odr did not write).
+  private static func keys(_ items: [Session.FoundItem]) -> [String: Session.FoundItem] {
+    var result: [String: Session.FoundItem] = [:]
     for item in items {
-      guard let name = item.attributes["key"], let secret = item.secret else { continue }
-      result[name] = secret
+      guard let name = ItemLayout.name(of: item.attributes) else { continue }
+      if let other = result[name], ItemLayout.preferred([(other.attributes, 0), (item.attributes, 0)]) == 0 { continue }
+      result[name] = item
     }
     return result
   }
@@ -137,27 +143,21 @@ public struct SecretServiceStore: SecretStore {
   @discardableResult
   public func deleteValue(for name: String) async throws -> Bool {
     try KeyringInput.validate(name: name)
-    let attributes = attributes(for: name)
+    let service = service
     return try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
-      if try session.clear(attributes) { return true }
-      // libsecret reports "nothing deleted" for locked items too.
-      if let found = try session.lockedCollection(holding: session.lockedItemPaths(attributes)) {
-        throw KeyringError.locked(found.label, path: found.path)
-      }
-      return false
+      try session.delete(named: name, service: service)
     }
   }
 
   public func names() async throws -> [String] {
-    let attributes = ["service": service]
-    let items = try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
-      try session.search(attributes, loadSecrets: false)
+    let service = service
+    return try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
+      Self.names(of: try session.search(["service": service], loadSecrets: false))
     }
-    return Self.names(of: items)
   }
 
-  private static func names(of items: [(attributes: [String: String], secret: String?)]) -> [String] {
-    Set(items.compactMap { $0.attributes["key"] }).filter { !KeyringInput.isRecord($0) }.sorted()
+  private static func names(of items: [Session.FoundItem]) -> [String] {
+    keys(items).keys.filter { !KeyringInput.isRecord($0) }.sorted()
   }
 
   /// ``names()`` on the calling thread, which it blocks (for shell
@@ -169,17 +169,30 @@ public struct SecretServiceStore: SecretStore {
     })
   }
 
-  /// Deletes every key of the service (and odr's records), one
-  /// item per call so that each call has its own deadline: libsecret's bulk
-  /// clear of hundreds of items can outlast any single deadline.
+  /// Deletes every key of the service (and odr's records), in any layout,
+  /// one key per call so that each call has its own deadline: libsecret's
+  /// bulk clear of hundreds of items can outlast any single deadline.
   @discardableResult
   public func deleteAll() async throws -> Int {
-    let attributes = ["service": service]
+    let service = service
     let names = try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
-      Set(try session.search(attributes, loadSecrets: false).compactMap { $0.attributes["key"] })
+      Self.keys(try session.search(["service": service], loadSecrets: false)).keys
     }
     for name in names { try await deleteValue(for: name) }
     return names.filter { !KeyringInput.isRecord($0) }.count
+  }
+
+  /// Brings every item of the service to odr's layout (``ItemLayout``):
+  /// one item per key, carrying `service`, `key`, `username` and `account`;
+  /// items other libraries wrote keep their own attributes beside these.
+  /// `odr fetch` and `odr doctor --repair` call it. Returns how many items
+  /// changed or were deleted.
+  @discardableResult
+  public func bringToLayout() async throws -> Int {
+    let service = service
+    return try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
+      try session.bringToLayout(service: service)
+    }
   }
 
   /// Probes bus, provider, default collection and its lock state, without
@@ -201,19 +214,15 @@ public struct SecretServiceStore: SecretStore {
   /// (`https://cdn.example.com:443`).
   public static let catalogOriginsAttribute = "odr-catalog-origins"
 
-  /// Stores `value` under `name` as a catalog token for `origins` (the
-  /// item carries ``catalogOriginsAttribute`` beside `service` and `key`).
-  /// Any other item of that name is removed first: the Secret Service
-  /// replaces only an item with exactly the same attributes.
+  /// Stores `value` under `name` as a catalog token for `origins`: the
+  /// key's one item carries ``catalogOriginsAttribute`` beside its layout.
   public func setCatalogToken(_ value: String, for name: String, origins: [String]) async throws {
     try KeyringInput.validate(name: name)
     try KeyringInput.validate(value: value, for: name)
-    let attributes = attributes(for: name).merging([Self.catalogOriginsAttribute: origins.joined(separator: " ")]) { $1 }
-    let plain = self.attributes(for: name)
-    let label = "odr \(service) \(name) (catalog token)"
+    let attributes = ItemLayout.attributes(service: service, name: name, extra: [Self.catalogOriginsAttribute: origins.joined(separator: " ")])
+    let (service, label) = (service, "odr \(service) \(name) (catalog token)")
     try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: asksToUnlock) { session in
-      _ = try session.clear(plain)
-      try session.store(attributes, identifying: Self.identifyingAttributes, label: label, secret: value)
+      try session.store(attributes, name: name, service: service, label: label, secret: value)
     }
   }
 
@@ -239,10 +248,6 @@ public struct SecretServiceStore: SecretStore {
     }
     return secret
   }
-
-  /// The attributes that tell odr's items apart; a provider may add its
-  /// own (KeePassXC: Title, Path, Uuid, …), which odr ignores.
-  static let identifyingAttributes: Set<String> = ["service", "key", catalogOriginsAttribute]
 
   private func attributes(for name: String) -> [String: String] {
     ["service": service, "key": name]

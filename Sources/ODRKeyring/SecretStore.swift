@@ -52,6 +52,12 @@ public protocol SecretStore: Sendable {
   @discardableResult
   func deleteAll() async throws -> Int
 
+  /// Brings every item of the service to the store's layout (one item per
+  /// key, in the form every reader finds); returns how many items changed.
+  /// Stores with a single layout have nothing to do (the default).
+  @discardableResult
+  func bringToLayout() async throws -> Int
+
   /// The value of `name` if it was stored as a catalog token for `origin`
   /// (`scheme://host:port`), else ``KeyringError/Code/reserved`` (odr.json
   /// `"auth"` may not send an arbitrary item to a host of its choosing).
@@ -61,6 +67,9 @@ public protocol SecretStore: Sendable {
 
 extension SecretStore {
   public var stateHome: URL? { nil }
+
+  @discardableResult
+  public func bringToLayout() async throws -> Int { 0 }
 
   public func valueAndJournal(for name: String) async throws -> (value: String?, journal: String?) {
     func present(_ name: String) async throws -> String? {

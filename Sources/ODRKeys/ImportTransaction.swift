@@ -34,6 +34,7 @@ public struct ImportTransaction: Sendable {
     try await locked { () async throws -> Int? in
       let journal = try await store.valuesAndRecords()[KeyringInput.journalName]
       guard try await ImportJournal.settle(store) != nil else { return nil }
+      try await store.bringToLayout()
       return journal.flatMap(ImportJournal.init(json:))?.previous.count ?? 0
     }
   }
@@ -58,6 +59,7 @@ public struct ImportTransaction: Sendable {
   private func write(_ incoming: [String: APIKey], prune: Bool, dryRun: Bool, tags: [String]) async throws -> ImportReport {
     try await locked { () async throws -> ImportReport? in
       guard let items = try await ImportJournal.settle(store) else { return nil }
+      if !dryRun { try await store.bringToLayout() }
       return try await apply(incoming, to: items, prune: prune, dryRun: dryRun, tags: tags)
     }
   }

@@ -50,9 +50,13 @@ import Testing
   @Test func fetchImportsReFetchKeepsAndChangesOnlyWhatChanged() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try await publish(document, version: 1)
+    // An item of the service in the layout before odr added username and account.
+    _ = try await Command.secretTool(["store", "--label=legacy", "service", bundle, "key", "Legacy"], input: "l", environment: environment)
     let first = try await odr(["fetch", "APIKeys"])
     #expect(first.status == 0, "\(first.stderr)")
     #expect(first.stdout == "added     Maps\nadded     Weather\n")
+    let legacy = try await Command.secretTool(["search", "--all", "service", bundle, "key", "Legacy"], environment: environment)
+    #expect(legacy.stderr.contains("attribute.username = Legacy") && legacy.stderr.contains("attribute.account = Legacy"), "\(legacy.stderr)")
     #expect(try await lookup("Weather") == weather)
     #expect(try await odr(["fetch", "APIKeys"]).stdout == "unchanged Maps\nunchanged Weather\n")
     try await publish(document.replacingOccurrences(of: maps, with: maps + "-2"), version: 2)

@@ -62,14 +62,15 @@ import Testing
     #expect(try await store.value(for: "Weather") == "second")
   }
 
-  @Test func itemsCarryExactlyServiceAndKeyAndOdrsLabel() async throws {
+  @Test func itemsCarryTheLayoutEveryLibraryReadsAndOdrsLabel() async throws {
     let store = try makeSUT()
     try await store.setValue("v", for: "Maps")
     let result = try await Command.secretTool(["search", "--all", "service", service, "key", "Maps"])
     // KeePassXC keeps every item as an entry and shows its fields as attributes too.
     let own = KeyringSession.providerOwnAttributes.map { "attribute.\($0) =" }
     let attributes = result.output.split(separator: "\n").filter { line in line.hasPrefix("attribute.") && !own.contains { line.hasPrefix($0) } }.sorted()
-    #expect(attributes == ["attribute.key = Maps", "attribute.service = \(service)"])
+    // (secret-tool does not print `xdg:schema`; KeyringLayoutTests reads it.)
+    #expect(attributes == ["attribute.account = Maps", "attribute.key = Maps", "attribute.service = \(service)", "attribute.username = Maps"])
     #expect(result.output.contains("label = odr \(service) Maps"))
   }
 

@@ -103,9 +103,10 @@ let package = Package(
       name: "ODRBase",
       swiftSettings: strictSettings
     ),
+    .target(name: "CKeyctl"),
     .target(
       name: "ODRKeyring",
-      dependencies: ["CLibsecret", "ODRBase"],
+      dependencies: ["CKeyctl", "CLibsecret", "ODRBase"],
       swiftSettings: strictSettings
     ),
     .target(

@@ -61,12 +61,15 @@ package struct CommandContext: Sendable {
     let environment = processEnvironment
     return CommandContext(
       network: network, keyring: secretService(environment), output: .process(), input: .standardInput, environment: environment,
-      workingDirectory: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory),
+      workingDirectory: processWorkingDirectory,
       pinHolder: getppid(), handlesSignals: true)
   }
 
   /// The environment of this process.
   static var processEnvironment: [String: String] { ProcessInfo.processInfo.environment }
+
+  /// The working folder of this process.
+  static var processWorkingDirectory: URL { URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory) }
 
   /// The Secret Service stores, their imports locked under `environment`'s
   /// state folder, asking the desktop to unlock only where `environment`

@@ -33,7 +33,7 @@ public enum CommandLineTool {
       // ArgumentParser (QuickExec), else parsed alone, not the whole
       // command tree (about 2 ms less). Help and usage errors go through
       // the root below, so they read `odr exec`.
-      if let quick = QuickExec(arguments: arguments, environment: context.environment) { try await quick.run(context) }
+      if let quick = QuickExec(arguments: arguments, environment: context.environment, workingDirectory: context.workingDirectory) { try await quick.run(context) }
       if arguments.first == "exec", let exec = dropping(.isTheAnswer, { try ODR.Exec.parse(Array(arguments.dropFirst())) }) {
         try await exec.run(context)
         try context.output.finish()
@@ -71,7 +71,8 @@ public enum CommandLineTool {
       Output.process().write(ODR.configuration.version + "\n")
       exit(0)
     }
-    if let quick = QuickGet(arguments: arguments, environment: CommandContext.processEnvironment) { quick.run() }
+    if let quick = QuickGet(arguments: arguments, environment: CommandContext.processEnvironment,
+                                workingDirectory: CommandContext.processWorkingDirectory) { quick.run() }
     // A shell's completion request may read the keyring, synchronously
     // (Completions): answer it here, on the main thread, before the
     // concurrency runtime starts. parseAsRoot throws the completions.

@@ -22,6 +22,7 @@ enum ExitStatus {
     case .notFound: 3
     case .noSessionBus, .noProvider, .noDefaultCollection: 5
     case .locked: 6
+    case .quotaExceeded: 8
     case .timeout: 9
     case .invalidInput: 2
     case .reserved: 10

@@ -38,9 +38,6 @@ extension ODR {
 
     func validate() throws {
       if tags.isEmpty { throw ValidationError("Name at least one tag, for example APIKeys.") }
-      if keyring.store == .memory {
-        throw ValidationError("--store memory keeps keys for this process only, so `odr fetch` would import them nowhere. For a one-shot job use `odr exec --fetch TAG -- CMD` or `odr env --fetch TAG`; to keep them, run a keyring (`dbus-run-session -- sh -c 'gnome-keyring-daemon --unlock --components=secrets </dev/null; odr fetch TAG'`).")
-      }
     }
 
     func run(_ context: CommandContext) async throws {
@@ -48,7 +45,7 @@ extension ODR {
       let store = try keyring.makeStore(context, defaultService: resources.catalog.bundle)
       let bar = ProgressBar(tags: tags, quiet: !reporting.isForPeople, context)
       defer { bar.finish() }
-      let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout, context)).fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.observer)
+      let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(keyring, context)).fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.observer)
       bar.finish()
       try reporting.print(report, on: context.output) {
         if report.keys.isEmpty {

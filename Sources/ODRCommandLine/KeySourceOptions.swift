@@ -72,7 +72,7 @@ struct KeySourceOptions: ParsableArguments {
   private func fetched(_ tag: String, _ context: CommandContext) async throws -> (bundle: String, keys: [APIKey]) {
     let resources = try await catalog.load(context, keyringTimeout: keyring.timeout)
     let keys = try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
-                                     identities: identity.source(timeout: keyring.timeout, context)).keysInMemory(tags: [tag])
+                                     identities: identity.source(keyring, context)).keysInMemory(tags: [tag])
     return (resources.catalog.bundle, keys)
   }
 }

@@ -15,7 +15,8 @@ extension ODR {
     }
 
     static func keyring(_ context: CommandContext) throws -> PrivateKeyring {
-      PrivateKeyring(store: try context.keyring(Key.service, StoreOptions.deadline(seconds: StoreOptions.defaultTimeout)))
+      // $ODR_STORE (or odr.json "store"): a server's keys live in the kernel keyring.
+      PrivateKeyring(store: try StoreOptions.privateStore(Key.service, kind: StoreOptions.configuredKind(context), timeout: StoreOptions.defaultTimeout, context))
     }
 
     static func key(named name: String, _ context: CommandContext) async throws -> Key {

@@ -74,11 +74,11 @@ extension ODR {
       let tag = resources.catalog.tags[name]
       let (category, bytes) = (tag?.category.rawValue ?? "", tag?.size ?? 0)
       do {
-        if keyring.store == .secretService, let failure = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: keyring.timeout)).failure {
+        if try keyring.store ?? StoreOptions.configuredKind(context) == .secretService, let failure = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: keyring.timeout)).failure {
           throw failure
         }
         let store = try keyring.makeStore(context, defaultService: resources.catalog.bundle)
-        let importer = KeyImporter(catalog: resources, store: store, identities: identity.source(timeout: keyring.timeout, context))
+        let importer = KeyImporter(catalog: resources, store: store, identities: identity.source(keyring, context))
         _ = try await importer.fetch(tags: [name])
         return (.init(tag: name, category: category, outcome: .imported, bytes: bytes, error: nil, code: nil), nil)
       } catch let error as KeyringError where [.noSessionBus, .noProvider, .noDefaultCollection].contains(error.code) {

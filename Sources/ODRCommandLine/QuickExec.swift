@@ -1,4 +1,6 @@
+import FoundationEssentials
 import ODRCI
+import ODRKeyring
 import ODRKeys
 
 /// The form of `odr exec` every CI step and script starts with,
@@ -14,13 +16,14 @@ import ODRKeys
 /// that of ``ODR/Exec``.
 struct QuickExec: Equatable {
   let service: String
+  let store: KeyStoreKind
   let only: [String]?
   let pristine: Bool
   let mask: Bool
   let timeout: Double
   let commandLine: [String]
 
-  init?(arguments: [String], environment: [String: String]) {
+  init?(arguments: [String], environment: [String: String], workingDirectory: URL) {
     guard arguments.first == "exec", let terminator = arguments.firstIndex(of: "--"), terminator + 1 < arguments.count else { return nil }
     var options = QuickStoreOptions()
     var only: [String] = []
@@ -40,8 +43,11 @@ struct QuickExec: Equatable {
       }
     }
     // invalid input takes the full path, which gives the message
-    guard let service = options.validService(environment) else { return nil }
+    guard let service = options.validService(environment),
+          let store = options.validStore(environment, workingDirectory: workingDirectory)
+    else { return nil }
     self.service = service
+    self.store = store
     self.only = only.isEmpty ? nil : only
     self.pristine = pristine
     self.mask = mask
@@ -51,7 +57,7 @@ struct QuickExec: Equatable {
 
   /// Runs the command with the service's keys and exits as it did.
   func run(_ context: CommandContext) async throws -> Never {
-    let store = try StoreOptions.secretService(service, timeout: timeout, context)
+    let store = try StoreOptions.makeStore(self.store, service: service, timeout: timeout, context)
     let variables = try SecretVariables(keys: try await store.keys(), only: only)
     for warning in variables.skipped { context.output.error(warning) }
     try ODR.Exec.launch(commandLine, variables: variables.variables.map { ($0.name, $0.value) }, masking: variables.variables.map(\.value),

@@ -20,10 +20,11 @@ import Glibc
 struct QuickGet {
   let name: String
   let service: String
+  let store: KeyStoreKind
   let timeout: Double
   let stateHome: URL
 
-  init?(arguments: [String], environment: [String: String]) {
+  init?(arguments: [String], environment: [String: String], workingDirectory: URL) {
     guard arguments.count >= 2, arguments[0] == "get" else { return nil }
     var name: String?
     var options = QuickStoreOptions()
@@ -37,10 +38,12 @@ struct QuickGet {
     }
     // invalid input takes the full path, which gives the message
     guard let name, dropping(.isTheAnswer, { try KeyringInput.validate(userKeyName: name) }) != nil,
-          let service = options.validService(environment)
+          let service = options.validService(environment),
+          let store = options.validStore(environment, workingDirectory: workingDirectory)
     else { return nil }
     self.name = name
     self.service = service
+    self.store = store
     timeout = options.timeout
     stateHome = XDGFolders(environment: environment).stateHome
   }
@@ -49,7 +52,10 @@ struct QuickGet {
   /// Blocks the calling thread: call it before anything else is running.
   func run() -> Never {
     do {
-      let store = try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout), stateHome: stateHome)
+      let store: any BlockingReads = switch self.store {
+      case .kernel: try KernelKeyringStore(service: service, stateHome: stateHome)
+      default: try SecretServiceStore(service: service, deadline: StoreOptions.deadline(seconds: timeout), stateHome: stateHome)
+      }
       let output = Output.process()
       ODR.GetKey.print(try store.keyValueBlocking(named: name), to: output)
       try output.finish()

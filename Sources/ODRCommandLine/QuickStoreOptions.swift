@@ -1,10 +1,14 @@
+import FoundationEssentials
 import ODRBase
+import ODRConfiguration
 import ODRKeyring
 
 /// The store options the quick paths (QuickGet, QuickExec) take,
-/// `--service ID` and `--timeout S`, read without ArgumentParser.
+/// `--service ID`, `--store secret-service|kernel` and `--timeout S`, read
+/// without ArgumentParser.
 struct QuickStoreOptions: Equatable {
   private(set) var service: String?
+  private(set) var store: KeyStoreKind?
   private(set) var timeout = StoreOptions.defaultTimeout
 
   /// Takes `argument` (and its value from `rest`) when it is one of these
@@ -15,6 +19,9 @@ struct QuickStoreOptions: Equatable {
     case "--service":
       guard let value = rest.popFirst(), service == nil else { return nil }
       service = value
+    case "--store":
+      guard let value = rest.popFirst().flatMap(KeyStoreKind.init(rawValue:)), value != .memory, store == nil else { return nil }
+      store = value
     case "--timeout":
       guard let value = rest.popFirst().flatMap(Double.init), StoreOptions.validTimeouts.contains(value) else { return nil }
       timeout = value
@@ -22,6 +29,18 @@ struct QuickStoreOptions: Equatable {
       return false
     }
     return true
+  }
+
+  /// `--store`, else `$ODR_STORE`, else the Secret Service when no
+  /// odr.json could name another; nil: the full path finds it (odr.json)
+  /// or says why not.
+  func validStore(_ environment: [String: String], workingDirectory: URL) -> KeyStoreKind? {
+    if let store { return store }
+    if let name = environment["ODR_STORE"], !name.isEmpty {
+      return KeyStoreKind(rawValue: name).flatMap { $0 == .memory ? nil : $0 }
+    }
+    let home = environment["HOME"].map { URL(filePath: $0) }
+    return ProjectFile.locate(from: workingDirectory, home: home) == nil ? .secretService : nil
   }
 
   /// `--service`, else `$ODR_SERVICE`, if it is a valid service for keys

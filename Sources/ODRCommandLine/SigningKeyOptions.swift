@@ -21,7 +21,7 @@ struct SigningKeyOptions: ParsableArguments {
   /// The key, or nil when none is given.
   func key(_ context: CommandContext) async throws -> SigningKey? {
     if let sign {
-      let secret = try await PrivateKeyring(store: try context.keyring(PrivateKeyring.signingKeyService, StoreOptions.deadline(seconds: StoreOptions.defaultTimeout))).secret(named: sign)
+      let secret = try await PrivateKeyring(store: try StoreOptions.privateStore(PrivateKeyring.signingKeyService, kind: StoreOptions.configuredKind(context), timeout: StoreOptions.defaultTimeout, context)).secret(named: sign)
       return try SigningKey(secret)
     }
     if let signKeyFile {

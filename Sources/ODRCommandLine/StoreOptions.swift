@@ -5,20 +5,14 @@ import ODRKeyring
 import ODRCatalog
 import ODRResources
 
-/// Which keyring backend to use.
-enum StoreKind: String, ExpressibleByArgument, CaseIterable {
-  case secretService = "secret-service"
-  case memory
-}
-
 /// The options every key command shares: which service, which store, and
 /// how long a keyring call may take.
 struct StoreOptions: ParsableArguments {
   @Option(name: .long, help: ArgumentHelp("The bundle id the keys belong to (default: $ODR_SERVICE, or the catalog's bundle for fetch).", valueName: "bundle-id"))
   var service: String?
 
-  @Option(name: .long, help: "Where keys are kept: secret-service (the desktop keyring) or memory (this process only).")
-  var store: StoreKind = .secretService
+  @Option(name: .long, help: ArgumentHelp("Where keys are kept: secret-service (the desktop keyring) or kernel (the kernel keyring: no D-Bus, gone at reboot). Default: $ODR_STORE, else odr.json \"store\", else secret-service.", valueName: "store"))
+  var store: KeyStoreKind?
 
   @Option(name: .long, help: ArgumentHelp("Seconds one keyring call may take before odr gives up (exit 9).", valueName: "seconds"))
   var timeout: Double = Self.defaultTimeout
@@ -38,20 +32,43 @@ struct StoreOptions: ParsableArguments {
   /// odr's own services (private keys) are refused: they are reached only
   /// through `odr identity` and `odr signing-key`.
   func makeStore(service: String, _ context: CommandContext) throws -> any SecretStore {
-    switch store {
-    case .secretService: return try Self.secretService(service, timeout: timeout, context)
-    case .memory:
-      try KeyringInput.validate(keyService: service)
-      try KeyringInput.validate(service: service)
-      return MemoryStore(service: service, stateHome: context.folders.stateHome)
+    try Self.makeStore(try store ?? Self.configuredKind(context), service: service, timeout: timeout, context)
+  }
+
+  /// The store of `service` of kind `kind`, each call with a deadline of
+  /// `timeout` seconds (the quick paths make theirs here too).
+  static func makeStore(_ kind: KeyStoreKind, service: String, timeout: Double, _ context: CommandContext) throws -> any SecretStore {
+    try KeyringInput.validate(keyService: service)
+    return try privateStore(service, kind: kind, timeout: timeout, context)
+  }
+
+  /// The store of odr's own private keys (identities, signing keys) in
+  /// the store of kind `kind`: with `kernel`, the kernel keyring, never the bus.
+  static func privateStore(_ service: String, kind: KeyStoreKind, timeout: Double, _ context: CommandContext) throws -> any SecretStore {
+    switch kind {
+    case .secretService: return try context.keyring(service, deadline(seconds: timeout))
+    case .kernel: return try KernelKeyringStore(service: service, stateHome: context.folders.stateHome)
+    case .memory: throw ValidationError(memoryRefusal)
     }
   }
 
-  /// The Secret Service store of `service` with a deadline of `timeout`
-  /// seconds, as `--store secret-service` makes it (QuickExec).
-  static func secretService(_ service: String, timeout: Double, _ context: CommandContext) throws -> any SecretStore {
-    try KeyringInput.validate(keyService: service)
-    return try context.keyring(service, deadline(seconds: timeout))
+  static let memoryRefusal = "--store memory keeps keys only in the process that stores them, and every odr command is a process of its own, so it would find nothing there. Without a desktop keyring use --store kernel (the kernel keyring: no D-Bus), or `odr exec --fetch TAG -- CMD` / `odr env --fetch TAG` (keys in memory for one command). Apps use MemoryStore from the library."
+
+  /// The store kind when --store is not given: `$ODR_STORE`, else
+  /// odr.json `"store"`, else the Secret Service.
+  static func configuredKind(_ context: CommandContext) throws -> KeyStoreKind {
+    if let name = context.variable("ODR_STORE") { return try kind(named: name, from: "ODR_STORE") }
+    if let name = try ProjectFile.store(from: context.workingDirectory, environment: context.environment) {
+      return try kind(named: name, from: "odr.json \"store\"")
+    }
+    return .secretService
+  }
+
+  private static func kind(named name: String, from place: String) throws -> KeyStoreKind {
+    guard let kind = KeyStoreKind(rawValue: name) else {
+      throw ValidationError("\(place) is '\(name)'; a store is secret-service or kernel.")
+    }
+    return kind
   }
 
   /// The store these options select, for `--service`, else `$ODR_SERVICE`,

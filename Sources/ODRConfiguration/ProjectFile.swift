@@ -27,6 +27,8 @@ public struct ProjectFile: Decodable, Sendable {
   public let endpoint: String?
   /// A keyring item sent as a header to http(s) catalogs.
   public let auth: Auth?
+  /// Where keys are kept, as --store takes it (`secret-service`, `kernel`).
+  public let store: String?
 
   /// A keyring item sent as a header to the catalog's origin.
   public struct Auth: Decodable, Sendable {
@@ -42,7 +44,7 @@ public struct ProjectFile: Decodable, Sendable {
 
   /// The largest odr.json read.
   static let maxBytes = 1 << 20
-  static let keys = ["bundle", "catalog", "maxSize", "trust", "endpoint", "auth"]
+  static let keys = ["bundle", "catalog", "maxSize", "trust", "endpoint", "auth", "store"]
   static let expectedTypes = ["catalog": "a string or a list of strings", "trust": "a list of strings", "auth": "an object with \"key\" and \"service\""]
   static let authKeys = ["header", "scheme", "key", "service"]
 
@@ -59,9 +61,20 @@ public struct ProjectFile: Decodable, Sendable {
     trust = try container.decodeIfPresent([String].self, forKey: .trust)
     endpoint = try container.decodeIfPresent(String.self, forKey: .endpoint)
     auth = try container.decodeIfPresent(Auth.self, forKey: .auth)
+    store = try container.decodeIfPresent(String.self, forKey: .store)
   }
 
-  enum CodingKeys: String, CodingKey { case bundle, catalog, maxSize, trust, endpoint, auth }
+  enum CodingKeys: String, CodingKey { case bundle, catalog, maxSize, trust, endpoint, auth, store }
+
+  /// The `"store"` of the odr.json that counts from `folder` (one that is
+  /// the user's and only theirs; it needs no adoption: it picks where this
+  /// machine keeps keys, not what it trusts or where it sends them); nil
+  /// when there is none.
+  public static func store(from folder: URL, environment: [String: String]) throws -> String? {
+    guard let found = locate(from: folder, home: environment["HOME"].map { URL(filePath: $0) }), ownershipProblem(of: found) == nil
+    else { return nil }
+    return try read(found).store
+  }
 
   /// The odr.json at `file`, read.
   public static func read(_ file: URL) throws -> ProjectFile {

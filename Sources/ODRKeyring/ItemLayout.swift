@@ -48,10 +48,13 @@ enum ItemLayout {
     return names.map { ["service": service, $0: name] }
   }
 
-  /// The key an item of the service holds: its `key`, else `username`,
-  /// else `account`; nil when none is a valid key name.
+  /// The key an item of the service holds: its `key` (whatever it is:
+  /// readers skip an invalid one with a warning), else its `username` or
+  /// `account` when that is a valid key name (another library's credential
+  /// for "alice@example.com" is none of odr's keys).
   static func name(of attributes: [String: String]) -> String? {
-    for attribute in nameAttributes {
+    if let key = attributes["key"] { return key }
+    for attribute in nameAttributes.dropFirst() {
       if let name = attributes[attribute] { return isValid(name) ? name : nil }
     }
     return nil

@@ -29,6 +29,8 @@ public struct KeyringError: Error, Sendable, CustomStringConvertible {
     /// `odr.signing-key`, anything under `odr.`), asked of a command that
     /// handles API keys.
     public static let reserved = Code("reserved")
+    /// The kernel keyring's quota for this user is full.
+    public static let quotaExceeded = Code("quota-exceeded")
     /// Any other failure reported by the provider.
     public static let failed = Code("failed")
   }
@@ -98,8 +100,9 @@ extension KeyringError {
     KeyringError(.noProvider, "The Secret Service provider was restarted or replaced while odr was using it (the one answering now does not know odr's session). Run the command again; a cut-short import is put back by the next fetch or `odr doctor --repair`.", underlying: underlying)
   }
 
-  package static func notFound(_ name: String, service: String) -> KeyringError {
-    KeyringError(.notFound, "No key '\(name)' for service '\(service)' in the keyring. `odr list` shows the stored keys; `odr set \(name)` stores one.")
+  package static func notFound(_ name: String, service: String, store: KeyStoreKind = .secretService) -> KeyringError {
+    let option = store == .secretService ? "" : " --store \(store.rawValue)"
+    return KeyringError(.notFound, "No key '\(name)' for service '\(service)' in \(store.phrase). `odr list\(option)` shows the stored keys; `odr set \(name)\(option)` stores one.")
   }
 
   static func timeout(_ deadline: Duration) -> KeyringError {

@@ -4,6 +4,7 @@ public import FoundationEssentials
 /// keyring and for one-shot CI injection. Nothing is written to disk.
 public actor MemoryStore: SecretStore {
   public nonisolated let service: String
+  public nonisolated var kind: KeyStoreKind { .memory }
   public nonisolated let stateHome: URL?
   private var items: [String: String]
 
@@ -23,7 +24,7 @@ public actor MemoryStore: SecretStore {
 
   public func value(for name: String) throws -> String {
     try KeyringInput.validate(name: name)
-    guard let value = items[name] else { throw KeyringError.notFound(name, service: service) }
+    guard let value = items[name] else { throw KeyringError.notFound(name, service: service, store: kind) }
     return value
   }
 

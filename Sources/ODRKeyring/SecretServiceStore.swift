@@ -21,7 +21,7 @@ public import FoundationEssentials
 ///
 /// Every call runs on one serial thread under a deadline (default 5 s);
 /// a hung provider gives ``KeyringError/Code/timeout``, never a hang.
-public struct SecretServiceStore: SecretStore {
+public struct SecretServiceStore: SecretStore, BlockingReads {
   public let service: String
   /// How long one keyring call may take before it fails with `.timeout`.
   public let deadline: Duration

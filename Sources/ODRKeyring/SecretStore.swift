@@ -15,6 +15,9 @@ public protocol SecretStore: Sendable {
   /// The service (bundle id) every item of this store belongs to.
   var service: String { get }
 
+  /// Which store this is, as messages name it (default: the Secret Service).
+  var kind: KeyStoreKind { get }
+
   /// The XDG state folder of the imports into this store (their lock,
   /// ``ImportLock``); nil: this process's.
   var stateHome: URL? { get }
@@ -67,6 +70,8 @@ public protocol SecretStore: Sendable {
 
 extension SecretStore {
   public var stateHome: URL? { nil }
+
+  public var kind: KeyStoreKind { .secretService }
 
   @discardableResult
   public func bringToLayout() async throws -> Int { 0 }

@@ -21,7 +21,7 @@ extension SecretStore {
   public func keyValue(named name: String) async throws -> String {
     let (stored, journal) = try await valueAndJournal(for: name)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
-      throw KeyringError.notFound(name, service: service)
+      throw KeyringError.notFound(name, service: service, store: kind)
     }
     return value
   }
@@ -40,13 +40,13 @@ extension SecretStore {
   }
 }
 
-extension SecretServiceStore {
+extension BlockingReads {
   /// ``SecretStore/keyValue(named:)`` on the calling thread (see
-  /// ``SecretServiceStore/valueBlocking(for:)``): for `odr get`.
+  /// ``BlockingReads``): for `odr get`.
   public func keyValueBlocking(named name: String) throws -> String {
     let (stored, journal) = try valueAndJournalBlocking(for: name)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
-      throw KeyringError.notFound(name, service: service)
+      throw KeyringError.notFound(name, service: service, store: kind)
     }
     return value
   }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import ODRCommandLine
+import ODRKeyring
 import ODRTesting
 import Testing
 
@@ -15,11 +16,13 @@ import Testing
     (["exec", "--only", "A,B", "--only", "C", "--no-mask", "--pristine", "--timeout", "2", "--", "true"], "from.env|A B C|true|false|2.0|true"),
     (["exec", "--only", ",", "--", "true"], "from.env|nil|false|true|5.0|true"),
     (["exec", "--no-mask", "--mask", "--", "true"], "from.env|nil|false|true|5.0|true"),
+    (["exec", "--store", "kernel", "--", "true"], "from.env|kernel|nil|false|true|5.0|true"),
   ])
   func thePlainFormIsTaken(arguments: [String], expected: String) throws {
-    let quick = try #require(QuickExec(arguments: arguments, environment: ["ODR_SERVICE": "from.env"]))
-    let described = [quick.service, quick.only?.joined(separator: " ") ?? "nil", "\(quick.pristine)", "\(quick.mask)", "\(quick.timeout)",
-                     quick.commandLine.joined(separator: " ")].joined(separator: "|")
+    let quick = try #require(QuickExec(arguments: arguments, environment: ["ODR_SERVICE": "from.env"], workingDirectory: Self.noProject))
+    let store: [String] = quick.store == .secretService ? [] : [quick.store.rawValue]
+    let described = ([quick.service] + store + [quick.only?.joined(separator: " ") ?? "nil", "\(quick.pristine)", "\(quick.mask)",
+                                                "\(quick.timeout)", quick.commandLine.joined(separator: " ")]).joined(separator: "|")
     #expect(described == expected)
   }
 
@@ -36,10 +39,26 @@ import Testing
     ["exec", "--service", "bad service", "--", "true"],
     ["exec", "--service", "odr.identity", "--", "true"],  // odr's own: the full path says why not
     ["exec", "--help", "--", "true"],
+    ["exec", "--service", "a.b", "--store", "bogus", "--", "true"],
     ["env", "--service", "a.b", "--", "true"],
   ])
   func anythingElseTakesTheFullPath(arguments: [String]) {
-    #expect(QuickExec(arguments: arguments, environment: [:]) == nil)
+    #expect(QuickExec(arguments: arguments, environment: [:], workingDirectory: Self.noProject) == nil)
+  }
+
+  /// A folder with no odr.json above it (a store odr.json could name
+  /// sends the quick path to the full one).
+  static let noProject = URL(filePath: "/")
+
+  @Test func anOdrJSONOrAnUnknownODRStoreTakesTheFullPath() throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-quick-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    try FileManager.default.createDirectory(at: root.appending(path: ".git"), withIntermediateDirectories: true)
+    try Data("{}".utf8).write(to: root.appending(path: "odr.json"))
+    let arguments = ["exec", "--service", "a.b", "--", "true"]
+    #expect(QuickExec(arguments: arguments, environment: [:], workingDirectory: root) == nil)
+    #expect(QuickExec(arguments: arguments, environment: ["ODR_STORE": "kernel"], workingDirectory: root)?.store == .kernel)
+    #expect(QuickExec(arguments: arguments, environment: ["ODR_STORE": "nope"], workingDirectory: Self.noProject) == nil)
   }
 
   /// The same request through the quick path and, made ineligible by an

@@ -16,7 +16,8 @@ import Testing
     (["service": "s", "username": "B", "application": "Python keyring library"], "B"),  // Python keyring, go-keyring, Rust
     (["service": "s", "account": "C", "xdg:schema": "org.freedesktop.Secret.Generic"], "C"),  // keytar
     (["service": "s", "key": "A", "username": "other"], "A"),  // odr's own name first
-    (["service": "s", "username": "alice@example.com"], nil),  // not a key name
+    (["service": "s", "username": "alice@example.com"], nil),  // another library's credential, not a key
+    (["service": "s", "key": "bad name"], "bad name"),  // odr's attribute: readers skip it and say so
     (["service": "s"], nil),
   ] as [([String: String], String?)])
   func anItemHoldsTheKeyItsFirstNamingAttributeNames(attributes: [String: String], name: String?) {

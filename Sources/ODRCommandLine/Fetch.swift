@@ -1,5 +1,6 @@
 import ArgumentParser
 import ODRKeyDelivery
+import ODRKeyring
 import ODRKeys
 import ODRCatalog
 import ODRResources
@@ -56,7 +57,7 @@ extension ODR {
             let outcome = prefix + entry.outcome.rawValue
             return outcome + String(repeating: " ", count: max(1, prefix.count + 10 - outcome.count)) + entry.name + "\n"
           }.joined())
-          context.output.error(dryRun ? "dry run: nothing was written to \(report.service)" : "keys of \(report.service) are in the keyring; no plaintext was written to disk")
+          context.output.error(dryRun ? "dry run: nothing was written to \(report.service)" : "keys of \(report.service) are in \(store.kind.phrase); no plaintext was written to disk")
         }
       }
     }

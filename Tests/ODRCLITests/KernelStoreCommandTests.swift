@@ -1,0 +1,102 @@
+import Foundation
+import ODRTesting
+import Testing
+
+/// `--store kernel` end to end: the built `odr` with no D-Bus at all, each
+/// step a process of its own, `keyctl` as the peer. Each test runs in a user
+/// namespace of its own (`unshare --user`), whose user keyring is new and
+/// goes with it: nothing is left in this machine's keyrings.
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct KernelStoreCommandTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-kernel-\(UUID().uuidString)")
+  let bundle = "com.odr.kernel.\(UUID().uuidString.prefix(8).lowercased())"
+  let weather = "w-\(UUID().uuidString)"
+  let maps = "m-\(UUID().uuidString)"
+  let typed = "t-\(UUID().uuidString)"
+
+  /// No bus, no keyring daemon: only the kernel.
+  var environment: [String: String] {
+    var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ODR_") && !$0.key.hasPrefix("DBUS") && $0.key != "XDG_RUNTIME_DIR" }
+    env["HOME"] = root.appending(path: "home").path
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    env["XDG_CONFIG_HOME"] = root.appending(path: "config").path
+    env["TMPDIR"] = root.appending(path: "tmp").path
+    env["ODR_STORE"] = "kernel"
+    env["ODR_SERVICE"] = bundle
+    env["ODR_CATALOG"] = "file://" + root.appending(path: "pub").path
+    env["ODR"] = Paths.odr.path
+    return env
+  }
+
+  /// Runs `script` with sh in a new user namespace (as root in it, or as
+  /// `user` outside it).
+  func inNamespace(_ script: String, as user: Int? = nil) async throws -> Command.Result {
+    let unshare = ["unshare", "--user"] + (user == nil ? ["--map-root-user"] : []) + ["sh", "-c", script]
+    let drop = user.map { ["setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups"] } ?? []
+    return try await Command.run("/usr/bin/env", drop + unshare, environment: environment)
+  }
+
+  func publish() async throws {
+    let source = root.appending(path: "src")
+    for folder in ["src", "tmp", "home"] { try FileManager.default.createDirectory(at: root.appending(path: folder), withIntermediateDirectories: true) }
+    try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    try Data(#"{"keys": {"Weather": {"value": "\#(weather)", "env": "WEATHER_KEY"}, "Maps": {"value": "\#(maps)"}}}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
+    let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--plaintext-secrets", "--quiet"], environment: environment)
+    try #require(pack.status == 0, "\(pack.stderr)")
+  }
+
+  @Test func everyKeyCommandWorksWithNoBusAndKeyctlReadsWhatOdrStored() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await publish()
+    let result = try await inNamespace("""
+      printf '%s' '\(typed)' | "$ODR" set Typed || exit 1
+      echo "get: $("$ODR" get Typed)"
+      "$ODR" fetch APIKeys
+      echo "list: $("$ODR" list | tr '\\n' ' ')"
+      echo "keyctl: $(keyctl pipe %user:odr:\(bundle):Weather)"
+      "$ODR" exec -- sh -c '[ "$WEATHER_KEY" = "\(weather)" ] && echo "exec: injected"'
+      "$ODR" env --format json --only Maps | grep -c '"\(maps)"' | sed 's/^/env: /'
+      echo "read: $("$ODR" read odr://\(bundle)/Maps)"
+      "$ODR" delete Maps
+      "$ODR" get Maps; echo "get deleted: $?"
+      "$ODR" fetch APIKeys
+      echo "refetched: $("$ODR" get Maps)"
+      """)
+    #expect(result.status == 0, "\(result.stderr)")
+    let lines = result.stdout.split(separator: "\n").map(String.init)
+    #expect(lines == [
+      "get: \(typed)", "added     Maps", "added     Weather", "list: Maps Typed Weather ", "keyctl: \(weather)", "exec: injected", "env: 1",
+      "read: \(maps)", "get deleted: 3", "added     Maps", "unchanged Weather", "refetched: \(maps)",
+    ], "\(result.stdout)\n\(result.stderr)")
+    #expect(result.stderr.contains("keys of \(bundle) are in the kernel keyring") && result.stderr.contains("'Maps' for service '\(bundle)' in the kernel keyring"))
+    // Nothing of any value on disk: odr's cache, state, config and temporary folders.
+    for folder in ["cache", "state", "config", "tmp", "home"] {
+      for file in FileManager.default.enumerator(atPath: root.appending(path: folder).path)?.allObjects as? [String] ?? [] {
+        let data = (try? Data(contentsOf: root.appending(path: folder).appending(path: file))) ?? Data()  // a folder reads as nothing
+        for secret in [typed, weather, maps] { #expect(data.range(of: Data(secret.utf8)) == nil, "\(folder)/\(file)") }
+      }
+    }
+  }
+
+  /// A user other than root: the kernel's quota (20,000 bytes by default)
+  /// and its limit on one value, each with its own message and exit code.
+  @Test func theQuotaAndTheSizeLimitAreSaid() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: root.path)
+    let result = try await inNamespace("""
+      head -c 40000 /dev/zero | tr '\\0' x | "$ODR" set Big; echo "big: $?"
+      i=0
+      while [ $i -lt 10 ]; do
+        head -c 3000 /dev/zero | tr '\\0' y | "$ODR" set K$i 2>/dev/null || break
+        i=$((i + 1))
+      done
+      head -c 3000 /dev/zero | tr '\\0' y | "$ODR" set K$i; echo "full: $? after $i"
+      """, as: 65534)
+    #expect(result.stdout.contains("big: 2"), "\(result.stdout)\n\(result.stderr)")
+    #expect(result.stderr.contains("at most 32767 bytes in one key"), "\(result.stderr)")
+    #expect(result.stdout.contains("full: 8 after 6"), "\(result.stdout)\n\(result.stderr)")
+    #expect(result.stderr.contains("The kernel keyring's quota is full"), "\(result.stderr)")
+  }
+}

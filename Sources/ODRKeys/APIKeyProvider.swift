@@ -4,8 +4,11 @@ public import ODRBase
 
 /// Serves API keys to an app: `try await provider.key("Weather")`.
 ///
-/// Each key is read on its own (one keyring lookup) and kept in memory
-/// until ``invalidate()``. When a key is missing, the provider runs its
+/// Each key is read on its own (one keyring lookup) and served from memory
+/// for ``freshness`` (default 10 s: a warm `key(_:)` costs an actor hop,
+/// microseconds), then read again, so a key rotated by `odr fetch`
+/// elsewhere reaches the app within that time; ``refresh()`` reads them all
+/// at once and ``invalidate()`` drops them. When a key is missing, the provider runs its
 /// fetch once, however many callers are waiting (single flight), then
 /// answers them all. A failed fetch is not sticky: the next call tries
 /// again. The fetch runs at most once per lifetime while it succeeds
@@ -39,8 +42,10 @@ public actor APIKeyProvider {
   private let store: any SecretStore
   private let lock: ImportLock
   private let fetch: @Sendable () async throws -> Void
-  /// Values read this lifetime.
-  private var cache: [String: String] = [:]
+  /// Values read this lifetime, with when they were read.
+  private var cache: [String: (value: String, read: ContinuousClock.Instant)] = [:]
+  /// How long a value read from the store is served from memory.
+  public nonisolated let freshness: Duration
   /// odr's metadata record, read once a lifetime (by ``apiKey(_:)``).
   private var metadata: KeyMetadataRecord?
   /// What observers were last told, across lifetimes.
@@ -63,19 +68,21 @@ public actor APIKeyProvider {
   /// keys into `store`, as `KeyImporter` does). `lock` is the service's
   /// import lock (default: the one `odr fetch` uses). `roots`: an app that
   /// pins its publisher's keys is served only keys imported under them
-  /// (keys stored by hand have no roots and are served).
-  public init(store: any SecretStore, lock: ImportLock? = nil, roots: Set<String>? = nil,
+  /// (keys stored by hand have no roots and are served). `freshness`: how
+  /// long a value read is served from memory before it is read again.
+  public init(store: any SecretStore, lock: ImportLock? = nil, roots: Set<String>? = nil, freshness: Duration = .seconds(10),
               fetch: @escaping @Sendable () async throws -> Void = {}) {
     self.store = store
+    self.freshness = freshness
     self.lock = lock ?? ImportLock(for: store)
     self.roots = roots
     self.fetch = fetch
   }
 
-  /// The value of `name`: from memory, else one keyring lookup, else after
-  /// one fetch.
+  /// The value of `name`: from memory while fresh, else one keyring
+  /// lookup, else after one fetch.
   public func key(_ name: String) async throws -> String {
-    if let value = cache[name] { return value }
+    if let cached = cache[name], ContinuousClock.now - cached.read < freshness { return cached.value }
     // Whether this lifetime's fetch had finished before the read began: a
     // read that began earlier may have missed what the fetch wrote.
     let fetchedBefore = fetched
@@ -121,9 +128,10 @@ public actor APIKeyProvider {
     do {
       let keys = try await store.keys(lock: lock)
       guard generation == started else { return }
-      cache = Dictionary(uniqueKeysWithValues: keys.map { ($0.name, $0.value) })
+      let now = ContinuousClock.now
+      cache = Dictionary(uniqueKeysWithValues: keys.map { ($0.name, ($0.value, now)) })
       metadata = nil
-      publish(cache, complete: true)
+      publish(cache.mapValues(\.value), complete: true)
       state = .ready
     } catch {
       if generation == started { state = .failed(String(describing: error)) }
@@ -161,7 +169,7 @@ public actor APIKeyProvider {
       let value = try await task.value
       // Invalidated meanwhile: answer this caller, cache nothing.
       guard generation == started else { return value }
-      if let value { cache[name] = value }
+      cache[name] = value.map { ($0, ContinuousClock.now) }
       publish([name: value].compactMapValues { $0 }, complete: false, names: [name])
       state = .ready
       return value

@@ -83,6 +83,21 @@ import Testing
     #expect(await provider.state == .ready)
   }
 
+  /// A warm key is served from memory while fresh, then read again: a
+  /// rotation elsewhere reaches the app within the provider's freshness.
+  @Test func aWarmKeyIsServedFromMemoryUntilItIsNoLongerFresh() async throws {
+    let store = MemoryStore(service: "com.odr.fresh", items: ["Weather": "a"])
+    let lasting = APIKeyProvider(store: store, freshness: .seconds(3600))
+    let fleeting = APIKeyProvider(store: store, freshness: .zero)
+    #expect(try await lasting.key("Weather") == "a")
+    #expect(try await fleeting.key("Weather") == "a")
+    try await store.setValue("b", for: "Weather")
+    #expect(try await lasting.key("Weather") == "a")  // from memory: no read
+    #expect(try await fleeting.key("Weather") == "b")  // read again
+    try await lasting.refresh()
+    #expect(try await lasting.key("Weather") == "b")
+  }
+
   @Test func keysInTheStoreNeedNoFetch() async throws {
     let (provider, fetch, store) = makeSUT()
     try await store.setValue("w-stored", for: "Weather")

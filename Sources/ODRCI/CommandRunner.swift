@@ -147,7 +147,17 @@ public enum CommandRunner {
     if pending != 0 { kill(pid, pending) }
     let raw = terminal?.enterRawMode() ?? false
     defer { if raw { terminal?.restore() } }
-    return pump(child: pid, outputs: outputs, terminal: terminal, raw: raw)
+    let status = pump(child: pid, outputs: outputs, terminal: terminal, raw: raw)
+    Forwarding.child.store(0, ordering: .sequentiallyConsistent)  // reaped: its pid may be another's now
+    return status
+  }
+
+  /// Sends `signal` to the command ``runMasked(_:environment:searchPath:masking:)``
+  /// runs now; false when none runs (`odr exec --watch` stops it this way).
+  @discardableResult
+  public static func signalRunningCommand(_ signal: Int32) -> Bool {
+    let child = Forwarding.child.load(ordering: .sequentiallyConsistent)
+    return child > 0 && kill(child, signal) == 0
   }
 
   /// A descriptor number odr has not open (from 10 up): where the command

@@ -11,4 +11,19 @@ enum DurationText {
     guard number <= 100 * 365 * 86_400 / unit else { throw ValidationError("\(option) '\(text)' is more than 100 years.") }
     return number * unit
   }
+
+  /// An interval as `odr exec --watch` takes it: a whole number and ms, s,
+  /// m or h (`500ms`, `30s`, `5m`), from 10 ms to a day.
+  static func interval(_ text: String, option: String) throws -> Duration {
+    let units: [(String, Int64)] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000)]
+    guard let (unit, milliseconds) = units.first(where: { text.hasSuffix($0.0) && Int64(text.dropLast($0.0.count)) != nil }),
+          let number = Int64(text.dropLast(unit.count)) else {
+      throw ValidationError("\(option) '\(text)' is not an interval: a whole number and a unit, ms, s, m or h, for example 30s or 5m.")
+    }
+    let total = number.multipliedReportingOverflow(by: milliseconds)
+    guard !total.overflow, (10...86_400_000).contains(total.partialValue) else {
+      throw ValidationError("\(option) must be from 10ms to 24h, for example 30s or 5m.")
+    }
+    return .milliseconds(total.partialValue)
+  }
 }

@@ -24,6 +24,9 @@ extension ODR {
           (single quotes: the variable is expanded by the child shell, not by yours)
           odr exec --fetch APIKeys --catalog https://cdn.example/odr -- make test
 
+        With --watch INTERVAL, odr stays the command's parent and revalidates the keys every INTERVAL: with --fetch, the catalog (a conditional request over http and s3; a folder's catalog.json is read and its bytes compared) and the pack when the tag changed; otherwise the keyring. When the keys the command started with change, odr stops it (SIGTERM, then SIGKILL after --stop-timeout seconds, default 10) and starts it again with the new keys, saying which changed (names only). A revalidation that fails, or an expired catalog, is said once and the command keeps running. When the command exits on its own, odr exits as it did.
+          odr exec --fetch APIKeys --watch 5m -- /usr/bin/app
+
         With --proxy, the command never holds a value: each key's variable is a placeholder (odr_ and 32 letters and digits, new each run), HTTPS_PROXY and HTTP_PROXY point at a proxy odr serves on 127.0.0.1 for the run, and the CA bundle variables (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, GIT_SSL_CAINFO, …) at what odr trusts plus a CA made for the run that can sign only for the keys' hosts. The proxy puts a key's value in place of its placeholder only where the key's metadata sends it (its header, or its query parameter, to one of its hosts over https), refuses a placeholder anywhere else (403) or a request whose Host, SNI and CONNECT disagree (421), and shows a value the API echoes back as its placeholder. Each use and refusal is one JSON line on stderr (or --proxy-log FILE). Keys without "hosts" are left out. --proxy-base NAME=URL gives the command NAME_BASE_URL, a local address the proxy forwards to URL, for SDKs that take a base URL. The command gets no D-Bus address, no ODR_* variables and a session keyring of its own, and runs in user and mount namespaces that hide the session bus, the runtime folder and the keyring files; where they cannot be made, odr says once what the command can still reach (--no-sandbox: run without them, knowingly). Not protected: what the key's own API lets anyone holding the placeholder do through this proxy; programs that ignore the proxy variables or pin certificates; protocols other than HTTP; signed schemes (SigV4, HMAC, OAuth 1) cannot work.
           odr exec --proxy --only OpenAI -- python3 agent.py
         """
@@ -52,6 +55,12 @@ extension ODR {
     @Flag(name: .customLong("no-sandbox"), help: "With --proxy: run the command without user and mount namespaces, knowingly (it can reach the session bus if it finds it).")
     var noSandbox = false
 
+    @Option(help: ArgumentHelp("Revalidate the keys every INTERVAL (500ms, 30s, 5m) and restart the command when they change.", valueName: "interval"))
+    var watch: String?
+
+    @Option(name: .customLong("stop-timeout"), help: ArgumentHelp("With --watch: seconds the command has to end after SIGTERM before SIGKILL.", valueName: "seconds"))
+    var stopTimeout: Double = 10
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var commandLine: [String] = []
 
@@ -62,6 +71,15 @@ extension ODR {
         throw ValidationError("--proxy-base, --proxy-log and --no-sandbox apply with --proxy only.")
       }
       if proxy && !envFiles.isEmpty { throw ValidationError("--env-file does not apply with --proxy: the keys' variables hold placeholders.") }
+      if let watch {
+        _ = try DurationText.interval(watch, option: "--watch")
+        if proxy || !envFiles.isEmpty || !mask {
+          throw ValidationError("--watch keeps odr the command's parent with the keys as variables: it does not go with --proxy, --env-file or --no-mask.")
+        }
+        guard (0...3600).contains(stopTimeout) else { throw ValidationError("--stop-timeout must be from 0 to 3600 seconds, for example 10.") }
+      } else if stopTimeout != 10 {
+        throw ValidationError("--stop-timeout applies with --watch only.")
+      }
       for base in proxyBases {
         if case .failure(let error) = ProxyBase.parse(base) { throw ValidationError("--proxy-base \(error.message).") }
       }
@@ -74,6 +92,10 @@ extension ODR {
         let bases = proxyBases.compactMap { argument in dropping(.isTheAnswer) { try ProxyBase.parse(argument).get() } }  // each parsed in validate()
         try await ProxyRun(commandLine: commandLine, keys: all.filter { chosen.contains($0.name) }, bases: bases, logPath: proxyLog,
                            sandbox: !noSandbox, pristine: pristine).run(context)
+      }
+      if let watch {
+        try await WatchRun(commandLine: commandLine, source: source, interval: DurationText.interval(watch, option: "--watch"),
+                           stopTimeout: .milliseconds(Int(stopTimeout * 1000)), pristine: pristine).run(context)
       }
       let (variables, secrets) = envFiles.isEmpty ? try await keyVariables(context) : try await fileVariables(context)
       try Self.launch(commandLine, variables: variables, masking: secrets, pristine: pristine, mask: mask, context)

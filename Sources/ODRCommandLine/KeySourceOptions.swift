@@ -71,8 +71,24 @@ struct KeySourceOptions: ParsableArguments {
   /// The keys of `tag`'s pack, decrypted in memory, and their bundle.
   private func fetched(_ tag: String, _ context: CommandContext) async throws -> (bundle: String, keys: [APIKey]) {
     let resources = try await catalog.load(context, keyringTimeout: keyring.timeout)
-    let keys = try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
-                                     identities: identity.source(keyring, context)).keysInMemory(tags: [tag])
-    return (resources.catalog.bundle, keys)
+    return (resources.catalog.bundle, try await keysInMemory(tag, resources, context))
+  }
+
+  private func keysInMemory(_ tag: String, _ resources: ResourceCatalog, _ context: CommandContext) async throws -> [APIKey] {
+    try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
+                          identities: identity.source(keyring, context)).keysInMemory(tags: [tag])
+  }
+
+  /// The keys again, for `odr exec --watch`: with --fetch, the catalog is
+  /// revalidated (a conditional request over http and s3; a folder's
+  /// catalog is read, its bytes compared) and the pack read only when the
+  /// tag's entry differs from `since` (nil keys: unchanged); otherwise the
+  /// keyring is read. Returns the tag's entry to compare with next time.
+  func revalidated(since: Catalog.Tag?, _ context: CommandContext) async throws -> (entry: Catalog.Tag?, keys: [APIKey]?) {
+    guard let tag = fetch else { return (nil, try await keys(context)) }
+    let resources = try await catalog.load(context, keyringTimeout: keyring.timeout)
+    let entry = resources.catalog.tags[tag]
+    if let since, entry == since { return (entry, nil) }
+    return (entry, try await keysInMemory(tag, resources, context))
   }
 }

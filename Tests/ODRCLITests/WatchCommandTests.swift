@@ -1,0 +1,137 @@
+import Foundation
+import ODRTesting
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `odr exec --watch`: the built binary as a server's supervisor. The
+/// command tells the test each start through a FIFO (no sleeps); odr runs
+/// in the background of a shell that reports how it ended.
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct WatchCommandTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-watch-\(UUID().uuidString)")
+  let bundle = "com.odr.watch.\(UUID().uuidString.prefix(8).lowercased())"
+  var published: URL { root.appending(path: "pub") }
+  var fifo: URL { root.appending(path: "started") }
+  var errors: URL { root.appending(path: "stderr") }
+  var pidFile: URL { root.appending(path: "odr.pid") }
+
+  func environment(catalog: String) -> [String: String] {
+    var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("ODR_") }
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    env["ODR_CATALOG"] = catalog
+    env["ODR"] = Paths.odr.path
+    env["FIFO"] = fifo.path
+    env["ERR"] = errors.path
+    env["PIDFILE"] = pidFile.path
+    return env
+  }
+
+  /// Publishes Weather = `value` as catalog version `version`.
+  func publish(_ value: String, version: Int) async throws {
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+      .write(to: source.appending(path: "tags.json"))
+    try Data(#"{"keys": {"Weather": {"value": "\#(value)", "env": "WEATHER_KEY"}}}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
+    let pack = try await Command.odr(["pack", source.path, "--output", published.path, "--catalog-version", "\(version)", "--quiet", "--plaintext-secrets"],
+                                     environment: environment(catalog: ""))
+    try #require(pack.status == 0, "\(pack.stderr)")
+  }
+
+  /// Starts `odr exec --fetch APIKeys --watch 100ms` in the background of
+  /// a shell, whose result (after odr ends) says how odr exited. The
+  /// command writes "start VALUE PID" into the FIFO each time it starts.
+  func startWatching(catalog: String) throws -> Task<Command.Result, any Error> {
+    guard mkfifo(fifo.path, 0o600) == 0 else { throw TestFailure("mkfifo: \(String(cString: strerror(errno)))") }
+    let script = """
+      "$ODR" exec --fetch APIKeys --watch 100ms --stop-timeout 5 -- sh -c 'echo "start $WEATHER_KEY $$" > "$FIFO"; exec sleep 60' 2>"$ERR" &
+      echo $! > "$PIDFILE"
+      wait $!
+      echo "odr exited $?"
+      """
+    let env = environment(catalog: catalog)
+    return Task { try await Command.run("/bin/sh", ["-c", script], environment: env) }
+  }
+
+  /// The next start the command reports: its key and its pid.
+  func nextStart() async throws -> (value: String, pid: pid_t) {
+    let path = fifo.path
+    let line = try await Command.offPool { () throws -> String in
+      let fd = open(path, O_RDONLY)  // blocks until the command opens it to write
+      guard fd >= 0 else { throw TestFailure("open the FIFO: \(String(cString: strerror(errno)))") }
+      defer { close(fd) }
+      var bytes: [UInt8] = []
+      var buffer = [UInt8](repeating: 0, count: 256)
+      while case let n = read(fd, &buffer, buffer.count), n > 0 { bytes += buffer[..<n] }
+      return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    let parts = line.split(separator: " ")
+    guard parts.count == 3, parts[0] == "start", let pid = pid_t(parts[2]) else { throw TestFailure("unexpected start line: \(line)") }
+    return (String(parts[1]), pid)
+  }
+
+  /// Waits (bounded) until odr's stderr holds `text`.
+  func stderrShows(_ text: String) async throws -> Bool {
+    for _ in 0..<1000 {
+      if let written = try? String(contentsOf: errors, encoding: .utf8), written.contains(text) { return true }  // not written yet: wait
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    return false
+  }
+
+  func odrPid() throws -> pid_t {
+    guard let pid = pid_t(try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+      throw TestFailure("no pid of odr")
+    }
+    return pid
+  }
+
+  @Test func aNewPackRestartsTheCommandAFailingSourceDoesNotAndSIGTERMEndsBoth() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await publish("w-1", version: 1)
+    let run = try startWatching(catalog: "file://" + published.path)
+    let first = try await nextStart()
+    #expect(first.value == "w-1")
+    // The source fails: said once, and the command keeps running.
+    try FileManager.default.moveItem(at: published, to: root.appending(path: "pub.away"))
+    #expect(try await stderrShows("could not revalidate the keys"))
+    #expect(kill(first.pid, 0) == 0)
+    try FileManager.default.moveItem(at: root.appending(path: "pub.away"), to: published)
+    #expect(try await stderrShows("revalidated again"))
+    // A new pack: the command is stopped and started with the new value.
+    try await publish("w-2", version: 2)
+    let second = try await nextStart()
+    #expect(second.value == "w-2" && second.pid != first.pid)
+    #expect(kill(first.pid, 0) == -1)
+    #expect(try await stderrShows("the keys changed (Weather): restarting the command"))
+    // SIGTERM to odr ends both, and odr exits as the command did.
+    #expect(kill(try odrPid(), SIGTERM) == 0)
+    let result = try await run.value
+    #expect(result.stdout == "odr exited 143\n", "\(result.stdout)\(result.stderr)")
+    #expect(kill(second.pid, 0) == -1)
+    let said = try String(contentsOf: errors, encoding: .utf8)
+    #expect(!said.contains("w-1") && !said.contains("w-2"), "\(said)")
+    #expect(said.components(separatedBy: "could not revalidate").count == 2, "\(said)")  // once
+  }
+
+  @Test func anUnchangedCatalogOnAWebServerIsRevalidatedWithoutARestart() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await publish("w-1", version: 1)
+    let nginx = try await Nginx.start(root: published)
+    defer { nginx.stop() }
+    let run = try startWatching(catalog: nginx.url.absoluteString)
+    let first = try await nextStart()
+    #expect(first.value == "w-1")
+    let revalidations = try await nginx.requests(atLeast: 3) { $0.path.hasSuffix("catalog.json") && $0.status == 304 }
+    #expect(revalidations.count >= 3)
+    #expect(kill(first.pid, 0) == 0)  // still the first command
+    #expect(kill(try odrPid(), SIGTERM) == 0)
+    let result = try await run.value
+    #expect(result.stdout == "odr exited 143\n", "\(result.stdout)\(result.stderr)")
+    // The pack was read once, at the start: a 304 reads nothing more.
+    let blobs = nginx.requests.filter { $0.path.hasPrefix("/blobs/") }
+    #expect(blobs.count == 1, "\(blobs.map(\.path))")
+  }
+}

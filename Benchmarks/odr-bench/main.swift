@@ -865,3 +865,64 @@ if wants("p") {
                 ms(median(proxyExec)), ms(median(plainExec)), (median(proxyExec) - median(plainExec)) / .milliseconds(1), proxyExec.count))
   try await SecretServiceStore(service: bundle).deleteAll()
 }
+
+// (q) Keys for every process (issue 41): a read from the kernel store
+// against the process floor; a warm provider read against a keyring
+// lookup; one --watch revalidation of an unchanged catalog on nginx
+// against one curl of catalog.json.
+if wants("q") {
+  let kernel = try KernelKeyringStore(service: "com.odr.bench.kernel")
+  try kernel.setValue("kernel-\(UUID().uuidString)", for: "Weather")
+  defer { _ = try? kernel.deleteAll() }  // a failed clean-up leaves one keyring until reboot
+  let getKernel = ["get", "Weather", "--service", kernel.service, "--store", "kernel"]
+  try time(odrPath, getKernel)
+  var kernelGets: [Duration] = [], versions: [Duration] = [], keyctls: [Duration] = []
+  for _ in 0..<max(runs, 51) {
+    kernelGets.append(try time(odrPath, getKernel))
+    versions.append(try time(odrPath, ["--version"]))
+    keyctls.append(try time("/usr/bin/keyctl", ["pipe", "%user:odr:\(kernel.service):Weather"]))
+  }
+  report("(q) odr get --store kernel \(ms(median(kernelGets))) \(spread(kernelGets))   odr --version \(ms(median(versions)))   ratio \(ratio(median(kernelGets), median(versions)))   (target ≤ 1.10×)   keyctl pipe \(ms(median(keyctls)))   [alternating, median of \(kernelGets.count)]")
+
+  // A warm provider.key: 10,000 reads of a key the provider read before,
+  // against one keyring lookup each (SecretServiceStore.value).
+  let provider = APIKeyProvider(store: store)
+  _ = try await provider.key("Weather")
+  var warm: [Duration] = [], lookups: [Duration] = []
+  for _ in 0..<max(runs, 21) {
+    let start = clock.now
+    for _ in 0..<10_000 { _ = try await provider.key("Weather") }
+    warm.append((clock.now - start) / 10_000)
+    let looked = clock.now
+    _ = try await store.value(for: "Weather")
+    lookups.append(clock.now - looked)
+  }
+  report(String(format: "(q) warm provider.key %.2f µs   one keyring lookup %@   (target ≤ 50 µs)   [median of %d runs of 10,000]",
+                median(warm) / .microseconds(1), ms(median(lookups)), warm.count))
+
+  // --watch: odr exec --fetch … --watch 10ms -- sleep 3 revalidates back to
+  // back; each cycle is the 10 ms interval and one revalidation (a 304).
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-watch-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  let source = work.appending(path: "src")
+  try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+  try Data(#"{"bundle": "com.odr.bench.watch", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
+    .write(to: source.appending(path: "tags.json"))
+  try Data(#"{"keys": {"Weather": {"value": "w-\#(UUID().uuidString)"}}}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
+  var env = ProcessInfo.processInfo.environment
+  env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
+  env["XDG_STATE_HOME"] = work.appending(path: "state").path
+  try time(odrPath, ["pack", source.path, "--output", work.appending(path: "pub").path, "--quiet", "--plaintext-secrets"], environment: env)
+  let nginx = try await Nginx.start(root: work.appending(path: "pub"))
+  defer { nginx.stop() }
+  let catalogURL = nginx.url.appending(path: "catalog.json").absoluteString
+  var cycles: [Duration] = [], curls: [Duration] = []
+  for _ in 0..<3 {
+    let before = nginx.requests.count { $0.status == 304 }
+    let watched = try time(odrPath, ["exec", "--fetch", "APIKeys", "--catalog", nginx.url.absoluteString, "--watch", "10ms", "--", "sleep", "3"], environment: env)
+    let revalidations = try await nginx.requests(atLeast: before + 1) { $0.status == 304 }.count - before
+    cycles.append(watched / revalidations - .milliseconds(10))
+    for _ in 0..<11 { curls.append(try time("/usr/bin/curl", ["-sSf", "-o", "/dev/null", catalogURL])) }
+  }
+  report("(q) --watch: one revalidation of an unchanged catalog (304) \(ms(median(cycles)))   one curl of catalog.json \(ms(median(curls)))   ratio \(ratio(median(cycles), median(curls)))   (target ≤ 1.20×)   [3 runs of 3 s at --watch 10ms, less the interval; 33 curls]")
+}

@@ -35,14 +35,20 @@ public enum CommandRunner {
 
   /// The command's environment: `base` (odr's, from its command's context;
   /// only `PATH`, `HOME`, `USER`, `LANG` and `TERM` when `pristine`; never
-  /// ``withheld``), with `variables` set over it, as `NAME=value` entries
-  /// sorted by name.
+  /// ``withheld``, named instead in ``withheldMarker`` so that an odr the
+  /// command runs can say why it has no identity), with `variables` set
+  /// over it, as `NAME=value` entries sorted by name.
   public static func environment(with variables: [(name: String, value: String)], pristine: Bool, base: [String: String]) -> [String] {
     let kept = pristineKept
     let overridden = Set(variables.map(\.name))
-    let inherited = base.filter { name, _ in !overridden.contains(name) && !withheld.contains(name) && (!pristine || kept.contains(name)) }
+    var inherited = base.filter { name, _ in !overridden.contains(name) && !withheld.contains(name) && (!pristine || kept.contains(name)) }
+    let held = withheld.filter { base[$0] != nil }.sorted()
+    if !held.isEmpty { inherited[withheldMarker] = held.joined(separator: ",") }
     return inherited.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + variables.map { "\($0.name)=\($0.value)" }
   }
+
+  /// Names the ``withheld`` variables odr had and did not pass on (no values).
+  public static let withheldMarker = "ODR_WITHHELD"
 
   /// What a `--pristine` command inherits from odr's environment.
   public static let pristineKept: Set<String> = ["PATH", "HOME", "USER", "LANG", "TERM"]

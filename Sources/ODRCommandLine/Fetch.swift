@@ -46,7 +46,13 @@ extension ODR {
       let store = try keyring.makeStore(context, defaultService: resources.catalog.bundle)
       let bar = ProgressBar(tags: tags, quiet: !reporting.isForPeople, context)
       defer { bar.finish() }
-      let report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(keyring, context)).fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.observer)
+      let report: ImportReport
+      do {
+        report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(keyring, context))
+          .fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.observer)
+      } catch {
+        throw IdentityOptions.explained(error, context)
+      }
       bar.finish()
       try reporting.print(report, on: context.output) {
         if report.keys.isEmpty {

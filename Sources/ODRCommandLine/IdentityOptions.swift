@@ -1,5 +1,6 @@
 import ArgumentParser
 import ODRAge
+import ODRCI
 import ODRKeyring
 import ODRKeys
 
@@ -9,6 +10,14 @@ import ODRKeys
 struct IdentityOptions: ParsableArguments {
   @Option(name: .customLong("identity-file"), help: ArgumentHelp("An age identity file (AGE-SECRET-KEY-1… lines, as age-keygen writes) to decrypt with; repeatable (default: $ODR_IDENTITY, else the identities in the keyring).", valueName: "file"), completion: .file())
   var identityFiles: [String] = []
+
+  /// `error` with why this process has no identity, when it runs under
+  /// `odr exec`, which never passes ODR_IDENTITY on.
+  static func explained(_ error: any Error, _ context: CommandContext) -> any Error {
+    guard let error = error as? KeysError, error.code == .notRecipient,
+          context.variable(CommandRunner.withheldMarker)?.split(separator: ",").contains("ODR_IDENTITY") == true else { return error }
+    return KeysError(error.code, "\(error.message) This command runs under `odr exec`, which never passes ODR_IDENTITY on (a command gets the API keys, not what decrypts them): let the outer odr read the pack (`odr exec --fetch TAG -- CMD`), or give this command its identity yourself (--identity-file).", underlying: error)
+  }
 
   /// The identities, read when an encrypted tag needs them.
   func source(_ keyring: StoreOptions, _ context: CommandContext) -> @Sendable () async throws -> [AgeIdentity] {

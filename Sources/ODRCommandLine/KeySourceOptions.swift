@@ -75,8 +75,12 @@ struct KeySourceOptions: ParsableArguments {
   }
 
   private func keysInMemory(_ tag: String, _ resources: ResourceCatalog, _ context: CommandContext) async throws -> [APIKey] {
-    try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
-                          identities: identity.source(keyring, context)).keysInMemory(tags: [tag])
+    do {
+      return try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
+                                   identities: identity.source(keyring, context)).keysInMemory(tags: [tag])
+    } catch {
+      throw IdentityOptions.explained(error, context)
+    }
   }
 
   /// The keys again, for `odr exec --watch`: with --fetch, the catalog is

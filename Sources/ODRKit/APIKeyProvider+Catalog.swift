@@ -27,7 +27,8 @@ extension APIKeyProvider {
   ///     a server may pass ODRHTTP's `HTTPTransport.init`).
   ///   - identities: The age identities that open an encrypted tag
   ///     (default: `ODR_IDENTITY`, else the identity files given, else the
-  ///     identities in the keyring, as `odr fetch` finds them).
+  ///     identities in the keyring, as `odr fetch` finds them; with a
+  ///     ``KernelKeyringStore``, those in the kernel keyring: never the bus).
   ///
   /// ```swift
   /// let provider = try APIKeyProvider(service: "com.example.demo", configuration: .discover(folder: URL(filePath: "/srv/demo")))
@@ -39,7 +40,8 @@ extension APIKeyProvider {
     let store = try store ?? SecretServiceStore(service: service)
     let identities = identities ?? {
       try await PrivateKeyring.identities(environment: configuration.environment["ODR_IDENTITY"], files: identityFiles) {
-        try SecretServiceStore(service: PrivateKeyring.identityService)
+        if store.kind == .kernel { return try KernelKeyringStore(service: PrivateKeyring.identityService) }
+        return try SecretServiceStore(service: PrivateKeyring.identityService)
       }
     }
     // An app that pins its publisher's keys is served only keys imported under them.

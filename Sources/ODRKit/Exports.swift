@@ -13,6 +13,7 @@
 @_exported public import protocol ODRKeyring.SecretStore
 @_exported public import struct ODRKeyring.SecretServiceStore
 @_exported public import class ODRKeyring.MemoryStore
+@_exported public import struct ODRKeyring.KernelKeyringStore
 @_exported public import struct ODRKeyring.KeyringError
 
 @_exported public import class ODRNetworking.APIClient

@@ -10,8 +10,8 @@ import Testing
                      "ODR_SIGNING_KEY": "ed25519-secret:x", "Weather": "old"]
 
   @Test(arguments: [
-    (false, ["EDITOR=vi", "HOME=/home/a", "PATH=/opt/tools/bin", "Weather=new"]),
-    (true, ["HOME=/home/a", "PATH=/opt/tools/bin", "Weather=new"]),
+    (false, ["EDITOR=vi", "HOME=/home/a", "ODR_WITHHELD=ODR_IDENTITY,ODR_SIGNING_KEY", "PATH=/opt/tools/bin", "Weather=new"]),
+    (true, ["HOME=/home/a", "ODR_WITHHELD=ODR_IDENTITY,ODR_SIGNING_KEY", "PATH=/opt/tools/bin", "Weather=new"]),
   ])
   func theEnvironmentIsTheContextsWithTheKeysOverItAndOdrsOwnKeysWithheld(pristine: Bool, expected: [String]) {
     #expect(CommandRunner.environment(with: [("Weather", "new")], pristine: pristine, base: Self.base) == expected)

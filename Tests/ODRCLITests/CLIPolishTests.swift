@@ -81,7 +81,7 @@ import Testing
 
   @Test func anUnreadableStandardInputIsAnErrorNotAShortValue() async throws {
     // A read error (here EISDIR: stdin is a folder) used to end the input early.
-    for (command, what) in [("set K --store memory --service com.example.stdin", "the value"), ("http POST http://127.0.0.1:9/x -d -", "the body")] {
+    for (command, what) in [("set K --store kernel --service com.example.stdin", "the value"), ("http POST http://127.0.0.1:9/x -d -", "the body")] {
       let result = try await Command.run("/bin/sh", ["-c", "exec \"$0\" \(command) < /", Paths.odr.path])
       #expect(result.status == 1, "\(command): \(result.stderr)")
       #expect(result.stderr == "odr: Cannot read \(what) from standard input (Is a directory); nothing was used. Give it on a pipe or from a file (< FILE).\n", "\(result.stderr)")

@@ -55,10 +55,17 @@ import Glibc
     return Task { try await Command.run("/bin/sh", ["-c", script], environment: env) }
   }
 
-  /// The next start the command reports: its key and its pid.
+  /// The next start the command reports: its key and its pid. Bounded: a
+  /// start that does not come within 30 s fails the test with what odr said.
   func nextStart() async throws -> (value: String, pid: pid_t) {
     let path = fifo.path
     let line = try await Command.offPool { () throws -> String in
+      let giveUp = DispatchWorkItem {
+        let fd = open(path, O_WRONLY | O_NONBLOCK)  // ends the reader's wait with nothing read
+        if fd >= 0 { close(fd) }
+      }
+      DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: giveUp)
+      defer { giveUp.cancel() }
       let fd = open(path, O_RDONLY)  // blocks until the command opens it to write
       guard fd >= 0 else { throw TestFailure("open the FIFO: \(String(cString: strerror(errno)))") }
       defer { close(fd) }
@@ -68,7 +75,10 @@ import Glibc
       return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
     let parts = line.split(separator: " ")
-    guard parts.count == 3, parts[0] == "start", let pid = pid_t(parts[2]) else { throw TestFailure("unexpected start line: \(line)") }
+    guard parts.count == 3, parts[0] == "start", let pid = pid_t(parts[2]) else {
+      let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""  // nothing said yet
+      throw TestFailure("no start of the command within 30 s (read '\(line)'); odr said: \(said)")
+    }
     return (String(parts[1]), pid)
   }
 

@@ -30,6 +30,26 @@ func readmePinned() async throws {
   _ = forecastKey
 }
 
+// MARK: README, "On servers and in containers"
+
+func readmeKernelStore() async throws {
+  // The app: the same keys, read from the kernel (microseconds, no bus).
+  let provider = APIKeyProvider(store: try KernelKeyringStore(service: "com.example.demo"))
+  let weatherKey = try await provider.key("Weather")
+  _ = weatherKey
+}
+
+func readmeMemoryStore() async throws {
+  let memory = try APIKeyProvider(
+    store: MemoryStore(service: "com.example.demo"),
+    catalog: URL(string: "https://cdn.example.com/odr/")!,
+    trust: TrustPolicy(pinned: [VerifyingKey("ed25519:6Q4Vv1Pa0NmHjl2mWm6cGJg7wN9J2bQ9yQfV3m0dXxk=")]))
+  let apiKey = try await memory.key("Weather")  // the first miss fetches the pack into memory
+  // Every few minutes: start a new lifetime, so the next miss fetches again.
+  await memory.invalidate()
+  _ = apiKey
+}
+
 // MARK: README, "Calling APIs"
 
 func readmeAPIClient(provider: APIKeyProvider) async throws {

@@ -75,8 +75,6 @@ struct WatchRun {
         guard !changed.isEmpty else { continue }
         context.output.error("the keys changed (\(changed.sorted().joined(separator: ", "))): restarting the command")
         return Keys(entry: newEntry, variables: next)
-      } catch is CancellationError {
-        return nil
       } catch {
         if Task.isCancelled { return nil }  // the command ended meanwhile
         if !failing { context.output.error("could not revalidate the keys (\(error)); the command keeps running with the keys it has") }

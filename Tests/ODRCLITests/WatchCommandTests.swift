@@ -56,7 +56,7 @@ import Glibc
   }
 
   /// The next start the command reports: its key and its pid. Bounded: a
-  /// start that does not come within 30 s fails the test with what odr said.
+  /// start that does not come within 60 s fails the test with what odr said.
   func nextStart() async throws -> (value: String, pid: pid_t) {
     let path = fifo.path
     let line = try await Command.offPool { () throws -> String in
@@ -64,7 +64,7 @@ import Glibc
         let fd = open(path, O_WRONLY | O_NONBLOCK)  // ends the reader's wait with nothing read
         if fd >= 0 { close(fd) }
       }
-      DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: giveUp)
+      DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: giveUp)
       defer { giveUp.cancel() }
       let fd = open(path, O_RDONLY)  // blocks until the command opens it to write
       guard fd >= 0 else { throw TestFailure("open the FIFO: \(String(cString: strerror(errno)))") }
@@ -77,7 +77,7 @@ import Glibc
     let parts = line.split(separator: " ")
     guard parts.count == 3, parts[0] == "start", let pid = pid_t(parts[2]) else {
       let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""  // nothing said yet
-      throw TestFailure("no start of the command within 30 s (read '\(line)'); odr said: \(said)")
+      throw TestFailure("no start of the command within 60 s (read '\(line)'); odr said: \(said)")
     }
     return (String(parts[1]), pid)
   }

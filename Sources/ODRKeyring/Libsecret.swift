@@ -115,6 +115,26 @@ final class Cancellable: @unchecked Sendable {
   var firedReason: Reason { Reason(rawValue: reason.load(ordering: .relaxed)) ?? .none }
 }
 
+/// The replies of ``Session``'s pipelined D-Bus calls, filled in on the
+/// calling thread's private main context.
+private final class PipelinedReplies {
+  var variants: [OpaquePointer?]
+  var errors: [UnsafeMutablePointer<GError>?]
+  var pending: Int
+  init(_ count: Int) {
+    variants = Array(repeating: nil, count: count)
+    errors = Array(repeating: nil, count: count)
+    pending = count
+  }
+}
+
+/// One pipelined call: where its reply goes.
+private final class PipelinedCall {
+  let replies: PipelinedReplies
+  let index: Int
+  init(_ replies: PipelinedReplies, _ index: Int) { self.replies = replies; self.index = index }
+}
+
 /// One call's view of libsecret: attribute tables in, Swift values out.
 struct Session {
   let cancellable: Cancellable
@@ -129,15 +149,37 @@ struct Session {
   func itemPaths(named name: String, service: String) throws -> (unlocked: [String], locked: [String]) {
     let secretService = try connect()
     defer { g_object_unref(secretService) }
+    let proxy = UnsafeMutableRawPointer(secretService).assumingMemoryBound(to: GDBusProxy.self)
+    // One SearchItems per layout, sent at once: one round trip, not three.
+    let calls = ItemLayout.searches(service: service, name: name).map { search in
+      let entries: [OpaquePointer?] = search.sorted { $0.key < $1.key }.map { g_variant_new_dict_entry(g_variant_new_string($0.key), g_variant_new_string($0.value)) }
+      let entryType = g_variant_type_new("{ss}")
+      defer { g_variant_type_free(entryType) }
+      var dictionary: [OpaquePointer?] = [entries.withUnsafeBufferPointer { g_variant_new_array(entryType, $0.baseAddress, gsize($0.count)) }]
+      return (path: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service", method: "SearchItems",
+              arguments: g_variant_new_tuple(&dictionary, 1)!)
+    }
+    let found = try pipelined(calls, proxy: proxy) { reply in (Self.objectPaths(reply, 0), Self.objectPaths(reply, 1)) }
     var unlocked: [String] = []
     var locked: [String] = []
-    for search in ItemLayout.searches(service: service, name: name) {
-      try withSearchPaths(search, in: secretService) { found, foundLocked in
-        for path in strings(found) where !unlocked.contains(path) { unlocked.append(path) }
-        for path in strings(foundLocked) where !locked.contains(path) { locked.append(path) }
-      }
+    for (open, closed) in found {
+      for path in open where !unlocked.contains(path) { unlocked.append(path) }
+      for path in closed where !locked.contains(path) { locked.append(path) }
     }
     return (unlocked, locked)
+  }
+
+  /// The object paths in child `index` of a reply (an `ao`).
+  private static func objectPaths(_ reply: OpaquePointer, _ index: Int) -> [String] {
+    guard index < g_variant_n_children(reply) else { return [] }
+    let array = g_variant_get_child_value(reply, gsize(index))
+    defer { g_variant_unref(array) }
+    guard String(cString: g_variant_get_type_string(array)) == "ao" else { return [] }
+    return (0..<g_variant_n_children(array)).map { child in
+      let path = g_variant_get_child_value(array, child)
+      defer { g_variant_unref(path) }
+      return String(cString: g_variant_get_string(path, nil))
+    }
   }
 
   /// The value of key `name` of `service`, read from its item in any
@@ -393,48 +435,34 @@ struct Session {
     }
   }
 
-  /// The attributes of many items: all Properties.Get calls are sent at
-  /// once and their replies collected on a private main context, so the
-  /// cost is the daemon's work, not one round trip per item.
-  private func itemAttributes(_ paths: [String], proxy: UnsafeMutablePointer<GDBusProxy>) throws -> [[String: String]] {
-    final class Replies {
-      var variants: [OpaquePointer?]
-      var errors: [UnsafeMutablePointer<GError>?]
-      var pending: Int
-      init(_ count: Int) {
-        variants = Array(repeating: nil, count: count)
-        errors = Array(repeating: nil, count: count)
-        pending = count
-      }
-    }
-    final class Call {
-      let replies: Replies
-      let index: Int
-      init(_ replies: Replies, _ index: Int) { self.replies = replies; self.index = index }
-    }
+  /// Sends every call at once and collects the replies on a private main
+  /// context, so the cost is the daemon's work, not one round trip per
+  /// call; `read` turns each reply (a new reference, released after) into
+  /// a value. The first failure is thrown.
+  private func pipelined<T>(_ calls: [(path: String, interface: String, method: String, arguments: OpaquePointer)],
+                            proxy: UnsafeMutablePointer<GDBusProxy>, read: (OpaquePointer) throws -> T) throws -> [T] {
     let context = g_main_context_new()
     g_main_context_push_thread_default(context)
     defer {
       g_main_context_pop_thread_default(context)
       g_main_context_unref(context)
     }
-    let replies = Replies(paths.count)
+    let replies = PipelinedReplies(calls.count)
     defer {
       for variant in replies.variants { if let variant { g_variant_unref(variant) } }
       for error in replies.errors { if let error { g_error_free(error) } }
     }
     let connection = g_dbus_proxy_get_connection(proxy)
-    for (index, path) in paths.enumerated() {
-      var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Item"), g_variant_new_string("Attributes")]
-      let call = Unmanaged.passRetained(Call(replies, index)).toOpaque()
-      g_dbus_connection_call(connection, g_dbus_proxy_get_name(proxy), path, "org.freedesktop.DBus.Properties", "Get",
-                             g_variant_new_tuple(&arguments, 2), nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellable.pointer, { source, result, data in
-        let call = Unmanaged<Call>.fromOpaque(data!).takeRetainedValue()
+    for (index, call) in calls.enumerated() {
+      let data = Unmanaged.passRetained(PipelinedCall(replies, index)).toOpaque()
+      g_dbus_connection_call(connection, g_dbus_proxy_get_name(proxy), call.path, call.interface, call.method,
+                             call.arguments, nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellable.pointer, { source, result, data in
+        let call = Unmanaged<PipelinedCall>.fromOpaque(data!).takeRetainedValue()
         var error: UnsafeMutablePointer<GError>?
         call.replies.variants[call.index] = g_dbus_connection_call_finish(OpaquePointer(source), result, &error)
         call.replies.errors[call.index] = error
         call.replies.pending -= 1
-      }, call)
+      }, data)
     }
     while replies.pending > 0 { g_main_context_iteration(context, 1) }
     if let index = replies.errors.firstIndex(where: { $0 != nil }) {
@@ -443,7 +471,20 @@ struct Session {
       try check(error)
     }
     return try replies.variants.map { reply in
-      guard let reply else { return [:] }
+      guard let reply else { throw KeyringError(.failed, "The Secret Service sent no reply.") }
+      return try read(reply)
+    }
+  }
+
+  /// The attributes of many items: all Properties.Get calls are sent at
+  /// once and their replies collected on a private main context, so the
+  /// cost is the daemon's work, not one round trip per item.
+  private func itemAttributes(_ paths: [String], proxy: UnsafeMutablePointer<GDBusProxy>) throws -> [[String: String]] {
+    let calls = paths.map { path in
+      var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Item"), g_variant_new_string("Attributes")]
+      return (path: path, interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: g_variant_new_tuple(&arguments, 2)!)
+    }
+    return try pipelined(calls, proxy: proxy) { reply in
       let boxed = g_variant_get_child_value(reply, 0)
       defer { g_variant_unref(boxed) }
       let dictionary = g_variant_get_variant(boxed)

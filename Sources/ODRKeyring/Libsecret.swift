@@ -218,10 +218,10 @@ struct Session {
   }
 
   /// Stores `secret` as the one item of key `name` with `attributes`
-  /// (``ItemLayout/attributes(service:name:extra:)``). An unlocked item
-  /// that already holds the key in this layout (of several,
-  /// ``preferred(_:)``'s) gets the secret in place (Item.SetSecret);
-  /// otherwise a new item goes to the default collection. Every other item
+  /// (``ItemLayout/attributes(service:name:extra:)``). The first unlocked
+  /// item that already holds the key in this layout gets the secret in
+  /// place (Item.SetSecret); with none, a new item goes to the default
+  /// collection. Every other item
   /// holding the key is then deleted: one item per key, and no moment
   /// without one.
   ///
@@ -352,16 +352,6 @@ struct Session {
       if let value = g_hash_table_lookup(table, path) { result[path] = try text(of: OpaquePointer(value)) }
     }
     return result
-  }
-
-  /// Deletes every unlocked item matching `attributes`. False when none matched.
-  func clear(_ attributes: [String: String]) throws -> Bool {
-    let service = try connect()
-    defer { g_object_unref(service) }
-    var error: UnsafeMutablePointer<GError>?
-    let ok = withAttributeTable(attributes) { secret_service_clear_sync(service, nil, $0, cancellable.pointer, &error) }
-    try check(error)
-    return ok != 0
   }
 
   /// Items matching `attributes`: each item's attributes, and its secret

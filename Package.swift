@@ -192,7 +192,7 @@ let package = Package(
     // replay of their kept crashers feed inputs to.
     .target(
       name: "ODRFuzzEntries",
-      dependencies: ["ODRAge", "ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeys", "ODRProxy", "ODRPublishing", "ODRTrust"],
+      dependencies: ["ODRAge", "ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeys", "ODRProxy", "ODRPublishing", "ODRTransports", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
@@ -356,7 +356,7 @@ var docsPlugin: [Package.Dependency] {
 if Context.environment["ODR_FUZZ"] == "1" {
   package.targets.append(.target(name: "FuzzDriver", path: "FuzzTesting/FuzzDriver", swiftSettings: strictSettings))
   for name in ["FuzzJSONReader", "FuzzCatalog", "FuzzSignatureLines", "FuzzHandover", "FuzzDocuments", "FuzzAgeFile",
-               "FuzzSSHKeys", "FuzzRecipientsFile", "FuzzDotenv", "FuzzTemplate", "FuzzProxyRequest"] {
+               "FuzzSSHKeys", "FuzzRecipientsFile", "FuzzDotenv", "FuzzTemplate", "FuzzProxyRequest", "FuzzS3Listing"] {
     package.targets.append(.executableTarget(name: name, dependencies: ["FuzzDriver", "ODRFuzzEntries"], path: "FuzzTesting/\(name)",
                                              swiftSettings: strictSettings))
   }

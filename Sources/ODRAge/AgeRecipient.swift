@@ -45,7 +45,8 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The recipients in the text of a recipients file, as age reads it:
-  /// one per line, empty lines and `#` comments ignored. SSH public keys
+  /// one per line, empty lines and `#` comments ignored, and a comment
+  /// after an age recipient too (`age1…  # laptop (alice)`). SSH public keys
   /// may be given as authorized_keys lines: options before the key type
   /// are skipped, and the numbers of those lines returned, for a note.
   public static func parseFile(_ text: String) throws -> (recipients: [AgeRecipient], linesWithOptions: [Int]) {
@@ -53,6 +54,9 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
       var line = raw.trimmed
       if line.isEmpty || line.hasPrefix("#") { continue }
+      if line.hasPrefix("age1"), let comment = line.firstIndex(of: "#"), line[..<comment].last?.isWhitespace == true {
+        line = String(line[..<comment]).trimmed
+      }
       let words = line.split(separator: " ")
       if let type = words.firstIndex(where: { $0.hasPrefix("ssh-") || $0.hasPrefix("ecdsa-") || $0.hasPrefix("sk-") }), type > 0 {
         withOptions.append(index + 1)
@@ -70,6 +74,12 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   }
 
   private static func invalid(_ text: String) -> TrustError {
+    if text.hasPrefix("ed25519:") {
+      return TrustError(.invalidKey, "Expected an age recipient (age1…), got an Ed25519 verifying key (ed25519:…): that is a publisher's signing key, which goes to --trust (or ODR_TRUST, odr.json \"trust\"), not a recipient. `odr identity recipient NAME` prints a machine's recipient.")
+    }
+    if text.hasPrefix("age1"), Bech32.failsOnlyItsChecksum(text) {
+      return TrustError(.invalidKey, "The age recipient \(KeyText.describe(text)) has a bad checksum: a character is mistyped, swapped or missing. Copy it again from `odr identity recipient NAME` (or `age-keygen -y FILE`) on the machine it belongs to.")
+    }
     let advice = KeyText.looksPrivate(text) ? " Give the identity's recipient (`odr identity recipient NAME` or `age-keygen -y FILE`), never the identity itself." : ""
     return TrustError(.invalidKey, "Expected an age recipient (age1… or age1pq1… as printed by `odr identity recipient` or `age-keygen -y`, or an ssh-ed25519 or ssh-rsa public key), got \(KeyText.describe(text)).\(advice)")
   }

@@ -32,6 +32,16 @@ package enum Bech32 {
     return (String(decoding: hrp, as: UTF8.self), data)
   }
 
+  /// True when `string` is written in Bech32's alphabet, lower case, with
+  /// a separator and room for a checksum, but the checksum does not match:
+  /// a character mistyped, swapped or lost.
+  package static func failsOnlyItsChecksum(_ string: String) -> Bool {
+    let text = Array(string.utf8)
+    guard string == string.lowercased(), let separator = text.lastIndex(of: UInt8(ascii: "1")), separator >= 1,
+          text.count - separator - 1 >= 6, text[(separator + 1)...].allSatisfy({ values[$0] != nil }) else { return false }
+    return decode(string) == nil
+  }
+
   private static func polymod(_ values: [UInt8]) -> UInt32 {
     let generator: [UInt32] = [0x3b6a_57b2, 0x2650_8e6d, 0x1ea1_19fa, 0x3d42_33dd, 0x2a14_62b3]
     var chk: UInt32 = 1

@@ -119,6 +119,23 @@ package enum FileIO {
     }
   }
 
+  /// ``atomicWrite(_:to:mode:durable:)`` for a document a web server
+  /// serves (a published catalog): its modification time ends up at least
+  /// one second after the file it replaces. HTTP validators (nginx's ETag
+  /// and Last-Modified) have a resolution of one second, so a catalog
+  /// replaced within the second of the last one, at the same size, would
+  /// keep its validator, and clients would be told "304: still the one you
+  /// have".
+  package static func atomicWriteChangingValidator(_ data: Data, to url: URL, mode: mode_t = 0o644) throws {
+    var before = stat()
+    let previous = stat(url.path, &before) == 0 ? before.st_mtim.tv_sec : nil
+    try atomicWrite(data, to: url, mode: mode)
+    var after = stat()
+    guard let previous, stat(url.path, &after) == 0, after.st_mtim.tv_sec <= previous else { return }
+    var times = [after.st_atim, timespec(tv_sec: previous + 1, tv_nsec: 0)]
+    guard utimensat(AT_FDCWD, url.path, &times, 0) == 0 else { throw error("Cannot set the modification time of '\(url.path)'") }
+  }
+
   /// Copies `source` to `url` atomically, as ``atomicWrite(_:to:)``.
   package static func atomicCopy(from source: URL, to url: URL) throws {
     try atomically(to: url) { fd throws in

@@ -46,9 +46,14 @@ extension ODR {
     var failWithBody = false
 
     /// The method and URL, from `[METHOD] URL` and -X.
+    /// The methods a first word alone is taken for (then the URL is missing).
+    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
     var methodAndURL: (method: String, url: String) {
       get throws {
         switch words.count {
+        case 1 where Self.methods.contains(words[0].uppercased()) && !words[0].contains(":"):
+          throw ValidationError("No URL: `odr http \(words[0].prefix(20)) URL` (\(words[0].prefix(20)) is the method; the URL comes after it).")
         case 1: return ((request ?? "GET").uppercased(), words[0])
         case 2 where request == nil: return (words[0].uppercased(), words[1])
         case 2: throw ValidationError("Give the method once: `odr http -X \(request!) URL` or `odr http \(words[0]) URL`.")

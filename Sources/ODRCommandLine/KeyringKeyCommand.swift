@@ -19,10 +19,19 @@ extension ODR {
       PrivateKeyring(store: try StoreOptions.privateStore(Key.service, kind: StoreOptions.configuredKind(context), timeout: StoreOptions.defaultTimeout, context))
     }
 
+    /// The key `name`; when there is none, the message names the closest
+    /// one kept (a typo) or says how to make it.
     static func key(named name: String, _ context: CommandContext) async throws -> Key {
-      do { return try Key(try await keyring(context).secret(named: name)) } catch let error as KeyringError where error.code == .notFound {
+      let keyring = try keyring(context)
+      do { return try Key(try await keyring.secret(named: name)) } catch let error as KeyringError where error.code == .notFound {
         let command = Key.texts.command
-        throw KeyringError(.notFound, "No \(Key.texts.noun) '\(name)' in the keyring. `odr \(command) list` shows them; `odr \(command) new \(name)` makes one.")
+        // the names only serve a suggestion: without them, the advice stands
+        let names = await droppingAsync(.bestEffort) { try await keyring.store.names() } ?? []
+        let kept = names.isEmpty ? "none is kept here" : "kept: \(names.joined(separator: ", "))"
+        if let close = NameSuggestion.closest(to: name, among: names) {
+          throw KeyringError(.notFound, "No \(Key.texts.noun) '\(name)' (\(kept)). Did you mean '\(close)'?")
+        }
+        throw KeyringError(.notFound, "No \(Key.texts.noun) '\(name)' (\(kept)). `odr \(command) list` shows them; `odr \(command) new \(name)` makes one.")
       }
     }
 

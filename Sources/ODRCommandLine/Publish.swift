@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import ODRCatalog
 import ODRConfiguration
 import ODRHTTP
 import ODRPublishing
@@ -12,7 +13,7 @@ extension ODR {
       commandName: "publish",
       abstract: "Upload a catalog folder to a folder or an S3 bucket: blobs first, catalog.json last.",
       discussion: """
-        Blobs already at the destination (same name and size; names are SHA-256) are skipped. The signature is uploaded covering both the new catalog and the one still published, then catalog.json, so a publish interrupted at any point leaves readers a valid catalog: the previous one or the new one. A signed catalog that clients of the published one could not follow (signed by a key the published signers do not hand over to, or dropping the published hand-over chain) is refused unless --new-trust-root. On S3, blobs get `Cache-Control: public, max-age=31536000, immutable` and the catalog `no-cache`. S3 credentials come from the standard AWS variables or ~/.aws/credentials; AWS_ENDPOINT_URL (or "endpoint" in odr.json) names an S3-compatible store.
+        Blobs already at the destination (same name and size; names are SHA-256) are skipped. With --prune, blobs that neither the new catalog nor the one it replaces names (still served to clients mid-switch) are deleted after the catalog switch: a host stops growing with every pack, and packs encrypted to a removed machine go. The signature is uploaded covering both the new catalog and the one still published, then catalog.json, so a publish interrupted at any point leaves readers a valid catalog: the previous one or the new one. A signed catalog that clients of the published one could not follow (signed by a key the published signers do not hand over to, or dropping the published hand-over chain) is refused unless --new-trust-root. On S3, blobs get `Cache-Control: public, max-age=31536000, immutable` and the catalog `no-cache`. S3 credentials come from the standard AWS variables or ~/.aws/credentials; AWS_ENDPOINT_URL (or "endpoint" in odr.json) names an S3-compatible store.
 
         Example:
           odr publish build/odr s3://example-odr/app --dry-run
@@ -29,6 +30,9 @@ extension ODR {
     @Flag(help: "List what would be uploaded; change nothing.")
     var dryRun = false
 
+    @Flag(help: "After the switch, delete the blobs at the destination that neither the new catalog nor the one it replaces names (--dry-run lists them).")
+    var prune = false
+
     @Flag(help: "Publish a signed catalog that clients of the published one cannot follow (another key, no hand-over chain): a new trust root, which every client must pin.")
     var newTrustRoot = false
 
@@ -38,7 +42,7 @@ extension ODR {
     var networkTimeout: Double = 15
 
     func run(_ context: CommandContext) async throws {
-      let publication = try await Publication(folder: context.url(folder), destination: try target(context), newTrustRoot: newTrustRoot)
+      let publication = try await Publication(folder: context.url(folder), destination: try target(context), newTrustRoot: newTrustRoot, prune: prune)
       try reporting.print(Plan(destination: publication.destination.name, dryRun: dryRun, steps: publication.steps), on: context.output) {
         if dryRun { context.output.write(publication.steps.map { "\($0.action.rawValue)\t\($0.path)\t\($0.bytes)\n" }.joined()) }
       }
@@ -50,7 +54,9 @@ extension ODR {
       if reporting.isForPeople {
         let uploaded = publication.steps.filter { $0.action == .upload && $0.path.hasPrefix("blobs/") }
         let skipped = publication.steps.filter { $0.action == .skip }.count
-        context.output.error("published to \(publication.destination.name): \(uploaded.count) blob\(uploaded.count == 1 ? "" : "s") uploaded (\(uploaded.reduce(0) { $0 + $1.bytes }) bytes), \(skipped) already there, then the catalog.")
+        let pruned = publication.pruned
+        let deleted = prune ? ", then \(pruned.count) blob\(pruned.count == 1 ? "" : "s") no catalog names deleted (\(ByteSize.format(pruned.reduce(0) { $0 + $1.bytes })))" : ""
+        context.output.error("published to \(publication.destination.name): \(uploaded.count) blob\(uploaded.count == 1 ? "" : "s") uploaded (\(ByteSize.format(uploaded.reduce(0) { $0 + $1.bytes }))), \(skipped) already there, then the catalog\(deleted).")
       }
     }
 

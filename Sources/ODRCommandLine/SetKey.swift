@@ -34,6 +34,16 @@ extension ODR {
     @Flag(name: .shortAndLong, help: "Print nothing on success.")
     var quiet = false
 
+    /// A value given as an argument, refused with where it goes instead.
+    @Argument(help: .hidden)
+    var value: [String] = []
+
+    func validate() throws {
+      if !value.isEmpty {
+        throw ValidationError("odr set takes the value on standard input, never as an argument (an argument shows in `ps` and in your shell's history; clear it there): printf '%s' 'VALUE' | odr set \(name), or run `odr set \(name)` and type it.")
+      }
+    }
+
     func run(_ context: CommandContext) async throws {
       let store = try options.makeStore(context)
       try KeyringInput.validate(userKeyName: name)

@@ -57,8 +57,8 @@ extension ODR {
         try reporting.print(checks.map(Report.init), failed: rejected > 0, on: context.output) {
           for check in checks {
             var text = "\(URLCheck.shown(check.input))\n"
-            text += "  strict:   \(check.strictURL.map { URLCheck.shown($0.absoluteString) } ?? "nil")\n"
-            text += "  encoding: \(check.encodedURL.map { URLCheck.shown($0.absoluteString) } ?? "nil")\n"
+            text += "  strict:   \(check.strictURL.map { URLCheck.shown($0.absoluteString) } ?? "(does not parse)")\n"
+            text += "  encoding: \(check.encodedURL.map { URLCheck.shown($0.absoluteString) } ?? "(does not parse)")\n"
             for each in URLPolicy.allCases {
               let verdict = check.verdict(under: each)
               let mark = each == policy ? "*" : " "

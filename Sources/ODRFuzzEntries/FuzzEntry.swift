@@ -7,6 +7,7 @@ import ODRConfiguration
 import ODRKeys
 import ODRProxy
 import ODRPublishing
+import ODRTransports
 import ODRTrust
 
 /// What each fuzz target feeds its input to (FuzzTesting/, `scripts/checks/fuzz`),
@@ -42,6 +43,9 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
   /// A request head a proxied child sends (`odr exec --proxy`): the
   /// request line, then `Name: value` lines, decided for fixed bindings.
   case proxyRequest
+  /// An S3 ListObjectsV2 page (`odr publish --prune`): keys and the
+  /// continuation token.
+  case s3Listing
 
   /// Runs this entry on `bytes`. A refusal is the answer to most inputs
   /// (dropped as such); only a crash is a finding.
@@ -94,6 +98,9 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
       _ = dropping(.isTheAnswer) { try SecretTemplate(path: "fuzz.tmpl", text: String(decoding: bytes, as: UTF8.self)) }
     case .proxyRequest:
       Self.decideProxyRequest(bytes)
+    case .s3Listing:
+      guard let page = dropping(.isTheAnswer, { try S3ListingPage(bytes) }) else { return }
+      precondition(page.keys.count <= S3ListingPage.maxKeys && (page.next.map { !$0.isEmpty } ?? true), "a page beyond its bounds")
     }
   }
 

@@ -113,8 +113,12 @@ public struct KeyImporter: Sendable {
 
   private func decrypt(_ data: Data, file: Catalog.File, tag: String, recipients: Int, with identities: [AgeIdentity]) throws -> Data {
     do { return try Age.decrypt(data, identities: identities) } catch let error as TrustError where error.code == .noIdentity {
-      let tried = identities.isEmpty ? "this machine has no age identity" : "none of this machine's \(identities.count) age identit\(identities.count == 1 ? "y" : "ies") is one of them"
-      throw KeysError(.notRecipient, "\(tag) (catalog version \(catalog.catalog.version) of \(catalog.catalog.bundle)) is encrypted to \(recipients) recipient\(recipients == 1 ? "" : "s"), and \(tried). Create an identity with `odr identity new NAME` (or print yours with `odr identity recipient NAME`), send the age1… recipient it prints to the publisher, and fetch again once they have re-packed. In CI, pass the identity in ODR_IDENTITY or --identity-file.")
+      let what = "\(tag) (catalog version \(catalog.catalog.version) of \(catalog.catalog.bundle)) is encrypted to \(recipients) recipient\(recipients == 1 ? "" : "s")"
+      guard !identities.isEmpty else {
+        throw KeysError(.notRecipient, "\(what), and this machine has no age identity. Give it the identity the publisher encrypted to: in CI, ODR_IDENTITY (a secret) or --identity-file; on a workstation, `odr identity new NAME`, then send the age1… recipient it prints to the publisher and fetch again once they have re-packed.")
+      }
+      let mine = identities.map(\.recipient.description).joined(separator: ", ")
+      throw KeysError(.notRecipient, "\(what), and none of this machine's \(identities.count) age identit\(identities.count == 1 ? "y" : "ies") is one of them (\(identities.count == 1 ? "its recipient" : "their recipients"): \(mine)). Ask the publisher to add \(identities.count == 1 ? "it" : "one of them") and re-pack, or give odr the identity the tag was encrypted to (ODR_IDENTITY, --identity-file).")
     } catch let error as TrustError where error.code == .agePassphrase {
       throw ResourceError(.integrity, "'\(file.path)' of \(tag) is encrypted with a passphrase, not to recipients; odr cannot open it. The publisher must re-pack it with `odr pack --recipient …`; nothing was imported.")
     } catch let error as TrustError {

@@ -47,8 +47,11 @@ public struct Publication: Sendable {
   /// size) and asks `destination` what it already has. A signed catalog
   /// that clients of the one published could not follow — signed by a key
   /// the published catalog's signers do not lead to, or dropping its
-  /// hand-over chain — is refused unless `newTrustRoot`.
-  public init(folder: URL, destination: any PublishDestination, newTrustRoot: Bool = false) async throws {
+  /// hand-over chain — is refused unless `newTrustRoot`. With `prune`, the
+  /// blobs at the destination that neither this catalog nor the published
+  /// one (still served to clients mid-switch) names are deleted after the
+  /// switch (`delete` steps, last).
+  public init(folder: URL, destination: any PublishDestination, newTrustRoot: Bool = false, prune: Bool = false) async throws {
     self.folder = folder
     self.destination = destination
     guard FileIO.kind(of: folder.appending(path: "catalog.json")) == .file else {
@@ -102,8 +105,23 @@ public struct Publication: Sendable {
     if let signature { steps.append(Step(path: "catalog.json.sig", action: .upload, bytes: Int64(signature.encoded.count))) }
     steps.append(Step(path: "catalog.json", action: .upload, bytes: Int64(catalogBytes.count)))
     if signature == nil && publishedSignature != nil { steps.append(Step(path: "catalog.json.sig", action: .delete, bytes: 0)) }
+    if prune {
+      var kept = Set(blobs.map(\.sha256))
+      if let publishedCatalog {
+        guard let published = dropping(.isTheAnswer, { try Catalog.decode(publishedCatalog) }) else {
+          throw ResourceError(.integrity, "The catalog published at \(destination.name) cannot be read, so odr cannot tell which blobs its clients still need: nothing was published. Publish without --prune first (it repairs the catalog), then prune.")
+        }
+        kept.formUnion(published.tags.values.flatMap(\.files).map(\.sha256))
+      }
+      for name in try await destination.blobs() where !kept.contains(name) {
+        steps.append(Step(path: "blobs/\(name)", action: .delete, bytes: try await destination.size(of: "blobs/\(name)") ?? 0))
+      }
+    }
     self.steps = steps
   }
+
+  /// The blobs `--prune` deletes after the switch.
+  public var pruned: [Step] { steps.filter { $0.action == .delete && $0.path.hasPrefix("blobs/") } }
 
   /// Throws unless a client that trusts `published` (its signers, its chain)
   /// can follow to `catalog`: its signer must be reachable from the
@@ -160,6 +178,10 @@ public struct Publication: Sendable {
     if signature == nil, publishedSignature != nil {
       progress(Step(path: "catalog.json.sig", action: .delete, bytes: 0))
       try await destination.delete("catalog.json.sig")
+    }
+    for step in pruned {
+      progress(step)
+      try await destination.delete(step.path)
     }
   }
 }

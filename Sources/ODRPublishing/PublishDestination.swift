@@ -22,6 +22,16 @@ public protocol PublishDestination: Sendable {
   func upload(_ data: Data, to path: String, cacheControl: String) async throws
   /// Deletes the object at `path` (nothing when there is none).
   func delete(_ path: String) async throws
+  /// The names of the blobs at the destination (`blobs/<sha256>`: the
+  /// 64-hex names only), for `odr publish --prune`.
+  func blobs() async throws -> [String]
+}
+
+extension PublishDestination {
+  /// Whether `name` is a blob's name: 64 lower-case hex digits.
+  public static func isBlobName(_ name: some StringProtocol) -> Bool {
+    name.utf8.count == 64 && name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+  }
 }
 
 /// A folder as a destination (a web server's document root, a mounted
@@ -65,10 +75,22 @@ public struct FolderDestination: PublishDestination {
     FileIO.syncDirectory(target.deletingLastPathComponent())
   }
 
+  /// Writes the small documents (catalog.json, its signature); each one's
+  /// modification time moves on by at least a second, so a web server's
+  /// validators change with it.
   public func upload(_ data: Data, to path: String, cacheControl: String) async throws {
     let target = folder.appending(path: path)
     try makeFolder(target.deletingLastPathComponent())
-    try FileIO.atomicWrite(data, to: target, mode: 0o644)
+    try FileIO.atomicWriteChangingValidator(data, to: target)
+  }
+
+  public func blobs() async throws -> [String] {
+    let names: [String]
+    do { names = try FileManager.default.contentsOfDirectory(atPath: folder.appending(path: "blobs").path) } catch {
+      guard FileIO.kind(of: folder.appending(path: "blobs")) == .missing else { throw ResourceError(.io, "Cannot list '\(folder.path)/blobs': \(error).") }
+      return []
+    }
+    return names.filter { Self.isBlobName($0) }.sorted()
   }
 
   public func delete(_ path: String) async throws {

@@ -67,7 +67,7 @@ public struct Publisher: Sendable {
       unlink(signatureFile.path)
       options.notify("removed the old catalog.json.sig: this catalog is unsigned, and clients that saw a signed one will refuse it.")
     }
-    try FileIO.atomicWrite(bytes, to: output.appending(path: "catalog.json"))
+    try FileIO.atomicWriteChangingValidator(bytes, to: output.appending(path: "catalog.json"))
     adviseOnRecipients(catalog, previous: previous?.catalog, options: options)
     return catalog
   }

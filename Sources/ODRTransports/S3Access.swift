@@ -34,15 +34,17 @@ public struct S3Access: Sendable {
     return S3Access(credentials: AWSCredentials.find(in: environment), region: AWSCredentials.region(in: environment), endpoint: url)
   }
 
-  /// The HTTP(S) address of `s3://bucket/key`.
+  /// The HTTP(S) address of `s3://bucket/key` (its query kept: a listing's
+  /// `?list-type=2&prefix=…`).
   public func httpURL(for s3URL: URL) -> URL {
     let bucket = s3URL.host ?? ""
     let key = s3URL.path(percentEncoded: true)
+    let query = s3URL.query(percentEncoded: true).map { "?\($0)" } ?? ""
     if let endpoint {
       let base = endpoint.absoluteString.hasSuffix("/") ? String(endpoint.absoluteString.dropLast()) : endpoint.absoluteString
-      return URL(string: "\(base)/\(bucket)\(key)")!
+      return URL(string: "\(base)/\(bucket)\(key)\(query)")!
     }
-    return URL(string: "https://\(bucket).s3.\(region).amazonaws.com\(key)")!
+    return URL(string: "https://\(bucket).s3.\(region).amazonaws.com\(key)\(query)")!
   }
 
   /// The headers of a request to `url` (an address from ``httpURL(for:)``),

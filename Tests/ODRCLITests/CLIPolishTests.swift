@@ -88,6 +88,22 @@ import Testing
     }
   }
 
+  /// Messages that used to send the user the wrong way (issue 42).
+  @Test func mistakesAreToldWhatTheyAreAndWhereToGo() async throws {
+    let http = try await odr(["http", "GET"])
+    #expect(http.status == 2 && http.stderr.contains("No URL: `odr http GET URL`"), "\(http.stderr)")
+    // A signing key's name mistyped: the closest one kept, not `odr set`.
+    let env = KeyringSession.shared.environment
+    let name = "release-\(UUID().uuidString.prefix(8).lowercased())"
+    #expect(try await Command.odr(["signing-key", "new", name], environment: env).status == 0)
+    defer { Task { _ = try? await Command.odr(["signing-key", "delete", name], environment: env) } }  // clean-up only
+    let typo = String(name.dropLast())
+    let pack = try await Command.odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path, "--output", "/nonexistent/odr-out",
+                                      "--plaintext-secrets", "--sign", typo], environment: env)
+    #expect(pack.status == 3 && pack.stderr.contains("No signing key '\(typo)'") && pack.stderr.contains("Did you mean '\(name)'?"), "\(pack.stderr)")
+    #expect(!pack.stderr.contains("odr set"))
+  }
+
   @Test func anUnknownCommandIsAUsageErrorWithASuggestion() async throws {
     let typo = try await odr(["fecth", "APIKeys"])
     #expect(typo.status == 2)

@@ -107,6 +107,39 @@ import Testing
     #expect(wrongProfile.stderr.contains("profile 'default' of \(file.path)"), "\(wrongProfile.stderr)")
   }
 
+  /// `odr publish --prune` on S3: blobs of neither the new catalog nor the
+  /// one it replaces go (listed with ListObjectsV2, signed), after the switch.
+  @Test func pruningABucketDeletesOnlyBlobsNoCatalogNames() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let moto = try await MotoServer.start()
+    let user = moto.environment(moto.user, base: base)
+    let destination = "s3://\(moto.bucket)/odr"
+    let source = root.appending(path: "src")
+    var blobs: [String] = []
+    for version in 1...4 {
+      try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+      try Data("level \(version)".utf8).write(to: source.appending(path: "level.txt"))
+      try Data(#"{"bundle": "com.example.prune", "tags": {"L": {"category": "onDemand", "files": ["level.txt"]}}}"#.utf8).write(to: source.appending(path: "tags.json"))
+      let pack = try await Command.odr(["pack", source.path, "--output", published.path, "--catalog-version", "\(version)", "--quiet"], environment: user)
+      try #require(pack.status == 0, "\(pack.stderr)")
+      let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: published.appending(path: "catalog.json"))) as? [String: Any]
+      let files = ((catalog?["tags"] as? [String: Any])?["L"] as? [String: Any])?["files"] as? [[String: Any]]
+      blobs.append(try #require(files?.first?["sha256"] as? String))
+      guard version < 4 else { break }  // version 4 is published below, with --prune
+      let publish = try await Command.odr(["publish", published.path, destination, "--quiet"], environment: user)
+      try #require(publish.status == 0, "\(publish.stderr)")
+    }
+    // Publishing 4 over 3: 1 and 2 go; 3 stays for clients mid-switch.
+    let dry = try await Command.odr(["publish", published.path, destination, "--prune", "--dry-run"], environment: user)
+    let deletes = dry.stdout.split(separator: "\n").filter { $0.hasPrefix("delete\t") }.map { String($0.split(separator: "\t")[1]) }
+    #expect(dry.status == 0 && deletes.sorted() == ["blobs/\(blobs[0])", "blobs/\(blobs[1])"].sorted(), "\(dry.stdout)\(dry.stderr)")
+    let prune = try await Command.odr(["publish", published.path, destination, "--prune"], environment: user)
+    #expect(prune.status == 0 && prune.stderr.contains("then 2 blobs no catalog names deleted"), "\(prune.stderr)")
+    let left = try await moto.boto("print(sorted(o['Key'] for o in s3.list_objects_v2(Bucket='\(moto.bucket)')['Contents']))")
+    #expect(left.stdout.contains(blobs[3]) && left.stdout.contains(blobs[2]) && !left.stdout.contains(blobs[1]) && !left.stdout.contains(blobs[0]),
+            "\(left.stdout)\(left.stderr)")
+  }
+
   /// Runs odr in `folder`, where an odr.json is that the user adopted.
   func odr(_ arguments: [String], in folder: URL, environment: [String: String]) async throws -> Command.Result {
     _ = try await Command.odr(["trust", "adopt", "--quiet"], environment: environment, in: folder)

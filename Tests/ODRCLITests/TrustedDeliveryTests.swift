@@ -159,6 +159,11 @@ import Testing
       let exec = try await odr(["exec", "--fetch", "APIKeys", "--", "/bin/sh", "-c", "test \"$WEATHER\" = \(value)"], ciEnv)
       #expect(exec.status == 0 && exec.stderr.isEmpty, "\(type): \(exec.stderr)")
     }
+    // An identity that is none of the recipients: the message names its recipient.
+    let stranger = AgeIdentity()
+    let wrong = try await odr(["exec", "--fetch", "APIKeys", "--", "/bin/true"],
+                              ["ODR_IDENTITY": stranger.secretKeyString, "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"])
+    #expect(wrong.status != 0 && wrong.stderr.contains("(its recipient: \(stranger.recipient))"), "\(wrong.stderr)")
   }
 
   @Test func aMachineThatIsNotARecipientExitsTenAndChangesNothing() async throws {

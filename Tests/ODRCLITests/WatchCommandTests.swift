@@ -43,10 +43,10 @@ import Glibc
   /// Starts `odr exec --fetch APIKeys --watch 100ms` in the background of
   /// a shell, whose result (after odr ends) says how odr exited. The
   /// command writes "start VALUE PID" into the FIFO each time it starts.
-  func startWatching(catalog: String) throws -> Task<Command.Result, any Error> {
+  func startWatching(catalog: String, source: String = "--fetch APIKeys") throws -> Task<Command.Result, any Error> {
     guard mkfifo(fifo.path, 0o600) == 0 else { throw TestFailure("mkfifo: \(String(cString: strerror(errno)))") }
     let script = """
-      "$ODR" exec --fetch APIKeys --watch 100ms --stop-timeout 5 -- sh -c 'echo "start $WEATHER_KEY $$" > "$FIFO"; exec sleep 60' 2>"$ERR" &
+      "$ODR" exec \(source) --watch 100ms --stop-timeout 5 -- sh -c 'echo "start ${WEATHER_KEY:-$WEATHER} $$" > "$FIFO"; exec sleep 60' 2>"$ERR" &
       echo $! > "$PIDFILE"
       wait $!
       echo "odr exited $?"
@@ -143,5 +143,21 @@ import Glibc
     // The pack was read once, at the start: a 304 reads nothing more.
     let blobs = nginx.requests.filter { $0.path.hasPrefix("/blobs/") }
     #expect(blobs.count == 1, "\(blobs.map(\.path))")
+  }
+
+  /// Without --fetch, the keyring is what is watched: `odr set` elsewhere
+  /// restarts the command with the new value.
+  @Test func aKeyChangedInTheKeyringRestartsTheCommand() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    let env = environment(catalog: "")
+    let set = try await Command.odr(["set", "Weather", "--service", bundle], input: "k-1", environment: env)
+    try #require(set.status == 0, "\(set.stderr)")
+    let run = try startWatching(catalog: "", source: "--service \(bundle)")
+    #expect(try await nextStart().value == "k-1")
+    #expect(try await Command.odr(["set", "Weather", "--service", bundle], input: "k-2", environment: env).status == 0)
+    #expect(try await nextStart().value == "k-2")
+    #expect(kill(try odrPid(), SIGTERM) == 0)
+    #expect(try await run.value.stdout == "odr exited 143\n")
   }
 }

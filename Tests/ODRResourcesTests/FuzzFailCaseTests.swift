@@ -13,7 +13,7 @@ import ODRTesting
     "FuzzJSONReader": .jsonReader, "FuzzCatalog": .catalog, "FuzzSignatureLines": .signatureLines,
     "FuzzHandover": .handover, "FuzzDocuments": .documents, "FuzzAgeFile": .ageFile,
     "FuzzSSHKeys": .sshKeys, "FuzzRecipientsFile": .recipientsFile, "FuzzDotenv": .dotenv, "FuzzTemplate": .template,
-    "FuzzProxyRequest": .proxyRequest,
+    "FuzzProxyRequest": .proxyRequest, "FuzzS3Listing": .s3Listing,
   ]
 
   @Test func everyTargetHasAnEntryAndSeeds() throws {

@@ -29,6 +29,7 @@ import Testing
       try await folder.upload(data, to: path, cacheControl: cacheControl)
     }
     func delete(_ path: String) async throws { try await folder.delete(path) }
+    func blobs() async throws -> [String] { try await folder.blobs() }
   }
 
   /// Packs version `version` (its level file says which) signed by `key`.
@@ -82,6 +83,26 @@ import Testing
     #expect(signature.entries.count == 2)
     #expect(signature.validSigners(of: versionOne) == [key.verifyingKey])
     #expect(signature.validSigners(of: try Data(contentsOf: destination.appending(path: "catalog.json"))) == [key.verifyingKey])
+  }
+
+  /// --prune: after a week of packs, the host holds the blobs of the
+  /// catalog published and of the one before it, no others; a client of
+  /// either still reads.
+  @Test func pruningKeepsTheBlobsOfTheNewAndThePreviousCatalogOnly() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let destination = root.appending(path: "www")
+    for version in 1...3 { try await Publication(folder: try pack(version), destination: FolderDestination(destination)).run() }
+    try Data("not a blob".utf8).write(to: destination.appending(path: "blobs/README"))
+    #expect(try await FolderDestination(destination).blobs().count == 3)
+    let plan = try await Publication(folder: try pack(4), destination: FolderDestination(destination), prune: true)
+    let blobOf = { (version: Int) throws -> String in
+      try Catalog.decode(Data(contentsOf: self.root.appending(path: "out\(version)/catalog.json"))).tags["L"]!.files[0].sha256
+    }
+    #expect(plan.pruned.map(\.path).sorted() == [try blobOf(1), try blobOf(2)].map { "blobs/\($0)" }.sorted())
+    try await plan.run()
+    #expect(try await FolderDestination(destination).blobs().sorted() == [try blobOf(3), try blobOf(4)].sorted())
+    #expect(FileManager.default.fileExists(atPath: destination.appending(path: "blobs/README").path))  // not a blob: left alone
+    #expect(try await read(destination, client: "a").version == 4)
   }
 
   @Test func theBridgeHoldsThePublishedCatalogsLinesOnlyAndDoesNotGrow() async throws {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ODRBase
 import ODRCatalog
 import ODRKeyring
 import ODRKeys
@@ -8,9 +9,11 @@ extension ODR {
   struct Doctor: ContextualCommand {
     static let configuration = CommandConfiguration(
       commandName: "doctor",
-      abstract: "Check the session bus, the Secret Service, its default collection and lock state.",
+      abstract: "Check the keyring, and show this machine's identities, signing keys, trusted bundles, catalog and keys.",
       discussion: """
-        Reads and writes no key. Exits 0 when the keyring is ready, otherwise with the code of the first problem (5 unavailable, 6 locked, 9 timeout) after saying how to fix it.
+        The keyring first: the session bus, the Secret Service, its default collection and lock state (with ODR_STORE=kernel, or "store": "kernel" in odr.json, the kernel keyring). Then the overview: the store keys go to, this machine's identities with their recipients, its signing keys with their public keys, the bundles it trusts (signer, version, where their state lives), the configured catalog with its version and expiry (as last fetched: no network), and how many keys the current service holds. Each part that cannot be read is a note that says what to do.
+
+        Reads and writes no key. Exits 0 when the keyring in use is ready, otherwise with the code of the first problem (5 unavailable, 6 locked, 9 timeout) after saying how to fix it; the overview's notes never change the exit status, so scripts can rely on it.
 
         With --repair, also puts back the keys of an import into --service (default $ODR_SERVICE) that was cut short (a killed `odr fetch`, a keyring that died): until then every reader sees the keys as they were before it, and the next `odr fetch` would do the same first.
 
@@ -48,6 +51,8 @@ extension ODR {
       @NullWhenAbsent var problem: Problem?
       /// With --repair: how many keys an interrupted import's journal put back.
       @NullWhenAbsent var repaired: Int?
+      /// Everything else odr knows on this machine.
+      let overview: DoctorOverview
     }
 
     func run(_ context: CommandContext) async throws {
@@ -57,27 +62,38 @@ extension ODR {
       }
       let probe = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: timeout))
       let address = context.environment["DBUS_SESSION_BUS_ADDRESS"]
+      // The keyring in use: the kernel's when the store is configured so.
+      let kind = (dropping(.messageOnly) { try StoreOptions.configuredKind(context) }) ?? .secretService
+      var failure = probe.failure
+      if kind == .kernel {
+        failure = nil
+        do { _ = try KernelKeyringStore(service: PrivateKeyring.identityService).names() } catch let error as KeyringError { failure = error }
+      }
       var repaired: Int?
-      if let service = repairing, probe.failure == nil {
-        let store = try context.keyring(service, StoreOptions.deadline(seconds: timeout))
+      if let service = repairing, failure == nil {
+        let store = try StoreOptions.makeStore(kind, service: service, timeout: timeout, context)
         repaired = try await ImportTransaction(store: store).repair()
       }
+      let overview = await DoctorOverview.gather(context, keyringUsable: failure == nil, timeout: timeout)
       try reporting.print(Report(
           sessionBusAddress: address, sessionBus: probe.sessionBus, provider: probe.provider, providerProgram: probe.providerProgram,
-          defaultCollection: probe.defaultCollection, locked: probe.locked, ready: probe.isReady,
-          problem: probe.failure.map { .init(code: $0.code.rawValue, message: $0.description) }, repaired: repaired), failed: probe.failure != nil, on: context.output) {
+          defaultCollection: probe.defaultCollection, locked: probe.locked, ready: failure == nil,
+          problem: failure.map { .init(code: $0.code.rawValue, message: $0.description) }, repaired: repaired, overview: overview),
+          failed: failure != nil, on: context.output) {
         var lines: [String] = []
         lines.append(line(probe.sessionBus, "session bus", address ?? "DBUS_SESSION_BUS_ADDRESS is not set"))
         if probe.sessionBus { lines.append(line(probe.provider, "Secret Service", probe.provider ? "org.freedesktop.secrets answered\(probe.providerProgram.map { " (\($0))" } ?? "")" : "no answer")) }
         if probe.provider { lines.append(line(probe.defaultCollection != nil, "default collection", probe.defaultCollection.map { "'\($0)'" } ?? "none")) }
         if let locked = probe.locked { lines.append(line(!locked, "lock state", locked ? "locked" : "unlocked")) }
-        lines.append(probe.failure.map { "\n\($0.description)" } ?? "\nThe keyring is ready.")
+        if kind == .kernel { lines.append(line(failure == nil, "kernel keyring", failure == nil ? "answers (keys go here: --store kernel)" : "refused")) }
+        lines.append(failure.map { "\n\($0.description)" } ?? "\nThe keyring is ready.")
         if let repaired, let service = repairing {
           lines.append(repaired == 0 ? "No interrupted import of \(service) to repair." : "Put back \(repaired) key\(repaired == 1 ? "" : "s") of an interrupted import of \(service).")
         }
+        lines += overview.lines
         context.output.write(lines.joined(separator: "\n") + "\n")
       }
-      if let failure = probe.failure { throw ExitCode(ExitStatus.exitCode(for: failure)) }
+      if let failure { throw ExitCode(ExitStatus.exitCode(for: failure)) }
     }
 
     private func line(_ ok: Bool, _ what: String, _ detail: String) -> String {

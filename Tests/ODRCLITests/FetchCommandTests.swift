@@ -59,6 +59,15 @@ import Testing
     #expect(legacy.stderr.contains("attribute.username = Legacy") && legacy.stderr.contains("attribute.account = Legacy"), "\(legacy.stderr)")
     #expect(try await lookup("Weather") == weather)
     #expect(try await odr(["fetch", "APIKeys"]).stdout == "unchanged Maps\nunchanged Weather\n")
+    // odr doctor is the overview: the bundle trusted, the catalog as fetched, the service's keys.
+    let doctor = try await odr(["doctor", "--json"])
+    #expect(doctor.status == 0, "\(doctor.stderr)")
+    let overview = (try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])?["overview"] as? [String: Any]
+    #expect(((overview?["bundles"] as? [[String: Any]])?.map { $0["bundle"] as? String }).map { $0.contains(bundle) } == true, "\(doctor.stdout)")
+    #expect((overview?["catalog"] as? [String: Any])?["bundle"] as? String == bundle && (overview?["catalog"] as? [String: Any])?["version"] as? Int == 1)
+    #expect((overview?["services"] as? [[String: Any]])?.first?["keys"] as? Int == 3)  // Maps, Weather and the legacy item
+    let text = try await odr(["doctor"])
+    #expect(text.stdout.contains("catalog: file://") && text.stdout.contains(": \(bundle) version 1, no expiry") && text.stdout.contains("keys: \(bundle) holds 3 keys"), "\(text.stdout)")
     try await publish(document.replacingOccurrences(of: maps, with: maps + "-2"), version: 2)
     #expect(try await odr(["fetch", "APIKeys"]).stdout == "changed   Maps\nunchanged Weather\n")
     #expect(try await lookup("Maps") == maps + "-2")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ODRBase
+import ODRCatalog
 import ODRKeyring
 import ODRKeys
 
@@ -88,12 +89,23 @@ extension ODR {
     struct List: ContextualCommand {
       static var configuration: CommandConfiguration { Key.texts.list.configuration(name: "list") }
 
+      @OptionGroup var reporting: OutputOptions
+
+      /// `--json`: each key's name and public half (null when unreadable).
+      struct Entry: Encodable {
+        let name: String
+        @NullWhenAbsent var publicKey: String?
+      }
+
       func run(_ context: CommandContext) async throws {
         let items = try await keyring(context).store.values(for: nil)
-        context.output.write(items.sorted { $0.key < $1.key }.map { name, secret in
-          // a damaged item is listed as unreadable, not hidden
-          "\(name)\t\(dropping(.isTheAnswer) { try Key(secret) }?.publicText ?? Key.texts.unreadable)\n"
-        }.joined())
+        // a damaged item is listed as unreadable, not hidden
+        let entries = items.sorted { $0.key < $1.key }.map { name, secret in Entry(name: name, publicKey: dropping(.isTheAnswer) { try Key(secret) }?.publicText) }
+        try reporting.print(entries, on: context.output) {
+          var table = TextTable(header: ["NAME", Key.texts.publicCommand.uppercased()])
+          table.rows = entries.map { [$0.name, $0.publicKey ?? Key.texts.unreadable] }
+          context.output.write(table.rendered(forTerminal: context.output.stdoutIsTerminal))
+        }
       }
     }
 

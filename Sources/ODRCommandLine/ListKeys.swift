@@ -54,12 +54,12 @@ extension ODR {
                           query: key.metadata.query, hosts: key.metadata.hosts, insecure: key.metadata.insecure)
         }
         return try reporting.print(LongListing(service: store.service, keys: keys), on: context.output) {
-          context.output.write(keys.map { key in
-            let fields = [("env", key.env), ("header", key.header), ("scheme", key.scheme), ("query", key.query),
-                          ("hosts", key.hosts?.joined(separator: ",")), ("insecure", key.insecure.map(String.init))]
-              .compactMap { name, value in value.map { "\(name)=\($0)" } }
-            return ([key.name] + fields).joined(separator: "  ") + "\n"
-          }.joined())
+          var table = TextTable(header: ["NAME", "ENV", "HEADER", "SCHEME", "QUERY", "HOSTS", "INSECURE"])
+          table.rows = keys.map { key in
+            [key.name, key.env ?? "-", key.header ?? "-", key.scheme ?? "-", key.query ?? "-", key.hosts?.joined(separator: ",") ?? "-",
+             key.insecure.map(String.init) ?? "-"]
+          }
+          context.output.write(table.rendered(forTerminal: context.output.stdoutIsTerminal))
         }
       }
       let names = try await store.names()

@@ -46,7 +46,7 @@ import Glibc
   func startWatching(catalog: String, source: String = "--fetch APIKeys") throws -> Task<Command.Result, any Error> {
     guard mkfifo(fifo.path, 0o600) == 0 else { throw TestFailure("mkfifo: \(String(cString: strerror(errno)))") }
     let script = """
-      "$ODR" exec \(source) --watch 100ms --stop-timeout 5 -- sh -c 'echo "start ${WEATHER_KEY:-$WEATHER} $$" > "$FIFO"; exec sleep 60' 2>"$ERR" &
+      "$ODR" exec \(source) --watch 100ms --stop-timeout 5 -- sh -c 'echo "start ${WEATHER_KEY:-$WEATHER} $$" > "$FIFO"; exec sleep 30' >/dev/null 2>"$ERR" &
       echo $! > "$PIDFILE"
       wait $!
       echo "odr exited $?"

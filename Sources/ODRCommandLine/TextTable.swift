@@ -1,0 +1,22 @@
+/// Rows for a person or for a script, from one place: on a terminal,
+/// aligned columns under a header; piped, tab-separated fields and no header
+/// (what `cut -f`, `awk -F'\t'` and `while IFS=$'\t' read` expect).
+struct TextTable {
+  let header: [String]
+  var rows: [[String]] = []
+
+  /// The table as text for `output`'s stdout.
+  func rendered(forTerminal terminal: Bool) -> String {
+    guard terminal else { return rows.map { $0.joined(separator: "\t") + "\n" }.joined() }
+    let all = [header] + rows
+    let widths = header.indices.map { column in all.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0 }
+    return all.map { row in
+      row.indices.map { column in column == row.count - 1 ? row[column] : row[column].padding(to: widths[column]) }.joined(separator: "  ") + "\n"
+    }.joined()
+  }
+}
+
+extension String {
+  /// The string padded with spaces to `width` characters.
+  fileprivate func padding(to width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }
+}

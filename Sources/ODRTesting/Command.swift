@@ -1,4 +1,5 @@
 public import Foundation
+import ODRBase
 import Subprocess
 #if canImport(System)
 import System
@@ -115,6 +116,17 @@ public enum Command {
     process.waitUntilExit()
     return Result(status: process.terminationStatus, signaled: process.terminationReason == .uncaughtSignal, stdout: String(decoding: outData, as: UTF8.self),
                   stderr: String(decoding: errData.value, as: UTF8.self), duration: clock.now - start)
+  }
+
+  /// Runs the built odr with `arguments` on a thread of its own and does
+  /// not wait: a test's clean-up in a `defer`, which cannot await and must
+  /// not block one of the few cooperative threads while odr runs (a
+  /// command a concurrent test's long-lived child keeps a pipe of open
+  /// would stall every test behind it).
+  public static func odrInBackground(_ arguments: [String], environment: [String: String]? = nil) {
+    Thread {
+      _ = dropping(.bestEffort) { try runBlocking(Paths.odr.path, arguments, environment: environment) }  // clean-up: its result is nobody's
+    }.start()
   }
 
   /// Runs blocking `body` on a thread of its own and waits without holding

@@ -96,7 +96,7 @@ import Testing
     let env = KeyringSession.shared.environment
     let name = "release-\(UUID().uuidString.prefix(8).lowercased())"
     #expect(try await Command.odr(["signing-key", "new", name], environment: env).status == 0)
-    defer { Task { _ = try? await Command.odr(["signing-key", "delete", name], environment: env) } }  // clean-up only
+    defer { Command.odrInBackground(["signing-key", "delete", name], environment: env) }
     let typo = String(name.dropLast())
     let pack = try await Command.odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path, "--output", "/nonexistent/odr-out",
                                       "--plaintext-secrets", "--sign", typo], environment: env)
@@ -205,7 +205,7 @@ import Testing
     packEnv["XDG_STATE_HOME"] = root.appending(path: "state").path
     #expect(try await Command.odr(["pack", root.appending(path: "src").path, "--output", root.appending(path: "pub").path, "--plaintext-secrets", "--quiet"], environment: packEnv).status == 0)
     #expect(try await Command.odr(["fetch", "APIKeys", "--catalog", root.appending(path: "pub").path, "--quiet"], environment: packEnv).status == 0)
-    defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all", "--service", service], environment: env) }
+    defer { Command.odrInBackground(["delete", "--all", "--service", service], environment: env) }
 
     let long = try await Command.odr(["list", "--long", "--service", service], environment: env)
     #expect(long.status == 0, "\(long.stderr)")

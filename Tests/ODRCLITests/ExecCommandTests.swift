@@ -286,7 +286,7 @@ import Testing
     for (name, value) in TrickyValues.all {
       #expect(try await Command.odr(["set", name, "--keep-newline"], input: value, environment: env).status == 0)
     }
-    defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
+    defer { Command.odrInBackground(["delete", "--all"], environment: env) }
     let names = TrickyValues.all.keys.sorted()
     let variables = names.map { $0.replacingOccurrences(of: "([a-z])([A-Z])", with: "$1_$2", options: .regularExpression).uppercased() }
     let printAll = "printf '%s\\0' " + variables.map { "\"$\($0)\"" }.joined(separator: " ")

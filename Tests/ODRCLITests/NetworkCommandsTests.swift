@@ -62,7 +62,7 @@ import Testing
     }) { server in
       let env = try await fetchKeys(#"{"Weather": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}"#,
                                     bundle: bundle, root: root)
-      defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
+      defer { Command.odrInBackground(["delete", "--all"], environment: env) }
 
       try Data("payload".utf8).write(to: root.appending(path: "body.txt"))
       let post = try await Command.odr(["http", "POST", server.url + "/items", "--key", "Weather", "--data", "@" + root.appending(path: "body.txt").path,
@@ -122,7 +122,7 @@ import Testing
     }) { server in
       let env = try await fetchKeys(#"{"Local": {"value": "\#(secret)", "header": "X-Api-Key", "hosts": ["127.0.0.1"]}, "Remote": {"value": "\#(secret)-r", "header": "X-Api-Key", "hosts": ["api.example.invalid"]}}"#,
                                     bundle: bundle, root: root)
-      defer { _ = try? Command.runBlocking(Paths.odr.path, ["delete", "--all"], environment: env) }
+      defer { Command.odrInBackground(["delete", "--all"], environment: env) }
 
       // The method defaults to GET; odr says who it is; nothing is logged without -v.
       let get = try await Command.odr(["http", server.url + "/x"], environment: env)

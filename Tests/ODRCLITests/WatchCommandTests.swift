@@ -8,7 +8,9 @@ import Glibc
 /// `odr exec --watch`: the built binary as a server's supervisor. The
 /// command tells the test each start through a FIFO (no sleeps); odr runs
 /// in the background of a shell that reports how it ended.
-@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct WatchCommandTests {
+/// Timed: they run in the timed phase, beside few other suites, so that no
+/// test of the crowded untagged phase delays a revalidation or a restart.
+@Suite(.tags(.timed), .enabled(if: TestSelection.timed), .timeLimit(.minutes(2))) struct WatchCommandTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-watch-\(UUID().uuidString)")
   let bundle = "com.odr.watch.\(UUID().uuidString.prefix(8).lowercased())"
   var published: URL { root.appending(path: "pub") }
@@ -45,14 +47,18 @@ import Glibc
   /// command writes "start VALUE PID" into the FIFO each time it starts.
   func startWatching(catalog: String, source: String = "--fetch APIKeys") throws -> Task<Command.Result, any Error> {
     guard mkfifo(fifo.path, 0o600) == 0 else { throw TestFailure("mkfifo: \(String(cString: strerror(errno)))") }
+    // Descriptors this shell inherited (another test's pipes, opened
+    // meanwhile) are closed first: the command lives long, and a pipe it
+    // held open would keep that test waiting for its end.
     let script = """
+      for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null
       "$ODR" exec \(source) --watch 100ms --stop-timeout 5 -- sh -c 'echo "start ${WEATHER_KEY:-$WEATHER} $$" > "$FIFO"; exec sleep 30' >/dev/null 2>"$ERR" &
       echo $! > "$PIDFILE"
       wait $!
       echo "odr exited $?"
       """
     let env = environment(catalog: catalog)
-    return Task { try await Command.run("/bin/sh", ["-c", script], environment: env) }
+    return Task { try await Command.run("/bin/bash", ["-c", script], environment: env) }  // bash: descriptors above 9
   }
 
   /// The next start the command reports: its key and its pid. Bounded: a
@@ -91,6 +97,11 @@ import Glibc
     return false
   }
 
+  /// Ends a watching odr a failed test left running (nothing when it ended).
+  func stopOdr() {
+    if let pid = try? odrPid() { kill(pid, SIGKILL) }  // no pid file: it never started
+  }
+
   func odrPid() throws -> pid_t {
     guard let pid = pid_t(try String(contentsOf: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) else {
       throw TestFailure("no pid of odr")
@@ -102,6 +113,7 @@ import Glibc
     defer { try? FileManager.default.removeItem(at: root) }
     try await publish("w-1", version: 1)
     let run = try startWatching(catalog: "file://" + published.path)
+    defer { stopOdr() }
     let first = try await nextStart()
     #expect(first.value == "w-1")
     // The source fails: said once, and the command keeps running.
@@ -132,6 +144,7 @@ import Glibc
     let nginx = try await Nginx.start(root: published)
     defer { nginx.stop() }
     let run = try startWatching(catalog: nginx.url.absoluteString)
+    defer { stopOdr() }
     let first = try await nextStart()
     #expect(first.value == "w-1")
     let revalidations = try await nginx.requests(atLeast: 3) { $0.path.hasSuffix("catalog.json") && $0.status == 304 }
@@ -154,6 +167,7 @@ import Glibc
     let set = try await Command.odr(["set", "Weather", "--service", bundle], input: "k-1", environment: env)
     try #require(set.status == 0, "\(set.stderr)")
     let run = try startWatching(catalog: "", source: "--service \(bundle)")
+    defer { stopOdr() }
     #expect(try await nextStart().value == "k-1")
     #expect(try await Command.odr(["set", "Weather", "--service", bundle], input: "k-2", environment: env).status == 0)
     #expect(try await nextStart().value == "k-2")

@@ -60,8 +60,9 @@ enum ItemLayout {
     return nil
   }
 
-  /// The attributes an existing item gets when it becomes key `name`'s one
-  /// item: the provider's and other libraries' own, plus `layout`.
+  /// `existing` with odr's attributes replaced by `layout`, a provider's
+  /// and other libraries' own kept: an item is in the layout when this
+  /// leaves its attributes as they are.
   static func merged(_ existing: [String: String], with layout: [String: String]) -> [String: String] {
     existing.filter { !ownedAttributes.contains($0.key) }.merging(layout) { $1 }
   }

@@ -4,9 +4,9 @@ public import FoundationEssentials
 /// Secret Service D-Bus API (gnome-keyring, KeePassXC, …).
 ///
 /// Each key is one item with the attributes `service` (the bundle id),
-/// `key`, `username` and `account` (the key name), labelled
-/// `odr <service> <key>`, stored with no libsecret schema
-/// (``ItemLayout``): the layout `secret-tool` reads and writes, and the one
+/// `key`, `username` and `account` (the key name) and `xdg:schema`
+/// (the generic schema's name), labelled `odr <service> <key>`, stored
+/// with no libsecret schema object (``ItemLayout``): the layout `secret-tool` reads and writes, and the one
 /// Python's keyring, go-keyring, keytar and Rust's keyring crate look up, so
 ///
 /// ```sh
@@ -183,10 +183,10 @@ public struct SecretServiceStore: SecretStore, BlockingReads {
   }
 
   /// Brings every item of the service to odr's layout (``ItemLayout``):
-  /// one item per key, carrying `service`, `key`, `username` and `account`;
-  /// items other libraries wrote keep their own attributes beside these.
-  /// `odr fetch` and `odr doctor --repair` call it. Returns how many items
-  /// changed or were deleted.
+  /// one item per key, carrying its attributes (a key whose item lacks them
+  /// is written again as ``setValue(_:for:)`` writes, with the value it
+  /// reads). `odr fetch` and `odr doctor --repair` call it. Returns how
+  /// many keys changed.
   @discardableResult
   public func bringToLayout() async throws -> Int {
     let service = service

@@ -39,7 +39,8 @@ public enum CommandLineTool {
         try context.output.finish()
         return 0
       }
-      if let problem = CommandSuggestion.problem(arguments, commands: ODR.configuration.subcommands.map { $0._commandName }) {
+      if let problem = CommandSuggestion.problem(arguments, commands: ODR.configuration.subcommands.map { $0._commandName })
+          ?? CommandSuggestion.nestedProblem(arguments, root: ODR.self) {
         throw ValidationError(problem)
       }
       var command = try ODR.parseAsRoot(arguments)

@@ -1,3 +1,4 @@
+import ArgumentParser
 import ODRBase
 
 /// Catches an unknown subcommand before ArgumentParser does ("Unexpected
@@ -14,5 +15,28 @@ enum CommandSuggestion {
       return "'\(shown)' is not an odr command. `odr --help` lists them."
     }
     return "'\(shown)' is not an odr command. Did you mean '\(guess)'? (`odr --help` lists them.)"
+  }
+
+  /// The message for `arguments` when, below a command group (`odr
+  /// identity`, `odr trust`, …), they name no subcommand of it, else nil.
+  static func nestedProblem(_ arguments: [String], root: any ParsableCommand.Type) -> String? {
+    var subcommands = root.configuration.subcommands
+    var path = ["odr"]
+    for name in arguments {
+      guard !name.hasPrefix("-"), !subcommands.isEmpty else { return nil }
+      guard let index = subcommands.firstIndex(where: { $0._commandName == name }) else {
+        guard path.count > 1 else { return nil }  // the root's own: problem(_:commands:) says it
+        let group = path.joined(separator: " ")
+        let listed = "`\(group) --help` lists them."
+        let shown = String(name.prefix(40))
+        guard let guess = NameSuggestion.closest(to: name, among: subcommands.map { $0._commandName }) else {
+          return "'\(shown)' is not a subcommand of \(group). \(listed)"
+        }
+        return "'\(shown)' is not a subcommand of \(group). Did you mean '\(guess)'? (\(listed))"
+      }
+      subcommands = subcommands[index].configuration.subcommands
+      path.append(name)
+    }
+    return nil
   }
 }

@@ -113,6 +113,10 @@ import Testing
     #expect(help.stderr.contains("'nope' is not an odr command") && help.stdout.isEmpty)
     #expect(try await odr(["help", "fetch"]).status == 0)
     #expect(try await odr(["stat"]).stderr.contains("Did you mean 'status'?"))
+    // Below a command group too.
+    let nested = try await odr(["identity", "nwe", "laptop"])
+    #expect(nested.status == 2 && nested.stderr == "odr: 'nwe' is not a subcommand of odr identity. Did you mean 'new'? (`odr identity --help` lists them.)\n", "\(nested.stderr)")
+    #expect(try await odr(["trust", "shwo"]).stderr.contains("Did you mean 'show'?"))
   }
 
   @Test func odrJSONIsFoundAboveAndReadStrictly() async throws {

@@ -56,8 +56,8 @@ final class Libsecret: Sendable {
     defer { cancellable.disarm() }
     let session = Session(cancellable: cancellable, deadline: deadline)
     do { return try body(session) } catch let error as KeyringError where error.code == .timeout {
-      // libsecret's lookup asks the provider to unlock a locked item by
-      // itself; a prompt left unanswered ends in the deadline too.
+      // A provider may prompt by itself for a locked item a call touches;
+      // a prompt left unanswered ends in the deadline too.
       let check = Session(cancellable: Cancellable(deadline: .milliseconds(500)), deadline: .milliseconds(500))
       // a failed check leaves the unanswered prompt's own error
       if dropping(.isTheAnswer, { try check.lockedCollection() }) != nil { throw KeyringError.promptUnanswered(deadline) }

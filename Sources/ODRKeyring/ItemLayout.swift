@@ -51,11 +51,12 @@ enum ItemLayout {
   /// The key an item of the service holds: its `key` (whatever it is:
   /// readers skip an invalid one with a warning), else its `username` or
   /// `account` when that is a valid key name (another library's credential
-  /// for "alice@example.com" is none of odr's keys).
+  /// for "alice@example.com" is none of odr's keys, and odr's records are
+  /// found by `key` only, as ``searches(service:name:)`` looks them up).
   static func name(of attributes: [String: String]) -> String? {
     if let key = attributes["key"] { return key }
     for attribute in nameAttributes.dropFirst() {
-      if let name = attributes[attribute] { return isValid(name) ? name : nil }
+      if let name = attributes[attribute] { return isValid(name) && !KeyringInput.isRecord(name) ? name : nil }
     }
     return nil
   }

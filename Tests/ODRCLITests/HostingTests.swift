@@ -180,7 +180,8 @@ import Testing
     let rerun = try await Command.odr(["begin", "Movie"], environment: env)
     #expect(rerun.status == 0, "\(rerun.stderr)")
     #expect(rerun.stderr.hasPrefix("odr: resuming movies/intro.bin at ") && rerun.stderr.contains(" of 8.0 MiB (kept from an interrupted download)\n"), "\(rerun.stderr)")
-    let resumed = nginx.requests.dropFirst(served).filter { $0.path.hasSuffix(sha) }
+    // nginx logs a request a moment after its answer: wait for the line.
+    let resumed = try await nginx.requests(atLeast: served + 1).dropFirst(served).filter { $0.path.hasSuffix(sha) }
     #expect(resumed.map(\.status) == [206])
     let fraction = Double(resumed.reduce(0) { $0 + $1.bytes }) / Double(size)
     #expect(fraction <= 0.55, "re-downloaded \(fraction) of the blob")

@@ -18,6 +18,7 @@ import Testing
     (["service": "s", "key": "A", "username": "other"], "A"),  // odr's own name first
     (["service": "s", "username": "alice@example.com"], nil),  // another library's credential, not a key
     (["service": "s", "key": "bad name"], "bad name"),  // odr's attribute: readers skip it and say so
+    (["service": "s", "username": "_odr.metadata"], nil),  // a record is odr's item only, never another library's
     (["service": "s"], nil),
   ] as [([String: String], String?)])
   func anItemHoldsTheKeyItsFirstNamingAttributeNames(attributes: [String: String], name: String?) {

@@ -80,7 +80,6 @@ public final class Nginx: @unchecked Sendable {
     try await Command.offPool { try Nginx(root: root, maxRanges: maxRanges, status: status, rate: rate, locations: locations, tls: tls) }
   }
 
-  /// The requests served so far, from the access log.
   /// Waits until the access log holds a request whose path ends with
   /// `suffix` (nginx writes a line when the connection ends, a moment after
   /// a client was killed). False after 5 s.
@@ -104,6 +103,7 @@ public final class Nginx: @unchecked Sendable {
     return requests.filter(predicate)
   }
 
+  /// The requests served so far, from the access log.
   public var requests: [Request] {
     // no log yet: no requests
     let text = (dropping(.isTheAnswer) { try String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8) }) ?? ""

@@ -33,8 +33,16 @@ extension ODR {
     @Option(help: ArgumentHelp("Loading priority, 0…1 or urgent, among this process's downloads.", valueName: "priority"))
     var priority: String?
 
-    @Flag(name: .shortAndLong, help: "Print nothing on success.")
-    var quiet = false
+    @OptionGroup var reporting: OutputOptions
+
+    /// `--json`: what is now available and who holds its pins.
+    struct Report: Encodable {
+      struct Tag: Encodable { let name: String, files: Int, bytes: Int64 }
+      let bundle: String, version: Int, store: String
+      /// The process holding the pins just taken.
+      let holder: Int32
+      let tags: [Tag]
+    }
 
     func validate() throws {
       if tags.isEmpty { throw ValidationError("Name at least one tag.") }
@@ -57,9 +65,12 @@ extension ODR {
       request.loadingPriority = try loadingPriority()
       try await access(request, resources, context)  // pins before it downloads; a failure unpins
       request.keepLeaseForHolder()
-      if !quiet {
-        let bytes = try tags.reduce(Int64(0)) { try $0 + resources.tag($1).size }
-        context.output.error("\(tags.joined(separator: ", ")): available and pinned (\(ByteSize.format(bytes)) in \(resources.store.root.path))")
+      let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path,
+                          holder: owner ?? context.pinHolder,
+                          tags: try tags.map { try Report.Tag(name: $0, files: resources.tag($0).files.count, bytes: resources.tag($0).size) })
+      try reporting.print(report, on: context.output) {
+        let bytes = report.tags.reduce(Int64(0)) { $0 + $1.bytes }
+        context.output.error("\(tags.joined(separator: ", ")): available and pinned (\(ByteSize.format(bytes)) in \(report.store))")
       }
     }
 
@@ -71,7 +82,7 @@ extension ODR {
         // purge order only: never fails the pin just taken
         await droppingAsync(.bestEffort) { try await resources.store.usage.touch(tags) }
       } else {
-        let bar = ProgressBar(tags: tags, quiet: quiet, context)
+        let bar = ProgressBar(tags: tags, quiet: !reporting.isForPeople, context)
         do {
           try await Interruption.cancelling(if: context.handlesSignals) { try await request.beginAccessing(observing: bar.observer) }
           bar.finish()

@@ -104,7 +104,7 @@ extension ODR {
         try reporting.print(entries, on: context.output) {
           var table = TextTable(header: ["NAME", Key.texts.publicCommand.uppercased()])
           table.rows = entries.map { [$0.name, $0.publicKey ?? Key.texts.unreadable] }
-          context.output.write(table.rendered(forTerminal: context.output.stdoutIsTerminal))
+          table.write(to: context.output)
         }
       }
     }

@@ -59,7 +59,7 @@ extension ODR {
             [key.name, key.env ?? "-", key.header ?? "-", key.scheme ?? "-", key.query ?? "-", key.hosts?.joined(separator: ",") ?? "-",
              key.insecure.map(String.init) ?? "-"]
           }
-          context.output.write(table.rendered(forTerminal: context.output.stdoutIsTerminal))
+          table.write(to: context.output)
         }
       }
       let names = try await store.names()

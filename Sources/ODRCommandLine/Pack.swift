@@ -109,13 +109,13 @@ extension ODR {
       let summary = Summary(bundle: catalog.bundle, version: catalog.version, output: output,
                             signedBy: options.signingKey?.verifyingKey.description, expires: catalog.expires?.formatted(.iso8601), tags: tags)
       try reporting.print(summary, on: context.output) {
-        var lines = ["packed \(catalog.bundle) version \(catalog.version) into \(output)"]
-        lines.append(summary.signedBy.map { "  signed by \($0), expires \(summary.expires ?? "never")" } ?? "  unsigned")
-        for tag in tags {
-          let secrets = tag.secrets ? (tag.recipients.map { ", secrets encrypted to \($0) recipient\($0 == 1 ? "" : "s")" } ?? ", secrets in PLAINTEXT") : ""
-          lines.append("  \(tag.name)  \(tag.category)\(secrets)  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(ByteSize.format(tag.bytes))")
+        let signature = summary.signedBy.map { "signed by \($0), expires \(summary.expires ?? "never")" } ?? "unsigned"
+        var table = TextTable(header: ["TAG", "CATEGORY", "FILES", "SIZE", "SECRETS"])
+        table.rows = tags.map { tag in
+          let secrets = tag.secrets ? (tag.recipients.map { "encrypted to \($0)" } ?? "PLAINTEXT") : "-"
+          return [tag.name, tag.category, "\(tag.files)", ByteSize.format(tag.bytes), secrets]
         }
-        context.output.write(lines.joined(separator: "\n") + "\n")
+        table.write(to: context.output, notes: ["packed \(catalog.bundle) version \(catalog.version) into \(output), \(signature)"])
       }
     }
 

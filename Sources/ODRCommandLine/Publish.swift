@@ -44,7 +44,9 @@ extension ODR {
     func run(_ context: CommandContext) async throws {
       let publication = try await Publication(folder: context.url(folder), destination: try target(context), newTrustRoot: newTrustRoot, prune: prune)
       try reporting.print(Plan(destination: publication.destination.name, dryRun: dryRun, steps: publication.steps), on: context.output) {
-        if dryRun { context.output.write(publication.steps.map { "\($0.action.rawValue)\t\($0.path)\t\($0.bytes)\n" }.joined()) }
+        guard dryRun else { return }
+        TextTable(header: ["ACTION", "PATH", "SIZE"], rows: publication.steps.map { [$0.action.rawValue, $0.path, ByteSize.format($0.bytes)] })
+          .write(to: context.output)
       }
       if publication.dropsSignature {
         context.output.error("warning: this catalog is unsigned and replaces a signed one; clients that saw a signed catalog will refuse it.")

@@ -12,6 +12,8 @@ extension ODR {
       discussion: """
         For a catalog on a host, status reads the copy kept from the last online load and asks nothing; it says when the host last confirmed it. --refresh asks the host first (a conditional request), as fetch and begin do. --verify also re-hashes every file in the store and exits 4 if one is damaged, naming its tag and path.
 
+        On a terminal: the catalog, then one row per tag under a header. Piped: only the rows, tab-separated (TAG CATEGORY FILES SIZE PRIORITY STATE SECRETS PINNED-BY LAST-USED, "-" when empty); the catalog line and notes go to stderr. --json has every field.
+
         Example:
           odr status --catalog /srv/odr
           odr status --json
@@ -89,25 +91,30 @@ extension ODR {
     }
 
     private func printText(_ report: Report, on output: Output) {
-      let tags = report.tags
-      let verification = report.verification
-      var lines = ["\(report.bundle) version \(report.version), store \(report.store)"]
+      let (notes, table) = Self.text(report)
+      table.write(to: output, notes: notes)
+    }
+
+    /// The report for a person: the title and notes (the catalog, its
+    /// last confirmation, the verification), and one row per tag.
+    static func text(_ report: Report, now: Date = Date()) -> (notes: [String], table: TextTable) {
+      var notes = ["\(report.bundle) version \(report.version), store \(report.store)"]
       if let checked = report.checked {
-        lines.append("  the catalog kept on disk, last confirmed by its host \(Self.ago(checked)); `odr status --refresh` asks the host now")
+        notes.append("the catalog kept on disk, last confirmed by its host \(ago(checked, now: now)); `odr status --refresh` asks the host now")
       }
-      for tag in tags {
+      if let verification = report.verification, verification.damaged.isEmpty {
+        notes.append("verified: all \(verification.checked) files in the store match their SHA-256")
+      }
+      var table = TextTable(header: ["TAG", "CATEGORY", "FILES", "SIZE", "PRIORITY", "STATE", "SECRETS", "PINNED BY", "LAST USED"])
+      table.rows = report.tags.map { tag in
         var state = tag.onDisk ? "on disk" : "not on disk"
-        if tag.secrets { state = tag.recipients == nil ? "never on disk (odr fetch imports it)" : tag.onDisk ? "ciphertext on disk" : "not on disk" }
-        let secrets = tag.secrets ? (tag.recipients.map { ", secrets encrypted to \($0) recipient\($0 == 1 ? "" : "s")" } ?? ", secrets in plaintext") : ""
+        if tag.secrets { state = tag.recipients == nil ? "never on disk" : tag.onDisk ? "ciphertext on disk" : "not on disk" }
+        let secrets = tag.secrets ? (tag.recipients.map { "encrypted to \($0)" } ?? "plaintext") : "-"
         let holders = tag.pinnedBy.map { "\($0.pid)\($0.command.map { " (\($0))" } ?? "")" }.joined(separator: ", ")
-        let pinned = tag.pins > 0 ? ", pinned ×\(tag.pins) by \(holders)" : ""
-        let used = tag.lastUse.map { ", last used \($0.formatted(.iso8601))" } ?? ""
-        lines.append("  \(tag.name)  \(tag.category)\(secrets)  \(tag.files) file\(tag.files == 1 ? "" : "s"), \(ByteSize.format(tag.bytes)), priority \(tag.preservationPriority)  \(state)\(pinned)\(used)")
+        return [tag.name, tag.category, "\(tag.files)", ByteSize.format(tag.bytes), "\(tag.preservationPriority)",
+                state, secrets, holders.isEmpty ? "-" : holders, tag.lastUse.map { $0.formatted(.iso8601) } ?? "-"]
       }
-      if let verification, verification.damaged.isEmpty {
-        lines.append("verified: all \(verification.checked) files in the store match their SHA-256")
-      }
-      output.write(lines.joined(separator: "\n") + "\n")
+      return (notes, table)
     }
   }
 }

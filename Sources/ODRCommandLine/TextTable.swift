@@ -5,7 +5,20 @@ struct TextTable {
   let header: [String]
   var rows: [[String]] = []
 
-  /// The table as text for `output`'s stdout.
+  /// Writes the table to `output`'s stdout, for a terminal or a pipe.
+  /// `notes` (a title, remarks) come first on a terminal; piped, they go
+  /// to stderr, so stdout holds nothing but rows.
+  func write(to output: Output, notes: [String] = []) {
+    let noteText = notes.map { $0 + "\n" }.joined()
+    if output.stdoutIsTerminal {
+      output.write(noteText + rendered(forTerminal: true))
+    } else {
+      output.prompt(noteText)
+      output.write(rendered(forTerminal: false))
+    }
+  }
+
+  /// The table as text for a terminal or a pipe.
   func rendered(forTerminal terminal: Bool) -> String {
     guard terminal else { return rows.map { $0.joined(separator: "\t") + "\n" }.joined() }
     let all = [header] + rows

@@ -33,6 +33,8 @@ extension ODR {
         commandName: "show",
         abstract: "Print what is trusted for a bundle (every bundle without one).",
         discussion: """
+          One row per fact: a root (KIND root: its key, the last version it signed, pinned or trusted on first use, the signer and the next signers), a version accepted unsigned from a location, a catalog location bound to the bundle. Aligned under a header on a terminal; tab-separated rows when piped.
+
           Example:
             odr trust show com.example.demo --json
           """)
@@ -72,18 +74,28 @@ extension ODR {
         }
         try reporting.print(reports, on: context.output) {
           if reports.isEmpty { context.output.error("no trust state on this machine") }
-          for report in reports {
-            var lines = ["\(report.bundle)  \(report.signed ? "signed" : "unsigned so far")"]
-            for root in report.roots {
-              lines.append("  root \(root.key)\(root.firstUse ? " (trusted on first use)" : " (pinned)"): version \(root.version), signed by \(root.signer), next signers \(root.signers.joined(separator: ", "))")
-            }
-            for (location, version) in report.unsignedVersions.sorted(by: { $0.key < $1.key }) {
-              lines.append("  unsigned version \(version) from \(location)")
-            }
-            for location in report.locations { lines.append("  location \(location)") }
-            context.output.write(lines.joined(separator: "\n") + "\n")
-          }
+          Self.table(reports).write(to: context.output)
         }
+      }
+
+      /// One row per fact: a root (its key, the version it last signed,
+      /// how it came to be trusted, the signer and the next signers), a
+      /// version accepted unsigned from a location, a location serving the
+      /// bundle.
+      static func table(_ reports: [Report]) -> TextTable {
+        var table = TextTable(header: ["BUNDLE", "KIND", "VALUE", "VERSION", "DETAIL"])
+        for report in reports {
+          for root in report.roots {
+            let how = root.firstUse ? "trusted on first use" : "pinned"
+            table.rows.append([report.bundle, "root", root.key, "\(root.version)",
+                               "\(how); signed by \(root.signer); next signers \(root.signers.joined(separator: ", "))"])
+          }
+          for (location, version) in report.unsignedVersions.sorted(by: { $0.key < $1.key }) {
+            table.rows.append([report.bundle, "unsigned", location, "\(version)", "accepted without a signature"])
+          }
+          for location in report.locations { table.rows.append([report.bundle, "location", location, "-", "-"]) }
+        }
+        return table
       }
     }
 

@@ -30,6 +30,7 @@ import Testing
     (["verify", "$ROOT/pub"], nil),
     (["status"], nil),
     (["status", "--json"], nil),
+    (["trust", "show"], nil),
     (["fetch", "APIKeys"], nil),
     (["fetch", "APIKeys"], nil),
     (["fetch", "APIKeys", "--json"], nil),
@@ -171,7 +172,7 @@ import Testing
       (#"in \d+(\.\d+)? seconds?"#, "in <DURATION>"),
       (#"\b([0-9]+ (days?|hours?|minutes?)|less than a minute) ago\b"#, "<AGO>"),
       (#"\bpid \d+\b"#, "pid <PID>"),
-      (#"(by |, )\d+ \(odrPackageTests\)"#, "$1<PID> (odrPackageTests)"),
+      (#"(by |\t|, )\d+ \(odrPackageTests\)"#, "$1<PID> (odrPackageTests)"),
     ]
     for (pattern, replacement) in patterns {
       text = text.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)

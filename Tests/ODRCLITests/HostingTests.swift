@@ -102,16 +102,16 @@ import Testing
     let requests = nginx.requests.count
     let stale = try await Command.odr(["status"], environment: env)
     #expect(stale.status == 0 && nginx.requests.count == requests)
-    #expect(stale.stdout.hasPrefix("com.example.demo version 3, store "), "\(stale.stdout)")
-    #expect(stale.stdout.contains("\n  the catalog kept on disk, last confirmed by its host 2 hours ago; `odr status --refresh` asks the host now\n"), "\(stale.stdout)")
+    #expect(stale.stderr.hasPrefix("com.example.demo version 3, store "), "\(stale.stderr)")
+    #expect(stale.stderr.contains("\nthe catalog kept on disk, last confirmed by its host 2 hours ago; `odr status --refresh` asks the host now\n"), "\(stale.stderr)")
     let json = try JSONSerialization.jsonObject(with: Data(try await Command.odr(["status", "--json"], environment: env).stdout.utf8)) as? [String: Any]
     #expect(json?["checked"] is String)
     let refreshed = try await Command.odr(["status", "--refresh"], environment: env)
     #expect(refreshed.status == 0, "\(refreshed.stderr)")
-    #expect(refreshed.stdout.hasPrefix("com.example.demo version 40, store ") && !refreshed.stdout.contains("last confirmed"), "\(refreshed.stdout)")
+    #expect(refreshed.stderr.hasPrefix("com.example.demo version 40, store ") && !refreshed.stderr.contains("last confirmed"), "\(refreshed.stderr)")
     #expect(try await nginx.requests(atLeast: 2) { $0.path == "/catalog.json" }.count == 2)
     let after = try await Command.odr(["status"], environment: env)
-    #expect(after.stdout.contains("version 40") && after.stdout.contains("last confirmed by its host less than a minute ago"), "\(after.stdout)")
+    #expect(after.stderr.contains("version 40") && after.stderr.contains("last confirmed by its host less than a minute ago"), "\(after.stderr)")
     #expect(try await Command.odr(["status", "--refresh", "--offline"], environment: env).status == 2)
   }
 

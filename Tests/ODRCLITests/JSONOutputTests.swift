@@ -61,6 +61,11 @@ import Testing
     let bundle: String, version: Int, output: String, signedBy: String?, expires: String?, tags: [Tag]
   }
 
+  struct Begin: Decodable {
+    struct Tag: Decodable { let name: String, files: Int, bytes: Int64 }
+    let bundle: String, version: Int, store: String, holder: Int32, tags: [Tag]
+  }
+
   @Test func everyOutputDecodesWithEveryKeyPresent() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -74,7 +79,9 @@ import Testing
     let report = try JSONDecoder().decode(Verify.self, from: Data(verify.stdout.utf8))
     #expect(report.signedBy == nil && !report.problems.isEmpty)
 
-    #expect(try await odr(["begin", "Level2", "--quiet"]).status == 0)
+    let begin = try decode(Begin.self, try await odr(["begin", "Level2", "--json", "--owner", "\(getpid())"]))
+    #expect(begin.keys == ["bundle", "version", "store", "holder", "tags"])
+    #expect(begin.value.holder == getpid() && begin.value.tags.map(\.name) == ["Level2"] && begin.value.tags[0].files == 3, "\(begin.value)")
     let status = try decode(Status.self, try await odr(["status", "--json", "--verify"]))
     #expect(status.keys == ["bundle", "version", "store", "checked", "tags", "verification"])
     let level = try #require(status.value.tags.first { $0.name == "Level2" })

@@ -129,7 +129,7 @@ import Testing
     #expect(missing.status == 7)
     #expect(missing.stderr.contains("Offline: Level2 is not on disk"))
     #expect(storeFiles("partial").isEmpty)
-    #expect(try await odr(["status", "--offline", "--verify"]).stdout.contains("verified: all"))
+    #expect(try await odr(["status", "--offline", "--verify"]).stderr.contains("verified: all"))
   }
 
   @Test func statusVerifyFindsADamagedFile() async throws {
@@ -138,7 +138,7 @@ import Testing
     #expect(try await odr(["begin", "Onboarding", "Level2", "--quiet"]).status == 0)
     let clean = try await odr(["status", "--verify"])
     #expect(clean.status == 0)
-    #expect(clean.stdout.contains("verified: all \(storeFiles("blobs").count) files in the store match their SHA-256"))
+    #expect(clean.stderr.contains("verified: all \(storeFiles("blobs").count) files in the store match their SHA-256"))
     // Same size, one bit flipped: only a re-hash can tell.
     let victim = try #require(storeFiles("blobs").first)
     let url = store.appending(path: "blobs/\(victim)")

@@ -43,7 +43,10 @@ public enum CommandLineTool {
           ?? CommandSuggestion.nestedProblem(arguments, root: ODR.self) {
         throw ValidationError(problem)
       }
-      var command = try ODR.parseAsRoot(arguments)
+      var command: any ParsableCommand
+      do { command = try ODR.parseAsRoot(arguments) } catch {
+        throw CommandSuggestion.unknownBehindMissing(arguments, error: error, root: ODR.self) ?? error
+      }
       if let command = command as? any ContextualCommand {
         try await command.run(context)
       } else {

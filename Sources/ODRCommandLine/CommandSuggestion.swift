@@ -39,4 +39,25 @@ enum CommandSuggestion {
     }
     return nil
   }
+
+  /// The unknown option behind a missing one: ArgumentParser reports a
+  /// missing option before an unknown one, so `odr pack DIR --ouput out`
+  /// would say `--output` is missing. Parsing again with each missing
+  /// option given a placeholder value finds the unknown option the user
+  /// typed instead. Nil when `error` is not a missing option or no
+  /// unknown option is behind it. Parses only: nothing runs.
+  static func unknownBehindMissing(_ arguments: [String], error: any Error, root: any ParsableCommand.Type) -> (any Error)? {
+    var arguments = arguments
+    var error = error
+    for _ in 0..<8 {
+      let message = root.message(for: error)
+      if message.hasPrefix("Unknown option") { return error }
+      guard message.hasPrefix("Missing expected argument '--"),
+            let name = message.split(separator: "'").dropFirst().first?.split(separator: " ").first else { return nil }
+      arguments += [String(name), "1"]
+      do { _ = try root.parseAsRoot(arguments) } catch let next { error = next; continue }
+      return nil
+    }
+    return nil
+  }
 }

@@ -109,7 +109,7 @@ enum ExitStatus {
       // A list of accepted values ("  - shell") joins the line.
       let items = lines.dropFirst().filter { $0.hasPrefix("- ") }.map { $0.dropFirst(2) }
       if !items.isEmpty { line += " " + items.joined(separator: ", ") }
-      if !line.isEmpty { output.error(line + (line.hasSuffix(".") ? "" : ".") + hint) }
+      if !line.isEmpty { output.error(line + (line.last.map { ".?!".contains($0) } == true ? "" : ".") + hint) }
       // ArgumentParser uses EX_USAGE (64) for usage errors; odr uses 2.
       return code == .validationFailure ? 2 : code.rawValue
     }

@@ -72,6 +72,8 @@ import Testing
     (["get", "bad name", "--service", "com.example.demo"], nil),
     (["begin", "NoSuchTag"], nil),
     (["pack", "--version", "4"], nil),
+    (["pack", "$PKG/resources/Demo", "--ouput", "$ROOT/elsewhere"], nil),
+    (["status", "--jsn"], nil),
     (["purge", "--max-size", "lots"], nil),
     (["env", "--format", "yaml", "--service", "com.example.demo"], nil),
     (["url", "check", "https://a.example/", "--policy", "loose"], nil),

@@ -58,7 +58,12 @@ extension ODR {
       let report = try await check.run(trusted: Set(keys), minValidity: .seconds(margin))
       try reporting.print(report, failed: !report.problems.isEmpty, on: context.output) {
         var lines = ["\(report.bundle) version \(report.version): \(report.blobs) blobs checked"]
-        lines.append(report.signedBy.map { "  signed by \($0)" } ?? "  not signed")
+        switch report.signature {
+        case .verified: lines.append("  signed by \(report.signedBy ?? "?")")
+        case .untrusted: lines.append("  signed by \(report.verifiedBy.joined(separator: ", ")), which no --trust key leads to")
+        case .invalid: lines.append("  signature does not verify")
+        case .absent: lines.append("  not signed")
+        }
         if !report.signers.isEmpty { lines.append("  next signers \(report.signers.joined(separator: ", "))") }
         for link in report.chain {
           lines.append("  hand-over at version \(link.version): \(link.signedBy) -> \(link.signers.joined(separator: ", "))")

@@ -17,6 +17,13 @@ public struct PublishedCatalogCheck: Sendable {
     public var version: Int
     /// The key whose signature verifies (nil: unsigned).
     @NullWhenAbsent public var signedBy: String?
+    /// What the signature file says, in one word: `verified` (by
+    /// ``signedBy``), `untrusted` (it verifies, but by ``verifiedBy``, keys
+    /// no `--trust` key leads to), `invalid` (it does not verify) or
+    /// `absent` (no catalog.json.sig).
+    public var signature: Signature
+    /// The keys whose signatures verify, trusted or not.
+    public var verifiedBy: [String]
     @NullWhenAbsent public var expires: Date?
     /// The keys the catalog allows to sign the next versions.
     public var signers: [String]
@@ -25,6 +32,9 @@ public struct PublishedCatalogCheck: Sendable {
     public var blobs: Int
     /// Every problem found; empty means the catalog is good.
     public var problems: [String]
+
+    /// The signature's state: see ``signature``.
+    public enum Signature: String, Sendable, Encodable { case verified, untrusted, invalid, absent }
 
     /// One hand-over statement.
     public struct Link: Sendable, Encodable {
@@ -65,7 +75,8 @@ public struct PublishedCatalogCheck: Sendable {
       (catalog, signedBy) = (claimed, [])
       problems.append(error.message)
     }
-    var report = Report(bundle: catalog.bundle, version: catalog.version, signedBy: nil, expires: catalog.expires,
+    var report = Report(bundle: catalog.bundle, version: catalog.version, signedBy: nil,
+                        signature: signatureBytes == nil ? .absent : .invalid, verifiedBy: (signedBy ?? []).map(\.description), expires: catalog.expires,
                         signers: (catalog.signers ?? []).map(\.description),
                         chain: (catalog.handovers ?? []).map { .init(version: $0.version, signedBy: $0.signedBy.description, signers: $0.signers.map(\.description)) },
                         blobs: 0, problems: problems)
@@ -75,6 +86,7 @@ public struct PublishedCatalogCheck: Sendable {
         report.problems.append(error.message)
       }
       report.signedBy = (trusted.isEmpty ? valid.first : valid.first(where: reachable.contains))?.description
+      report.signature = report.signedBy == nil ? .untrusted : .verified
       if report.signedBy == nil {
         report.problems.append("catalog.json is signed by \(valid.map(\.description).joined(separator: ", ")), neither a key given with --trust nor one their hand-over chain leads to; clients that pin those keys refuse it.")
       }

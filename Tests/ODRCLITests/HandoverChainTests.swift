@@ -162,6 +162,36 @@ import Testing
     #expect(try await odr(["verify", published.path, "--trust", k1.verifyingKey.description]).status == 4)
   }
 
+  /// `odr verify` says one thing about the signature: by whom it verifies,
+  /// that it verifies by a key no --trust key leads to, that it does not
+  /// verify, or that there is none.
+  @Test func verifySaysWhatTheSignatureIs() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let key = SigningKey()
+    try #require(try await pack(1, signedBy: key, ["--expires", "30d"]).status == 0)
+    func verify(_ trust: SigningKey) async throws -> (text: String, signature: String?) {
+      let text = try await odr(["verify", published.path, "--trust", trust.verifyingKey.description]).stdout
+      let json = try await odr(["verify", published.path, "--trust", trust.verifyingKey.description, "--json"]).stdout
+      return (text, (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["signature"] as? String)
+    }
+    let good = try await verify(key)
+    #expect(good.text.contains("\n  signed by \(key.verifyingKey)\n") && good.signature == "verified", "\(good.text)")
+    let stranger = try await verify(SigningKey())
+    #expect(stranger.text.contains("\n  signed by \(key.verifyingKey), which no --trust key leads to\n") && stranger.signature == "untrusted",
+            "\(stranger.text)")
+    #expect(!stranger.text.contains("not signed"))
+    let signature = published.appending(path: "catalog.json.sig")
+    var bytes = try Data(contentsOf: signature)
+    bytes[bytes.count - 3] ^= 1
+    try bytes.write(to: signature)
+    let tampered = try await verify(key)
+    #expect(tampered.text.contains("\n  signature does not verify\n") && tampered.signature == "invalid", "\(tampered.text)")
+    #expect(!tampered.text.contains("signed by") && !tampered.text.contains("not signed"), "\(tampered.text)")
+    try FileManager.default.removeItem(at: signature)
+    let absent = try await verify(key)
+    #expect(absent.text.contains("\n  not signed\n") && absent.signature == "absent", "\(absent.text)")
+  }
+
   @Test func ciRefusesTrustOnFirstUseUnlessAskedAndSaysWhenASecretIsEmpty() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try #require(try await pack(1, signedBy: SigningKey()).status == 0)

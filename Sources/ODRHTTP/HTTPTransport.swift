@@ -49,6 +49,8 @@ public struct HTTPTransport: BlobTransport {
   public let timeouts: Timeouts
   let credential: HTTPCredential?
   let s3: S3Access?
+  /// Whose words failures are said in (``S3Destination``: publishing).
+  var purpose = HTTPStatusCheck.Purpose.reading
 
   /// A transport for http(s) URLs (with `credential` sent to its origin
   /// only) and, given `s3`, for `s3://` URLs.
@@ -77,7 +79,7 @@ public struct HTTPTransport: BlobTransport {
     if let date = validators?.lastModified { headers.append(("If-Modified-Since", date)) }
     let response = try await send("GET", url, headers: headers)
     if response.status == .notModified { return .notModified }
-    try await Self.check(response, url: url, credential: credentialName(for: url), secrets: secrets)
+    try await Self.check(response, url: url, credential: credentialName(for: url), secrets: secrets, purpose: purpose)
     var data = Data()
     try await Self.receive(response, url: url) { chunk in
       guard data.count + chunk.count <= limit else {
@@ -99,7 +101,7 @@ public struct HTTPTransport: BlobTransport {
     if response.status == .rangeNotSatisfiable, !headers.isEmpty {
       return try await stream(url, resume: nil, start: start, into: sink)
     }
-    try await Self.check(response, url: url, credential: credentialName(for: url), secrets: secrets)
+    try await Self.check(response, url: url, credential: credentialName(for: url), secrets: secrets, purpose: purpose)
     var offset: Int64 = 0
     if response.status == .partialContent {
       // Only the range asked for is accepted; anything else starts over.
@@ -162,7 +164,7 @@ public struct HTTPTransport: BlobTransport {
         response = try await Self.client(for: timeouts).execute(request, timeout: .hours(24))
       } catch {
         if Task.isCancelled || error is CancellationError { throw CancellationError() }
-        throw Self.failure(error, url: target, address: try address(of: target), timeouts: timeouts)
+        throw Self.failure(error, url: target, address: try address(of: target), timeouts: timeouts, purpose: purpose)
       }
       guard [301, 302, 303, 307, 308].contains(response.status.code), url.scheme != "s3",
             let location = response.headers.first(name: "location"),
@@ -234,17 +236,18 @@ public struct HTTPTransport: BlobTransport {
   }
 
   /// Throws the error a non-2xx status means, in plain words (``HTTPStatusCheck``).
-  static func check(_ response: HTTPClientResponse, url: URL, credential: String, secrets: [String] = []) async throws {
+  static func check(_ response: HTTPClientResponse, url: URL, credential: String, secrets: [String] = [],
+                    purpose: HTTPStatusCheck.Purpose = .reading) async throws {
     let code = Int(response.status.code)
     guard !(200..<300).contains(code) else { return }
     var excerpt = ""
     // an excerpt for the error message only; the status is the error
     if let body = await droppingAsync(.messageOnly, { try await response.body.collect(upTo: 8192) }) { excerpt = String(buffer: body) }
-    throw HTTPStatusCheck.failure(code, excerpt: excerpt, url: url, credential: credential, secrets: secrets)
+    throw HTTPStatusCheck.failure(code, excerpt: excerpt, url: url, credential: credential, secrets: secrets, purpose: purpose)
   }
 
   /// A transport error in plain words.
-  static func failure(_ error: any Error, url: URL, address: URL, timeouts: Timeouts?) -> ResourceError {
+  static func failure(_ error: any Error, url: URL, address: URL, timeouts: Timeouts?, purpose: HTTPStatusCheck.Purpose = .reading) -> ResourceError {
     let place = "\(address.host ?? "?"):\(address.port ?? (address.scheme == "https" ? 443 : 80))"
     let reason = switch TransportFailure(error) {
     case .unknownHost(let host):
@@ -257,7 +260,8 @@ public struct HTTPTransport: BlobTransport {
     case .reset: "\(place) reset the connection"
     case .other: "downloading \(url.redacted) failed: \(String(describing: error).prefix(200))"
     }
-    return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); nothing was installed. Check the connection and the URL, then try again.",
+    let advice = purpose == .reading ? "Check the connection and the URL, then try again" : "Check the connection and the destination"
+    return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); \(purpose.consequence(advice)).",
                          underlying: error)
   }
 }

@@ -25,10 +25,15 @@ public struct S3Destination: PublishDestination {
   /// `location` is `s3://bucket/prefix`; `access` says how to reach it.
   public init(_ location: URL, access: S3Access, timeouts: HTTPTransport.Timeouts = .init()) {
     self.location = location
-    transport = HTTPTransport(timeouts: timeouts, s3: access)
+    var transport = HTTPTransport(timeouts: timeouts, s3: access)
+    transport.purpose = .publishing
+    self.transport = transport
   }
 
   public var name: String { location.redacted }
+
+  /// The credential requests carry, for messages.
+  private var credentialName: String { transport.s3?.credentialName ?? "no AWS credentials" }
 
   private func url(_ path: String) -> URL {
     let base = location.absoluteString.hasSuffix("/") ? location.absoluteString : location.absoluteString + "/"
@@ -38,7 +43,7 @@ public struct S3Destination: PublishDestination {
   public func size(of path: String) async throws -> Int64? {
     let response = try await transport.send("HEAD", url(path))
     if response.status == .notFound { return nil }
-    try await HTTPTransport.check(response, url: url(path), credential: transport.s3?.credentialName ?? "", secrets: transport.secrets)
+    try await HTTPTransport.check(response, url: url(path), credential: credentialName, secrets: transport.secrets, purpose: .publishing)
     return response.headers.first(name: "content-length").flatMap { Int64($0) }
   }
 
@@ -60,7 +65,7 @@ public struct S3Destination: PublishDestination {
   private func put(_ body: HTTPTransport.RequestBody, to path: String, cacheControl: String) async throws {
     let type = path.hasSuffix(".json") ? "application/json" : "application/octet-stream"
     let response = try await transport.send("PUT", url(path), headers: [("Cache-Control", cacheControl), ("Content-Type", type)], body: body)
-    try await HTTPTransport.check(response, url: url(path), credential: transport.s3?.credentialName ?? "", secrets: transport.secrets)
+    try await HTTPTransport.check(response, url: url(path), credential: credentialName, secrets: transport.secrets, purpose: .publishing)
   }
 
   /// Lists `prefix/blobs/` with ListObjectsV2, page after page (at most
@@ -87,7 +92,7 @@ public struct S3Destination: PublishDestination {
       if let token { query += "&continuation-token=\(encoded(token))" }
       let listing = URL(string: "s3://\(location.host ?? "")?\(query)")!  // no "/": the bucket itself, as boto asks
       let response = try await transport.send("GET", listing)
-      try await HTTPTransport.check(response, url: listing, credential: transport.s3?.credentialName ?? "", secrets: transport.secrets)
+      try await HTTPTransport.check(response, url: listing, credential: credentialName, secrets: transport.secrets, purpose: .publishing)
       let body = try await response.body.collect(upTo: S3ListingPage.maxBytes)
       let page: S3ListingPage
       do { page = try S3ListingPage(Array(buffer: body)) } catch {
@@ -103,6 +108,6 @@ public struct S3Destination: PublishDestination {
   public func delete(_ path: String) async throws {
     let response = try await transport.send("DELETE", url(path))
     if response.status == .notFound { return }
-    try await HTTPTransport.check(response, url: url(path), credential: transport.s3?.credentialName ?? "", secrets: transport.secrets)
+    try await HTTPTransport.check(response, url: url(path), credential: credentialName, secrets: transport.secrets, purpose: .publishing)
   }
 }

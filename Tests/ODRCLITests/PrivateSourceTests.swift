@@ -80,6 +80,15 @@ import Testing
     let none = try await Command.odr(["begin", "Level2", "--catalog", catalog], environment: anonymous)
     #expect(none.status == 10, "\(none.stderr)")
     #expect(none.stderr.contains("no AWS credentials"), "\(none.stderr)")
+    // The publisher's failures in a publisher's words.
+    let refused = try await Command.odr(["publish", published.path, catalog + "-2"], environment: fresh)
+    #expect(refused.status == 10 && refused.stderr.contains("Check that credential and what it may write (s3:PutObject"), "\(refused.stderr)")
+    var dead = user
+    dead["AWS_ENDPOINT_URL"] = "http://127.0.0.1:\(try Nginx.freePort())"
+    let down = try await Command.odr(["publish", published.path, catalog + "-2"], environment: dead)
+    #expect(down.status == 7 && down.stderr.contains("connection refused") && down.stderr.contains("odr publish stopped (catalog.json goes last"),
+            "\(down.stderr)")
+    #expect(!(refused.stderr + down.stderr).contains("nothing was installed"))
   }
 
   @Test func aCredentialsFileProfileSignsToo() async throws {

@@ -35,7 +35,7 @@ extension ODR {
     }
 
     func run(_ context: CommandContext) async throws {
-      let store = try options.makeStore(context)
+      let store = try await options.makeStoreOfConfiguredBundle(context)
       if all {
         let count = try await store.deleteAll()
         if !quiet { context.output.error("deleted \(count) key\(count == 1 ? "" : "s") from \(store.service)") }

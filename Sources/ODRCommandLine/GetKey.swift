@@ -31,7 +31,7 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       try KeyringInput.validate(userKeyName: name)
-      let value = try await options.makeStore(context).keyValue(named: name)
+      let value = try await options.makeStoreOfConfiguredBundle(context).keyValue(named: name)
       if let outFile { return try SecretFile.write(value, to: context.path(outFile), force: force) }
       Self.print(value, to: context.output)
     }

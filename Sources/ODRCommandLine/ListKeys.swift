@@ -47,7 +47,7 @@ extension ODR {
     }
 
     func run(_ context: CommandContext) async throws {
-      let store = try options.makeStore(context)
+      let store = try await options.makeStoreOfConfiguredBundle(context)
       if long {
         let keys = try await store.keys().map { key in
           LongListing.Key(name: key.name, env: key.metadata.env, header: key.metadata.header, scheme: key.metadata.scheme,

@@ -45,7 +45,7 @@ extension ODR {
     }
 
     func run(_ context: CommandContext) async throws {
-      let store = try options.makeStore(context)
+      let store = try await options.makeStoreOfConfiguredBundle(context)
       try KeyringInput.validate(userKeyName: name)
       let origins = try catalogTokenFor.map { text in
         guard let url = URL(string: text), let origin = CatalogAuth.origin(of: url), url.path.isEmpty || url.path == "/" else {

@@ -8,7 +8,7 @@ import ODRResources
 /// The options every key command shares: which service, which store, and
 /// how long a keyring call may take.
 struct StoreOptions: ParsableArguments {
-  @Option(name: .long, help: ArgumentHelp("The bundle id the keys belong to (default: $ODR_SERVICE, or the catalog's bundle for fetch).", valueName: "bundle-id"))
+  @Option(name: .long, help: ArgumentHelp("The bundle id the keys belong to (default: $ODR_SERVICE, else the configured catalog's bundle).", valueName: "bundle-id"))
   var service: String?
 
   @Option(name: .long, help: ArgumentHelp("Where keys are kept: secret-service (the desktop keyring) or kernel (the kernel keyring: no D-Bus, gone at reboot). Default: $ODR_STORE, else odr.json \"store\", else secret-service.", valueName: "store"))
@@ -91,5 +91,12 @@ struct StoreOptions: ParsableArguments {
       throw ValidationError("No service\(purpose): pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
     }
     return try makeStore(context, defaultService: bundle)
+  }
+
+  /// ``makeStore(bundleOf:_:purpose:)`` for the catalog configured
+  /// without options (`$ODR_CATALOG`, an adopted odr.json): `odr get`,
+  /// `set`, `list` and `delete` find the same service as fetch and exec.
+  func makeStoreOfConfiguredBundle(_ context: CommandContext) async throws -> any SecretStore {
+    try await makeStore(bundleOf: try CatalogOptions.parse([]), context)
   }
 }

@@ -39,6 +39,31 @@ import Testing
     #expect(decoded?["service"] as? String == service)
   }
 
+  /// Without --service or ODR_SERVICE, set/get/list/delete use the
+  /// configured catalog's bundle, as fetch and exec do.
+  @Test func keyCommandsUseTheConfiguredCatalogsBundle() async throws {
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-keys-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    let source = root.appending(path: "src")
+    try FileManager.default.createDirectory(at: source.appending(path: "a"), withIntermediateDirectories: true)
+    try Data(#"{"bundle": "\#(service)", "tags": {"A": {"category": "onDemand", "files": ["a/"]}}}"#.utf8).write(to: source.appending(path: "tags.json"))
+    try Data("a".utf8).write(to: source.appending(path: "a/1.txt"))
+    var env = KeyringSession.shared.environment
+    env["ODR_SERVICE"] = nil
+    env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
+    env["XDG_STATE_HOME"] = root.appending(path: "state").path
+    try #require(try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet"], environment: env).status == 0)
+    let unconfigured = try await Command.odr(["get", "Weather"], environment: env)
+    #expect(unconfigured.status == 2 && unconfigured.stderr.contains("No service"), "\(unconfigured.stderr)")
+    env["ODR_CATALOG"] = root.appending(path: "pub").path
+    #expect(try await Command.odr(["set", "Weather"], input: "k-123", environment: env).status == 0)
+    #expect(try await odr(["get", "Weather"]).stdout == "k-123")  // stored in the catalog's bundle
+    #expect(try await Command.odr(["get", "Weather"], environment: env).stdout == "k-123")
+    #expect(try await Command.odr(["list"], environment: env).stdout == "Weather\n")
+    #expect(try await Command.odr(["delete", "Weather"], environment: env).status == 0)
+    #expect(try await odr(["get", "Weather"]).status == 3)
+  }
+
   @Test func missingKeyExitsThreeAndSaysNotFound() async throws {
     let get = try await odr(["get", "Nope"])
     #expect(get.status == 3)

@@ -105,10 +105,15 @@ struct DoctorOverview: Encodable {
     } catch {
       notes.append("The catalog settings cannot be read: \(error)")
     }
-    if keyringUsable, let service = context.variable("ODR_SERVICE") ?? bundle,
-       let store = dropping(.isTheAnswer, { try StoreOptions.makeStore(kind, service: service, timeout: timeout, context) }) {
-      do { overview.services.append(Service(service: service, keys: try await store.names().count)) } catch {
-        notes.append("The keys of \(service) could not be listed: \(error)")
+    if keyringUsable {
+      do {
+        var counts = kind == .kernel ? try KernelKeyringStore.keyCounts(stateHome: stateHome)
+                                     : try await SecretServiceStore.keyCounts(deadline: StoreOptions.deadline(seconds: timeout))
+        // the service key commands use now, even with no key yet
+        if let current = context.variable("ODR_SERVICE") ?? bundle, counts[current] == nil { counts[current] = 0 }
+        overview.services = counts.sorted { $0.key < $1.key }.map { Service(service: $0.key, keys: $0.value) }
+      } catch {
+        notes.append("The services holding keys could not be listed: \(error)")
       }
     }
     overview.notes = notes

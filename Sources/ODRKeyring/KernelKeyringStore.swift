@@ -1,5 +1,6 @@
 internal import CKeyctl
 public import FoundationEssentials
+import ODRBase
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -179,27 +180,47 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
   /// The keys and records of the service by name, with their serials.
   private func members() throws -> [String: Int32] {
     guard let keyring = try serviceKeyring(creating: false) else { return [:] }
+    let prefix = description(of: "")
+    var result: [String: Int32] = [:]
+    for serial in try Self.serials(in: keyring, doing: "list the keys of \(service)") {
+      guard let described = Self.describe(serial), described.type == "user", described.description.hasPrefix(prefix) else { continue }
+      result[String(described.description.dropFirst(prefix.count))] = serial
+    }
+    return result
+  }
+
+  /// The serials a keyring links to.
+  private static func serials(in keyring: Int32, doing: String) throws -> [Int32] {
     var serials = [Int32](repeating: 0, count: 256)
     while true {
-      let length = serials.withUnsafeMutableBytes { odr_keyctl_read(keyring, $0.baseAddress, $0.count) }
-      guard length >= 0 else { throw Self.failure(errno, "list the keys of \(service)") }
+      var length = serials.withUnsafeMutableBytes { odr_keyctl_read(keyring, $0.baseAddress, $0.count) }
+      if length < 0, errno == EACCES, linkUserKeyringIntoSession() {
+        length = serials.withUnsafeMutableBytes { odr_keyctl_read(keyring, $0.baseAddress, $0.count) }
+      }
+      guard length >= 0 else { throw failure(errno, doing) }
       let count = length / MemoryLayout<Int32>.size
-      if count > serials.count {
-        serials = [Int32](repeating: 0, count: count)
-        continue
-      }
-      let prefix = description(of: "")
-      var result: [String: Int32] = [:]
-      for serial in serials[..<count] {
-        guard let described = describe(serial), described.type == "user", described.description.hasPrefix(prefix) else { continue }
-        result[String(described.description.dropFirst(prefix.count))] = serial
-      }
-      return result
+      guard count > serials.count else { return Array(serials[..<count]) }
+      serials = [Int32](repeating: 0, count: count)
     }
   }
 
+  /// Every service with keys in this user's kernel keyring (odr's private
+  /// services left out), with how many keys each holds: what `odr doctor`
+  /// shows.
+  public static func keyCounts(stateHome: URL? = nil) throws -> [String: Int] {
+    var counts: [String: Int] = [:]
+    for serial in try serials(in: userKeyring, doing: "list the keyrings of the user keyring") {
+      guard let described = describe(serial), described.type == "keyring", described.description.hasPrefix("odr:") else { continue }
+      let service = String(described.description.dropFirst("odr:".count))
+      guard dropping(.isTheAnswer, { try KeyringInput.validate(keyService: service) }) != nil else { continue }
+      let count = try KernelKeyringStore(service: service, stateHome: stateHome).names().count
+      if count > 0 { counts[service] = count }
+    }
+    return counts
+  }
+
   /// A key's type and description; nil when it went meanwhile.
-  private func describe(_ serial: Int32) -> (type: String, description: String)? {
+  private static func describe(_ serial: Int32) -> (type: String, description: String)? {
     var buffer = [UInt8](repeating: 0, count: 512)
     let length = buffer.withUnsafeMutableBytes { odr_keyctl_describe(serial, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
     guard length > 0, length <= buffer.count else { return nil }

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import ODRBase
 
 /// A ``SecretStore`` in the desktop keyring, through libsecret and the
 /// Secret Service D-Bus API (gnome-keyring, KeePassXC, …).
@@ -158,6 +159,21 @@ public struct SecretServiceStore: SecretStore, BlockingReads {
 
   private static func names(of items: [Session.FoundItem]) -> [String] {
     keys(items).keys.filter { !KeyringInput.isRecord($0) }.sorted()
+  }
+
+  /// Every service holding API keys in the layout odr writes (items of
+  /// the generic schema with a `service` and a key name; odr's private
+  /// services and records left out), with how many keys each holds: what
+  /// `odr doctor` shows. Attributes only: no secret is read.
+  public static func keyCounts(deadline: Duration = .seconds(5)) async throws -> [String: Int] {
+    try await Libsecret.shared.perform(deadline: deadline, askingToUnlock: false) { session in
+      let items = try session.search([ItemLayout.schemaAttribute: ItemLayout.genericSchema], loadSecrets: false)
+      let byService = Dictionary(grouping: items) { $0.attributes["service"] ?? "" }
+      return byService.compactMapValues { items in
+        let count = names(of: items).count
+        return count > 0 ? count : nil
+      }.filter { service, _ in dropping(.isTheAnswer, { try KeyringInput.validate(keyService: service) }) != nil }
+    }
   }
 
   /// ``names()`` on the calling thread, which it blocks (for shell

@@ -59,15 +59,21 @@ import Testing
     #expect(legacy.stderr.contains("attribute.username = Legacy") && legacy.stderr.contains("attribute.account = Legacy"), "\(legacy.stderr)")
     #expect(try await lookup("Weather") == weather)
     #expect(try await odr(["fetch", "APIKeys"]).stdout == "unchanged Maps\nunchanged Weather\n")
-    // odr doctor is the overview: the bundle trusted, the catalog as fetched, the service's keys.
+    // odr doctor is the overview: the bundle trusted, the catalog as fetched, every service's keys.
+    let other = bundle + ".other"
+    #expect(try await Command.odr(["set", "Other", "--service", other], input: "o", environment: environment).status == 0)
+    defer { Command.odrInBackground(["delete", "Other", "--service", other], environment: environment) }
     let doctor = try await odr(["doctor", "--json"])
     #expect(doctor.status == 0, "\(doctor.stderr)")
     let overview = (try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any])?["overview"] as? [String: Any]
     #expect(((overview?["bundles"] as? [[String: Any]])?.map { $0["bundle"] as? String }).map { $0.contains(bundle) } == true, "\(doctor.stdout)")
     #expect((overview?["catalog"] as? [String: Any])?["bundle"] as? String == bundle && (overview?["catalog"] as? [String: Any])?["version"] as? Int == 1)
-    #expect((overview?["services"] as? [[String: Any]])?.first?["keys"] as? Int == 3)  // Maps, Weather and the legacy item
+    let services = (overview?["services"] as? [[String: Any]] ?? []).reduce(into: [String: Int]()) { $0[$1["service"] as? String ?? ""] = $1["keys"] as? Int }
+    #expect(services[bundle] == 3 && services[other] == 1, "\(services)")  // Maps, Weather and the legacy item; Other
+    #expect(services.keys.allSatisfy { !$0.hasPrefix("odr.") && !$0.isEmpty }, "\(services)")
     let text = try await odr(["doctor"])
-    #expect(text.stdout.contains("catalog: file://") && text.stdout.contains(": \(bundle) version 1, no expiry") && text.stdout.contains("keys: \(bundle) holds 3 keys"), "\(text.stdout)")
+    #expect(text.stdout.contains("catalog: file://") && text.stdout.contains(": \(bundle) version 1, no expiry") && text.stdout.contains("keys: \(bundle) holds 3 keys")
+            && text.stdout.contains("keys: \(other) holds 1 key\n"), "\(text.stdout)")
     try await publish(document.replacingOccurrences(of: maps, with: maps + "-2"), version: 2)
     #expect(try await odr(["fetch", "APIKeys"]).stdout == "changed   Maps\nunchanged Weather\n")
     #expect(try await lookup("Maps") == maps + "-2")

@@ -65,12 +65,13 @@ import Testing
       "$ODR" fetch APIKeys
       echo "refetched: $("$ODR" get Maps)"
       "$ODR" doctor >/dev/null; echo "doctor: $?"
+      "$ODR" doctor | grep -F "keys: \(bundle) holds"
       """)
     #expect(result.status == 0, "\(result.stderr)")
     let lines = result.stdout.split(separator: "\n").map(String.init)
     #expect(lines == [
       "get: \(typed)", "added     Maps", "added     Weather", "list: Maps Typed Weather ", "keyctl: \(weather)", "from another user namespace: 1", "exec: injected", "env: 1",
-      "read: \(maps)", "get deleted: 3", "added     Maps", "unchanged Weather", "refetched: \(maps)", "doctor: 0",
+      "read: \(maps)", "get deleted: 3", "added     Maps", "unchanged Weather", "refetched: \(maps)", "doctor: 0", "keys: \(bundle) holds 3 keys",
     ], "\(result.stdout)\n\(result.stderr)")
     #expect(result.stderr.contains("keys of \(bundle) are in the kernel keyring") && result.stderr.contains("'Maps' for service '\(bundle)' in the kernel keyring"))
     // Nothing of any value on disk: odr's cache, state, config and temporary folders.

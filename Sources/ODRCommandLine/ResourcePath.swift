@@ -10,7 +10,7 @@ extension ODR {
       commandName: "path",
       abstract: "Print where a tag's files are on disk (after `odr begin`).",
       discussion: """
-        With FILE, prints that file's local path alone. Without, prints "FILE<TAB>PATH" for each file of the tag. Files are stored content-addressed, so the local name is the SHA-256. Exit 3 when the tag is not on disk.
+        With FILE, prints that file's local path alone. Without, prints "FILE<TAB>PATH" for each file of the tag (aligned under a header on a terminal; --json: a list of {file, path}). Files are stored content-addressed, so the local name is the SHA-256. Exit 3 when the tag is not on disk.
 
         Example:
           odr path Onboarding Onboarding/welcome.png --catalog /srv/odr
@@ -25,6 +25,11 @@ extension ODR {
     @Argument(help: "A file of the tag, as the catalog names it.")
     var file: String?
 
+    @OptionGroup var reporting: OutputOptions
+
+    /// `--json`: one file of the tag and where it is on disk.
+    struct Entry: Encodable { let file: String, path: String }
+
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.loadFromDisk(context)
       let request = try ResourceRequest(tags: [tag], catalog: resources)
@@ -32,11 +37,11 @@ extension ODR {
         throw ResourceError(.notFound, "Tag '\(tag)' is not on disk; `odr begin \(tag)` downloads it.")
       }
       defer { request.endAccessing() }
-      if let file {
-        context.output.write(try request.url(forResource: file).path + "\n")
-      } else {
-        let lines = try resources.tag(tag).files.map { "\($0.path)\t\(try request.url(forResource: $0.path).path)\n" }
-        context.output.write(lines.joined())
+      let files = try file.map { [$0] } ?? resources.tag(tag).files.map(\.path)
+      let entries = try files.map { Entry(file: $0, path: try request.url(forResource: $0).path) }
+      try reporting.print(entries, on: context.output) {
+        if file != nil { return context.output.write(entries[0].path + "\n") }
+        TextTable(header: ["FILE", "PATH"], rows: entries.map { [$0.file, $0.path] }).write(to: context.output)
       }
     }
   }

@@ -26,6 +26,13 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
   private var refused = false
   private var bodiless = false
   private var close: Bool
+  /// What is written to the child is flushed once the event loop is done
+  /// with what the upstream sent (head, body and end of a small answer go
+  /// in one write; a streamed answer's parts as they come), and awaited
+  /// every ``flushBytes``: back-pressure from the child's connection.
+  private var flushScheduled = false
+  private var unawaited = 0
+  static let flushBytes = 64 * 1024
 
   init(job: ProxyConnectionHandler.Forwarding, channel: any Channel, masker: SecretMasker, audit: @escaping @Sendable (Int, String?) -> Void) {
     self.job = job
@@ -56,14 +63,33 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
     }
     if close { headers.replaceOrAdd(name: "Connection", value: "close") }
     started = true
-    return channel.writeAndFlush(HTTPServerResponsePart.head(HTTPResponseHead(version: job.version, status: head.status, headers: headers)))
+    writeSoon(.head(HTTPResponseHead(version: job.version, status: head.status, headers: headers)))
+    return channel.eventLoop.makeSucceededVoidFuture()
   }
 
   func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
     guard !refused, !bodiless else { return channel.eventLoop.makeSucceededVoidFuture() }
     let masked = masker.mask(buffer.readableBytesView)
     guard !masked.isEmpty else { return channel.eventLoop.makeSucceededVoidFuture() }
-    return channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: masked))))
+    unawaited += masked.count
+    let part = HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: masked)))
+    guard unawaited >= Self.flushBytes else {
+      writeSoon(part)
+      return channel.eventLoop.makeSucceededVoidFuture()
+    }
+    unawaited = 0
+    return channel.writeAndFlush(part)
+  }
+
+  /// Writes `part`, flushed when the event loop has run what is queued now.
+  private func writeSoon(_ part: HTTPServerResponsePart) {
+    channel.write(part, promise: nil)
+    guard !flushScheduled else { return }
+    flushScheduled = true
+    channel.eventLoop.execute { [self] in
+      flushScheduled = false
+      channel.flush()
+    }
   }
 
   func didFinishRequest(task: HTTPClient.Task<Void>) throws {

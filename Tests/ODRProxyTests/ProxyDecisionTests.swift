@@ -147,4 +147,19 @@ import Testing
   func notHosts(raw: String) {
     #expect(ProxyHost(raw) == nil)
   }
+
+  @Test(arguments: [
+    ("odr_abc", "odr_abc", true), ("x odr_abc y", "odr_abc", true), ("odr_ab", "odr_abc", false), ("odr_abodr_abc", "odr_abc", true),
+    ("é odr_abc", "odr_abc", true), ("", "odr_abc", false), ("odr_ab odr_ac", "odr_abc", false), ("anything", "", true),
+  ])
+  func holdsFindsTheBytesAnywhere(_ text: String, _ needle: String, _ expected: Bool) {
+    #expect(ProxyDecision.holds(text, needle) == expected)
+    #expect(ProxyDecision.holds(text[...], needle) == expected)
+    #expect(text.contains(needle) == expected || needle.isEmpty)  // what it stands in for
+  }
+
+  @Test(arguments: [(" \tBearer x \t", "Bearer x"), ("x", "x"), ("  ", ""), ("", ""), (" é ", "é"), ("a b", "a b"), ("\té\u{301} ", "é\u{301}")])
+  func trimmedDropsSpacesAndTabsAtBothEnds(_ text: String, _ expected: String) {
+    #expect(ProxyDecision.trimmed(text[...]) == expected)
+  }
 }

@@ -42,6 +42,7 @@ struct TestUpstream: Sendable {
       location = /header { if ($http_authorization = "Bearer \(weather)") { return 200 "header reached\\n"; } return 401 "no key in the header\\n"; }
       location = /query { if ($arg_key = "\(maps)") { return 200 "query reached\\n"; } return 401 "no key in the query\\n"; }
       location = /echo { return 200 "you sent $http_authorization\\n"; }
+      location = /slow.txt { limit_rate 8k; }
       location = /gzip { add_header Content-Encoding gzip always; return 200 "not really gzip"; }
       location /repo.git/ { if ($http_authorization != "Bearer \(weather)") { return 401; } }
       """

@@ -55,7 +55,10 @@ extension ODR {
       let verification = verify ? try Self.verification(of: resources) : nil
       let report = Report(bundle: resources.catalog.bundle, version: resources.catalog.version, store: resources.store.root.path,
                           checked: resources.checkedAt, tags: tags, verification: verification)
-      try reporting.print(report, failed: verification?.damaged.isEmpty == false, on: context.output) { printText(report, on: context.output) }
+      try reporting.print(report, failed: verification?.damaged.isEmpty == false, on: context.output) {
+        let (notes, table) = Self.text(report)
+        table.write(to: context.output, notes: notes)
+      }
       if let verification, !verification.damaged.isEmpty {
         let files = verification.damaged.map { sha256 in
           let files = verification.damagedFiles.filter { $0.sha256 == sha256 }
@@ -88,11 +91,6 @@ extension ODR {
       case ..<86400: return count(seconds / 3600, "hour")
       default: return count(seconds / 86400, "day")
       }
-    }
-
-    private func printText(_ report: Report, on output: Output) {
-      let (notes, table) = Self.text(report)
-      table.write(to: output, notes: notes)
     }
 
     /// The report for a person: the title and notes (the catalog, its

@@ -294,8 +294,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
   // MARK: Upstream
 
   /// Sends `job` upstream and its answer back through ``UpstreamAnswer``,
-  /// on the connection's own event loop (the upstream connection too, so no
-  /// thread hop between the two).
+  /// whose callbacks run on the connection's own event loop (the upstream
+  /// connection is AsyncHTTPClient's choice: asking for it on this loop
+  /// too opened a connection per request; docs/performance.md).
   private static func start(_ job: Forwarding, channel: any Channel, shared: ProxyServer.Shared, audit: @escaping @Sendable (Int, String?) -> Void) {
     let delegate = UpstreamAnswer(job: job, channel: channel, masker: shared.masker, audit: audit)
     do {

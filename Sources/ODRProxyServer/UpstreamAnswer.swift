@@ -13,7 +13,7 @@ import ODRProxy
 /// could not read it.
 ///
 /// Every callback runs on the child connection's event loop (AsyncHTTPClient
-/// is asked for `.delegateAndChannel(on:)`), which confines its state.
+/// is asked for `.delegate(on:)`), which confines its state.
 final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
   typealias Response = Void
 

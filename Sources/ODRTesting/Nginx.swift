@@ -91,6 +91,16 @@ public final class Nginx: @unchecked Sendable {
     return false
   }
 
+  /// Returns once every request answered so far is in the access log:
+  /// it asks for a path of its own and waits for that line (nginx logs a
+  /// request when it ends, in order, so the earlier ones are there too).
+  /// The caller's later "no new request" counts then start from the truth.
+  public func settle() async throws {
+    let path = "/.settle-\(UUID().uuidString)"
+    _ = try await Command.run("/usr/bin/curl", ["-s", "-o", "/dev/null", url.appending(path: String(path.dropFirst())).absoluteString])
+    guard try await logged(pathEndingWith: path) else { throw TestFailure("nginx did not log \(path) within 5 s") }
+  }
+
   /// The requests matching `predicate` once the log holds at least
   /// `count` of them (nginx logs a request a moment after the client has
   /// its answer), or what it holds after 5 s.

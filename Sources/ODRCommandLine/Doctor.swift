@@ -1,5 +1,4 @@
 import ArgumentParser
-import ODRBase
 import ODRCatalog
 import ODRKeyring
 import ODRKeys
@@ -63,7 +62,12 @@ extension ODR {
       let probe = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: timeout))
       let address = context.environment["DBUS_SESSION_BUS_ADDRESS"]
       // The keyring in use: the kernel's when the store is configured so.
-      let kind = (dropping(.messageOnly) { try StoreOptions.configuredKind(context) }) ?? .secretService
+      let kind: KeyStoreKind
+      var storeNote: [String] = []
+      do { kind = try StoreOptions.configuredKind(context) } catch {
+        kind = .secretService
+        storeNote.append("\(error)")
+      }
       var failure = probe.failure
       if kind == .kernel {
         failure = nil
@@ -74,7 +78,7 @@ extension ODR {
         let store = try StoreOptions.makeStore(kind, service: service, timeout: timeout, context)
         repaired = try await ImportTransaction(store: store).repair()
       }
-      let overview = await DoctorOverview.gather(context, keyringUsable: failure == nil, timeout: timeout)
+      let overview = await DoctorOverview.gather(context, kind: kind, keyringUsable: failure == nil, timeout: timeout, notes: storeNote)
       try reporting.print(Report(
           sessionBusAddress: address, sessionBus: probe.sessionBus, provider: probe.provider, providerProgram: probe.providerProgram,
           defaultCollection: probe.defaultCollection, locked: probe.locked, ready: failure == nil,

@@ -45,15 +45,11 @@ struct DoctorOverview: Encodable {
   /// What could not be read, each with what to do.
   var notes: [String] = []
 
-  /// Gathers the overview; `keyringUsable`: whether the store may be asked
-  /// (a failed probe is reported already).
-  static func gather(_ context: CommandContext, keyringUsable: Bool, timeout: Double) async -> DoctorOverview {
-    let kind: KeyStoreKind
-    var notes: [String] = []
-    do { kind = try StoreOptions.configuredKind(context) } catch {
-      kind = .secretService
-      notes.append("\(error)")
-    }
+  /// Gathers the overview of store `kind`; `keyringUsable`: whether the
+  /// store may be asked (a failed probe is reported already); `notes`: the
+  /// caller's, first.
+  static func gather(_ context: CommandContext, kind: KeyStoreKind, keyringUsable: Bool, timeout: Double, notes: [String] = []) async -> DoctorOverview {
+    var notes = notes
     var overview = DoctorOverview(store: kind.rawValue)
     if keyringUsable {
       do {

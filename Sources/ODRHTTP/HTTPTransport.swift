@@ -79,7 +79,7 @@ public struct HTTPTransport: BlobTransport {
     if let date = validators?.lastModified { headers.append(("If-Modified-Since", date)) }
     let response = try await send("GET", url, headers: headers)
     if response.status == .notModified { return .notModified }
-    try await Self.check(response, url: url, credential: credentialName(for: url), secrets: secrets, purpose: purpose)
+    try await check(response, url: url)
     var data = Data()
     try await Self.receive(response, url: url) { chunk in
       guard data.count + chunk.count <= limit else {
@@ -101,7 +101,7 @@ public struct HTTPTransport: BlobTransport {
     if response.status == .rangeNotSatisfiable, !headers.isEmpty {
       return try await stream(url, resume: nil, start: start, into: sink)
     }
-    try await Self.check(response, url: url, credential: credentialName(for: url), secrets: secrets, purpose: purpose)
+    try await check(response, url: url)
     var offset: Int64 = 0
     if response.status == .partialContent {
       // Only the range asked for is accepted; anything else starts over.
@@ -235,15 +235,16 @@ public struct HTTPTransport: BlobTransport {
     }
   }
 
-  /// Throws the error a non-2xx status means, in plain words (``HTTPStatusCheck``).
-  static func check(_ response: HTTPClientResponse, url: URL, credential: String, secrets: [String] = [],
-                    purpose: HTTPStatusCheck.Purpose = .reading) async throws {
+  /// Throws the error a non-2xx status means, in plain words
+  /// (``HTTPStatusCheck``, with the credential the request to `url`
+  /// carried and this transport's purpose).
+  func check(_ response: HTTPClientResponse, url: URL) async throws {
     let code = Int(response.status.code)
     guard !(200..<300).contains(code) else { return }
     var excerpt = ""
     // an excerpt for the error message only; the status is the error
     if let body = await droppingAsync(.messageOnly, { try await response.body.collect(upTo: 8192) }) { excerpt = String(buffer: body) }
-    throw HTTPStatusCheck.failure(code, excerpt: excerpt, url: url, credential: credential, secrets: secrets, purpose: purpose)
+    throw HTTPStatusCheck.failure(code, excerpt: excerpt, url: url, credential: credentialName(for: url), secrets: secrets, purpose: purpose)
   }
 
   /// A transport error in plain words.
@@ -258,7 +259,7 @@ public struct HTTPTransport: BlobTransport {
     case .refused: "cannot connect to \(place): connection refused (is the server running?)"
     case .tls: "the TLS handshake with \(place) failed: it may not serve HTTPS on that port (try http://), or its certificate is not trusted here"
     case .reset: "\(place) reset the connection"
-    case .other: "downloading \(url.redacted) failed: \(String(describing: error).prefix(200))"
+    case .other: "\(purpose == .reading ? "downloading" : "sending") \(url.redacted) failed: \(String(describing: error).prefix(200))"
     }
     let advice = purpose == .reading ? "Check the connection and the URL, then try again" : "Check the connection and the destination"
     return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); \(purpose.consequence(advice)).",

@@ -32,9 +32,6 @@ public struct S3Destination: PublishDestination {
 
   public var name: String { location.redacted }
 
-  /// The credential requests carry, for messages.
-  private var credentialName: String { transport.s3?.credentialName ?? "no AWS credentials" }
-
   private func url(_ path: String) -> URL {
     let base = location.absoluteString.hasSuffix("/") ? location.absoluteString : location.absoluteString + "/"
     return URL(string: base + path)!
@@ -43,7 +40,7 @@ public struct S3Destination: PublishDestination {
   public func size(of path: String) async throws -> Int64? {
     let response = try await transport.send("HEAD", url(path))
     if response.status == .notFound { return nil }
-    try await HTTPTransport.check(response, url: url(path), credential: credentialName, secrets: transport.secrets, purpose: .publishing)
+    try await transport.check(response, url: url(path))
     return response.headers.first(name: "content-length").flatMap { Int64($0) }
   }
 
@@ -65,7 +62,7 @@ public struct S3Destination: PublishDestination {
   private func put(_ body: HTTPTransport.RequestBody, to path: String, cacheControl: String) async throws {
     let type = path.hasSuffix(".json") ? "application/json" : "application/octet-stream"
     let response = try await transport.send("PUT", url(path), headers: [("Cache-Control", cacheControl), ("Content-Type", type)], body: body)
-    try await HTTPTransport.check(response, url: url(path), credential: credentialName, secrets: transport.secrets, purpose: .publishing)
+    try await transport.check(response, url: url(path))
   }
 
   /// Lists `prefix/blobs/` with ListObjectsV2, page after page (at most
@@ -92,7 +89,7 @@ public struct S3Destination: PublishDestination {
       if let token { query += "&continuation-token=\(encoded(token))" }
       let listing = URL(string: "s3://\(location.host ?? "")?\(query)")!  // no "/": the bucket itself, as boto asks
       let response = try await transport.send("GET", listing)
-      try await HTTPTransport.check(response, url: listing, credential: credentialName, secrets: transport.secrets, purpose: .publishing)
+      try await transport.check(response, url: listing)
       let body = try await response.body.collect(upTo: S3ListingPage.maxBytes)
       let page: S3ListingPage
       do { page = try S3ListingPage(Array(buffer: body)) } catch {
@@ -108,6 +105,6 @@ public struct S3Destination: PublishDestination {
   public func delete(_ path: String) async throws {
     let response = try await transport.send("DELETE", url(path))
     if response.status == .notFound { return }
-    try await HTTPTransport.check(response, url: url(path), credential: credentialName, secrets: transport.secrets, purpose: .publishing)
+    try await transport.check(response, url: url(path))
   }
 }

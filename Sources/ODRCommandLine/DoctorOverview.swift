@@ -116,7 +116,8 @@ struct DoctorOverview: Encodable {
     return overview
   }
 
-  /// The overview as lines for a person.
+  /// The overview as lines for a person, control characters escaped (names
+  /// come from the keyring, which any program of the user may write to).
   var lines: [String] {
     var lines = ["", "store: \(store)\(store == KeyStoreKind.kernel.rawValue ? " (the kernel keyring)" : " (the desktop keyring)")"]
     lines.append(identities.isEmpty ? "identities: none (`odr identity new NAME` makes one, to read encrypted packs)" : "identities:")
@@ -138,6 +139,6 @@ struct DoctorOverview: Encodable {
     }
     lines += services.map { "keys: \($0.service) holds \($0.keys) key\($0.keys == 1 ? "" : "s")" }
     lines += notes.map { "note: \($0)" }
-    return lines
+    return lines.map { Output.oneLine($0) }
   }
 }

@@ -12,4 +12,10 @@ import Testing
   @Test func aPipeGetsTabSeparatedRowsAndNoHeader() {
     #expect(Self.table.rendered(forTerminal: false) == "laptop\tage1abc\nci\tage1defg\n")
   }
+
+  @Test func controlCharactersInACellAreEscapedNotPassedOn() {
+    let table = TextTable(header: ["NAME", "COMMAND"], rows: [["4242", "evil\t\u{1b}[2J\nforged\trow"]])
+    #expect(table.rendered(forTerminal: false) == "4242\tevil\\t\\u{1B}[2J\\nforged\\trow\n")
+    #expect(!table.rendered(forTerminal: true).contains("\u{1b}"))
+  }
 }

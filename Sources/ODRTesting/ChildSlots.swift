@@ -4,9 +4,13 @@ import Foundation
 ///
 /// Tests await their children without holding a thread, so without a bound
 /// every test would start its children at once and a command that should
-/// take 50 ms would take seconds on two cores. First come, first served:
-/// a test that takes every slot (a stress test, which is a load of its own)
-/// waits for the running children and holds later ones back until it is done.
+/// take 50 ms would take seconds on two cores. Requests for one slot are
+/// served first come, first served. A request for every slot (a run whose
+/// duration a test asserts, a stress test that is a load of its own) waits
+/// until no child runs and nobody waits for a slot, and holds back no one
+/// meanwhile: had it held later requests back, the machine would idle while
+/// the slowest running child (a proxy session, a download from a slow
+/// server) finished — seconds of an idle phase, measured.
 actor ChildSlots {
   /// Three times the processor count (children mostly wait on D-Bus, sockets and
   /// disks), or `$ODR_TEST_CHILDREN`.
@@ -15,52 +19,69 @@ actor ChildSlots {
 
   let limit: Int
   private var free: Int
-  private var waiting: [(slots: Int, continuation: CheckedContinuation<Void, Never>)] = []
+  private var waiting: [CheckedContinuation<Void, Never>] = []
+  private var waitingForAll: [CheckedContinuation<Void, Never>] = []
 
   init(limit: Int) {
     self.limit = max(1, limit)
     free = self.limit
   }
 
-  /// Takes `slots` (at most `limit`), waiting behind earlier requests.
-  func acquire(_ slots: Int) async {
-    let slots = min(slots, limit)
-    if waiting.isEmpty && free >= slots {
-      free -= slots
-      return
+  /// How many requests wait for one slot and for every slot.
+  var queued: (one: Int, all: Int) { (waiting.count, waitingForAll.count) }
+
+  /// Takes one slot, or every slot (see the type).
+  func acquire(all: Bool) async {
+    if all {
+      if free == limit && waiting.isEmpty {
+        free = 0
+        return
+      }
+      await withCheckedContinuation { waitingForAll.append($0) }
+    } else {
+      if free > 0 && waiting.isEmpty {
+        free -= 1
+        return
+      }
+      await withCheckedContinuation { waiting.append($0) }
     }
-    await withCheckedContinuation { waiting.append((slots, $0)) }
   }
 
-  func release(_ slots: Int) {
-    free += min(slots, limit)
-    while let first = waiting.first, free >= first.slots {
-      free -= first.slots
-      waiting.removeFirst()
-      first.continuation.resume()
+  func release(all: Bool) {
+    free += all ? limit : 1
+    while free > 0, !waiting.isEmpty {
+      free -= 1
+      waiting.removeFirst().resume()
+    }
+    if free == limit, !waitingForAll.isEmpty {
+      free = 0
+      waitingForAll.removeFirst().resume()
     }
   }
 
   /// True inside a body that holds every slot: its own children need none.
   @TaskLocal static var holdsAll = false
 
-  /// Runs `body` holding `slots` (every slot when `slots >= limit`).
+  /// Runs `body` holding one slot, or every slot.
   /// With `$ODR_TEST_TRACE` set to a file, each hold appends a line to it:
-  /// milliseconds waited, milliseconds held, slots, `label` (what ran), so
-  /// a phase's critical path can be read off (docs/performance.md).
-  nonisolated func holding<T: Sendable>(_ slots: Int, label: String = "", _ body: @Sendable () async throws -> T) async rethrows -> T {
+  /// milliseconds from the first hold of the run to when this one was
+  /// asked for, milliseconds waited, milliseconds held, slots, `label` (what
+  /// ran), so a phase's critical path and its stalls can be read off
+  /// (docs/performance.md).
+  nonisolated func holding<T: Sendable>(all: Bool, label: String = "", _ body: @Sendable () async throws -> T) async rethrows -> T {
     if Self.holdsAll { return try await body() }
     let clock = ContinuousClock()
     let asked = clock.now
-    await acquire(slots)
+    _ = Self.firstHold
+    await acquire(all: all)
     let got = clock.now
-    defer { Self.trace(waited: got - asked, held: clock.now - got, slots: min(slots, limit), label: label) }
+    defer { Self.trace(asked: asked - Self.firstHold, waited: got - asked, held: clock.now - got, slots: all ? limit : 1, label: label) }
     do {
-      let value = slots >= limit ? try await Self.$holdsAll.withValue(true) { try await body() } : try await body()
-      await release(slots)
+      let value = all ? try await Self.$holdsAll.withValue(true) { try await body() } : try await body()
+      await release(all: all)
       return value
     } catch {
-      await release(slots)
+      await release(all: all)
       throw error
     }
   }
@@ -70,10 +91,11 @@ actor ChildSlots {
     return FileHandle(forWritingAtPath: path)
   }
   private static let traceLock = NSLock()
+  private static let firstHold = ContinuousClock.now
 
-  private static func trace(waited: Duration, held: Duration, slots: Int, label: String) {
+  private static func trace(asked: Duration, waited: Duration, held: Duration, slots: Int, label: String) {
     guard let traceFile else { return }
     func ms(_ duration: Duration) -> Int { Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000) }
-    traceLock.withLock { traceFile.write(Data("\(ms(waited)) \(ms(held)) \(slots) \(label)\n".utf8)) }
+    traceLock.withLock { traceFile.write(Data("\(ms(asked)) \(ms(waited)) \(ms(held)) \(slots) \(label)\n".utf8)) }
   }
 }

@@ -39,7 +39,7 @@ public enum Command {
   /// `duration` counts from the launch, not the wait.
   public static func run(_ executable: String, _ arguments: [String], input: String? = nil,
                          environment: [String: String]? = nil, exclusive: Bool = false) async throws -> Result {
-    try await ChildSlots.shared.holding(exclusive ? Int.max : 1, label: ([executable] + arguments.prefix(2)).joined(separator: " ")) {
+    try await ChildSlots.shared.holding(all: exclusive, label: ([executable] + arguments.prefix(2)).joined(separator: " ")) {
       try await launch(executable, arguments, input: input, environment: environment)
     }
   }
@@ -47,7 +47,7 @@ public enum Command {
   /// Runs `body` while no other test's child runs: for tests that start
   /// their own processes under load.
   public static func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
-    try await ChildSlots.shared.holding(Int.max, label: "exclusively", body)
+    try await ChildSlots.shared.holding(all: true, label: "exclusively", body)
   }
 
   private static func launch(_ executable: String, _ arguments: [String], input: String?,
@@ -75,7 +75,7 @@ public enum Command {
   public static func odr(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
                          in folder: URL? = nil, exclusive: Bool = false, process: Bool = false) async throws -> Result {
     if !process, InProcessODR.canRun(arguments, environment: environment) {
-      return try await ChildSlots.shared.holding(exclusive ? Int.max : 1, label: "in-process odr " + arguments.prefix(2).joined(separator: " ")) {
+      return try await ChildSlots.shared.holding(all: exclusive, label: "in-process odr " + arguments.prefix(2).joined(separator: " ")) {
         try await InProcessODR.run(arguments, input: input, environment: environment, in: folder)
       }
     }

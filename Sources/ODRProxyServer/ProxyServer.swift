@@ -116,6 +116,10 @@ public final class ProxyServer: Sendable {
       masker = SecretMasker(replacing: bindings.map { ($0.key.value, $0.placeholder.text) })
       var tls = TLSConfiguration.makeClientConfiguration()
       if let trustRoots { tls.trustRoots = .file(trustRoots) }
+      // Closing a connection whose answer is still coming (its client left)
+      // waits this long for the server's close_notify; the default 5 s kept
+      // `odr exec --proxy` running that long after its command had ended.
+      tls.shutdownTimeout = .milliseconds(100)
       var configuration = HTTPClient.Configuration(
         tlsConfiguration: tls, redirectConfiguration: .disallow,
         timeout: HTTPClient.Configuration.Timeout(connect: .seconds(10), read: .seconds(300)), decompression: .disabled)

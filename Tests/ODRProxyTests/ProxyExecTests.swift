@@ -134,9 +134,15 @@ import Glibc
     let result = try await world.exec(#"""
       curl -sS "\#(world.upstream.origin)/big.txt" -o "$TMPDIR/big.out" && echo "$WEATHER"
       curl -sS --max-time 1 "\#(world.upstream.origin)/slow.txt" -o "$TMPDIR/slow.out"; echo "curl $?"; wc -c < "$TMPDIR/slow.out"
+      date +%s.%N
       """#)
+    let ended = Date()
     let lines = result.stdout.split(separator: "\n").map(String.init)
-    try #require(lines.count == 3, "\(result.stdout)\(result.stderr)")
+    try #require(lines.count == 4, "\(result.stdout)\(result.stderr)")
+    // odr ends with its command, though the slow answer was cut mid-way
+    // (it once waited 5 s for that server's TLS close).
+    let childEnded = Date(timeIntervalSince1970: Double(lines[3]) ?? 0)
+    #expect(ended.timeIntervalSince(childEnded) < 2.5, "odr ended \(ended.timeIntervalSince(childEnded)) s after its command")
     let received = try Data(contentsOf: world.root.appending(path: "big.out"))
     let expected = String(decoding: body, as: UTF8.self).replacingOccurrences(of: world.upstream.weather, with: lines[0])
     #expect(received.count == expected.utf8.count && String(decoding: received, as: UTF8.self) == expected, "\(received.count) of \(expected.utf8.count) bytes, \(values) values")

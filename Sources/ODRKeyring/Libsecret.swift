@@ -363,15 +363,25 @@ struct Session {
   func search(_ attributes: [String: String], loadSecrets: Bool) throws -> [FoundItem] {
     // Another client may delete an item between SearchItems and the reads
     // of its attributes and secret, which then fail ("No such interface …
-    // on object at path …"). Searching again no longer finds it; a read
-    // that fails three searches in a row is a real failure.
-    var attempt = 1
+    // on object at path …") or come back short. Searching again no longer
+    // finds it. A failure after a search that found other items than the
+    // last one (the service is changing: a client deleting one item after
+    // another) is not counted; three failures over the same items are a
+    // real failure.
+    var failures = 0
+    var changes = 0
+    var lastFound: Set<String>?
     while true {
       do {
         return try searchOnce(attributes, loadSecrets: loadSecrets)
       } catch let failed as ReadsFailed {
-        guard attempt < 3 else { throw failed.error }
-        attempt += 1
+        if let lastFound, lastFound != failed.found, changes < 100 {
+          changes += 1
+        } else {
+          failures += 1
+          guard failures < 3 else { throw failed.error }
+        }
+        lastFound = failed.found
       }
     }
   }
@@ -387,6 +397,8 @@ struct Session {
   /// A read after a search failed: perhaps the item was deleted meanwhile.
   private struct ReadsFailed: Error {
     let error: any Error
+    /// The items the search had found.
+    let found: Set<String>
   }
 
   private func searchOnce(_ attributes: [String: String], loadSecrets: Bool) throws -> [FoundItem] {
@@ -406,20 +418,20 @@ struct Session {
       }
       let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
       var results: [FoundItem]
-      do { results = try zip(paths, itemAttributes(paths, proxy: proxy)).map { FoundItem(path: $0, attributes: $1) } } catch { throw ReadsFailed(error: error) }
+      do { results = try zip(paths, itemAttributes(paths, proxy: proxy)).map { FoundItem(path: $0, attributes: $1) } } catch { throw ReadsFailed(error: error, found: Set(paths)) }
       // Items the search found must carry what was searched for.
       if results.contains(where: { item in attributes.contains { item.attributes[$0.key] != $0.value } }) {
         throw KeyringError(.failed, "The Secret Service found items whose attributes do not match the search; the provider does not follow the Secret Service API (`odr doctor` names it), so odr reads nothing from it.")
       }
       guard loadSecrets else { return results }
       let secrets: [String: String]
-      do { secrets = try self.secrets(of: paths) } catch { throw ReadsFailed(error: error) }
+      do { secrets = try self.secrets(of: paths) } catch { throw ReadsFailed(error: error, found: Set(paths)) }
       for index in results.indices { results[index].secret = secrets[results[index].path] }
       // A secret left out: the item was deleted meanwhile (searching again
       // tells), or the provider answered short — never a silently shorter list.
       let missing = results.count { $0.secret == nil }
       if missing > 0 {
-        throw ReadsFailed(error: KeyringError(.failed, "The Secret Service found \(paths.count) items but sent the secrets of only \(paths.count - missing); odr reads all of them or none. Try again; if it persists, the Secret Service provider is at fault (`odr doctor` names it)."))
+        throw ReadsFailed(error: KeyringError(.failed, "The Secret Service found \(paths.count) items but sent the secrets of only \(paths.count - missing); odr reads all of them or none. Try again; if it persists, the Secret Service provider is at fault (`odr doctor` names it)."), found: Set(paths))
       }
       return results
     }

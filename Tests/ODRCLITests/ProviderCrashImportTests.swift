@@ -12,7 +12,7 @@ import Testing
   let bundle = "com.odr.provider-crash.\(UUID().uuidString.prefix(8).lowercased())"
   let names = (1...20).map { String(format: "K%02d", $0) }
 
-  func publish(_ generation: String, version: Int, environment: [String: String]) async throws {
+  func publish(_ generation: String, version: Int, in root: URL, environment: [String: String]) async throws {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
     try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
@@ -24,10 +24,42 @@ import Testing
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
+  /// What one provider's share of the crash positions showed.
+  struct Share: Sendable {
+    var positions = 0
+    var outcomes: [String: Int] = [:]
+    var failures: [String] = []
+    var calls = 0
+    var mutations = 0
+  }
+
+  /// The positions are shared out between two fake providers, each in a
+  /// session of its own with its own cache and state, run at once: each
+  /// crash is a chain of processes waiting on each other, one core's work.
   @Test func aCrashAtEveryCallOfAnImportMixesNothingAndLosesNothing() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let providers = 2
+    let shares = try await withThrowingTaskGroup(of: Share.self) { group in
+      for provider in 0..<providers {
+        group.addTask { try await crashes(provider: provider, of: providers) }
+      }
+      return try await group.reduce(into: [Share]()) { $0.append($1) }
+    }
+    let calls = shares[0].calls, mutations = shares[0].mutations
+    #expect(shares.allSatisfy { $0.calls == calls && $0.mutations == mutations }, "the providers counted different imports")
+    let outcomes = shares.reduce(into: [String: Int]()) { all, share in all.merge(share.outcomes, uniquingKeysWith: +) }
+    let failures = shares.flatMap(\.failures)
+    print("provider crash positions: \(calls) calls + \(mutations) changes of a \(names.count)-key import; readers saw \(outcomes); \(failures.count) failures")
+    #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    #expect(shares.map(\.positions).reduce(0, +) == calls + mutations)
+    #expect(outcomes.values.reduce(0, +) == calls + mutations)
+  }
+
+  /// Crashes the provider at every `providers`-th position, starting at `provider`.
+  func crashes(provider: Int, of providers: Int) async throws -> Share {
+    let root = root.appending(path: "provider-\(provider)")
     let session = try await KeyringSession.start(provider: .fake)
     defer { session.end() }
-    defer { try? FileManager.default.removeItem(at: root) }
     var env = session.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
     env["XDG_STATE_HOME"] = root.appending(path: "state").path
@@ -35,11 +67,11 @@ import Testing
     env["ODR_SERVICE"] = nil
     let environment = env
 
-    try await publish("old", version: 1, environment: env)
+    try await publish("old", version: 1, in: root, environment: env)
     try #require(try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
     let before = root.appending(path: "before.json")
     try FileManager.default.copyItem(at: session.fakeState, to: before)
-    try await publish("new", version: 2, environment: env)
+    try await publish("new", version: 2, in: root, environment: env)
 
     /// What every reader sees: the generation of one whole document, or a
     /// description of what is wrong with it.
@@ -60,31 +92,29 @@ import Testing
     // A clean import, to count its calls and changes.
     try await session.configure(faults: #"{"restore": "\#(before.path)"}"#)
     try #require(try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
-    let (calls, mutations) = try await session.stats()
+    var share = Share()
+    (share.calls, share.mutations) = try await session.stats()
     try #require(try await readers().get() == "new")
-    try #require(mutations >= names.count)
+    try #require(share.mutations >= names.count)
 
-    let crashes = (1...calls).map { #"{"call": \#($0)}"# } + (1...mutations).map { #"{"mutation": \#($0), "when": "after"}"# }
-    var outcomes: [String: Int] = [:]
-    var failures: [String] = []
-    for crash in crashes {
+    let positions = (1...share.calls).map { #"{"call": \#($0)}"# } + (1...share.mutations).map { #"{"mutation": \#($0), "when": "after"}"# }
+    for crash in positions.enumerated().filter({ $0.offset % providers == provider }).map(\.element) {
+      share.positions += 1
       try await session.configure(faults: #"{"restore": "\#(before.path)", "crash": \#(crash)}"#)
       let fetch = try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env)
       try await session.revive()
       if fetch.status == 0 || fetch.status != 5 || fetch.stderr.split(separator: "\n").count != 1 || fetch.stderr.contains("locked") {
-        failures.append("\(crash): fetch exited \(fetch.status): \(fetch.stderr)")
+        share.failures.append("\(crash): fetch exited \(fetch.status): \(fetch.stderr)")
       }
       switch try await readers() {
-      case .success(let generation): outcomes[generation, default: 0] += 1
-      case .failure(let failure): failures.append("\(crash): \(failure)")
+      case .success(let generation): share.outcomes[generation, default: 0] += 1
+      case .failure(let failure): share.failures.append("\(crash): \(failure)")
       }
     }
-    print("provider crash positions: \(calls) calls + \(mutations) changes of a \(names.count)-key import; readers saw \(outcomes); \(failures.count) failures")
-    #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
-    #expect(outcomes.values.reduce(0, +) == crashes.count)
 
     // The next import completes what the crash cut short.
     try #require(try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
     #expect(try await readers().get() == "new")
+    return share
   }
 }

@@ -13,7 +13,7 @@ let strictSettings: [SwiftSetting] = [
 let testSettings = strictSettings + [.unsafeFlags(["-Onone"])]
 
 /// odr's own tools — the CLI, its tests and benchmarks — need argument
-/// parsing, AsyncHTTPClient and test servers; the libraries an app links do
+/// parsing, AsyncHTTPClient and a test server; the libraries an app links do
 /// not. Their dependencies hang on the default trait "Tools", so an app that
 /// turns it off (`traits: []`) resolves only swift-crypto, swift-asn1,
 /// swift-log and swift-system besides odr (README, "Use the library").
@@ -88,10 +88,6 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     // Tests only: child processes awaited without holding a thread.
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
-    // Tests only: the loopback HTTP server that scripts answers and injects faults.
-    // No traits: neither swift-configuration nor full Foundation is needed.
-    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
-    .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
   ] + docsPlugin,
   targets: [
     .systemLibrary(
@@ -266,10 +262,10 @@ let package = Package(
         "ODRBase",
         "ODRCommandLine",
         .product(name: "Subprocess", package: "swift-subprocess", condition: tools),
-        .product(name: "Hummingbird", package: "hummingbird", condition: tools),
-        .product(name: "HTTPTypes", package: "swift-http-types", condition: tools),
-        .product(name: "Logging", package: "swift-log"),
+        // the loopback HTTP server that scripts answers and injects faults (TestHTTPServer)
         .product(name: "NIOCore", package: "swift-nio", condition: tools),
+        .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+        .product(name: "NIOPosix", package: "swift-nio", condition: tools),
       ],
       swiftSettings: strictSettings
     ),

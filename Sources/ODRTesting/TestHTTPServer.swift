@@ -1,17 +1,19 @@
 public import Foundation
-import ODRBase
-import HTTPTypes
-import Hummingbird
-import Logging
 import NIOCore
+import NIOHTTP1
+import NIOPosix
+import ODRBase
 import Synchronization
 
 /// An HTTP/1.1 server on 127.0.0.1, on a port of its own, for as long as a
 /// test's closure runs: it serves a folder or answers with a handler, records
 /// every request, and injects the faults a download must survive.
 ///
-/// Built on Hummingbird: connections kept alive, no thread per connection,
-/// waits (latency, slow bodies, delays) that hold no thread. It answers on
+/// Built on SwiftNIO's HTTP/1.1 server pipeline (the event loops odr's own
+/// network code runs on): connections kept alive, no thread per connection,
+/// waits (latency, slow bodies, delays) scheduled on the event loop, holding
+/// no thread. (It was built on Hummingbird, whose packages took a tenth of
+/// a clean build for what these ~100 lines do.) It answers on
 /// both `http://127.0.0.1:PORT` and `http://localhost:PORT`: two host names
 /// for one server, which is how tests tell a same-host request from a
 /// cross-host one.
@@ -88,7 +90,8 @@ public final class TestHTTPServer: Sendable {
 
   private let state = Mutex(State())
   private let handler: @Sendable (Request) -> Reply
-  private let running = Mutex<Task<Void, any Error>?>(nil)
+  private let listener = Mutex<(any Channel)?>(nil)
+  private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
 
   private init(handler: @escaping @Sendable (Request) -> Reply) {
     self.handler = handler
@@ -158,106 +161,154 @@ public final class TestHTTPServer: Sendable {
   /// Closes the port and every connection, and waits until they are closed:
   /// after it, connecting is refused. Done anyway when the test's closure ends.
   public func stop() async {
-    let task = running.withLock { $0.take() }
-    task?.cancel()
-    _ = await task?.result
+    if let listener = listener.withLock({ $0.take() }) {
+      try? await listener.close()  // already closed: nothing to do
+    }
+    for connection in connections.withLock({ Array($0.values) }) {
+      connection.close(promise: nil)
+      try? await connection.closeFuture.get()  // closed either way
+    }
   }
 
   // MARK: Serving
 
-  /// Hummingbird's per-request context, keeping the connection so that a
-  /// reply can drop it.
-  private struct Context: RequestContext {
-    var coreContext: CoreRequestContextStorage
-    let channel: any Channel
-
-    init(source: ApplicationRequestContextSource) {
-      coreContext = CoreRequestContextStorage(source: source)
-      channel = source.channel
-    }
-  }
-
-  /// The connection is dropped on purpose (a fault).
-  private struct Dropped: Error {}
-
   private func start() async throws {
-    let (ports, announce) = AsyncStream.makeStream(of: Int.self)
-    let app = Application(
-      responder: CallbackResponder { [self] (request, context: Context) in try await response(to: request, on: context.channel) },
-      configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-      onServerRunning: { channel in
-        announce.yield(channel.localAddress?.port ?? 0)
-        announce.finish()
-      },
-      logger: Logger(label: "odr.test-server") { _ in SwiftLogNoOpLogHandler() }
-    )
-    let task = Task {
-      defer { announce.finish() }  // a failed bind: no port comes
-      try await app.run()
+    let channel: any Channel
+    do {
+      channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+        .childChannelInitializer { [self] channel in
+          let id = ObjectIdentifier(channel)
+          connections.withLock { $0[id] = channel }
+          channel.closeFuture.whenComplete { [self] _ in _ = connections.withLock { $0.removeValue(forKey: id) } }
+          return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+            try channel.pipeline.syncOperations.addHandler(Connection(server: self))
+          }
+        }
+        .bind(host: "127.0.0.1", port: 0).get()
+    } catch {
+      throw TestFailure("the test server did not start on 127.0.0.1: \(error)")
     }
-    running.withLock { $0 = task }
-    var announced = ports.makeAsyncIterator()
-    guard let port = await announced.next(), port > 0 else {
-      let failure = await task.result
-      throw TestFailure("the test server did not start on 127.0.0.1: \(failure)")
-    }
-    state.withLock { $0.port = port }
+    listener.withLock { $0 = channel }
+    state.withLock { $0.port = channel.localAddress?.port ?? 0 }
   }
 
-  private func response(to request: HummingbirdCore.Request, on channel: any Channel) async throws -> Response {
-    let body = try await request.body.collect(upTo: .max)
-    var headers: [String: String] = [:]
-    for field in request.headers { headers[field.name.canonicalName] = field.value }
-    headers["host"] = request.head.authority
-    let recorded = Request(method: request.method.rawValue, target: request.head.path ?? "/", headers: headers,
-                           body: Data(body.readableBytesView), received: .now)
+  /// Records `request`, and says how to answer it: the handler's reply with
+  /// the path's fault applied, and the fault's drop point and pacing.
+  fileprivate func plan(for request: Request) -> Plan {
     let fault = state.withLock { state in
-      state.requests.append(recorded)
+      state.requests.append(request)
       state.inFlight += 1
       state.peak = max(state.peak, state.inFlight)
-      return state.faults.first { recorded.path.hasSuffix($0.key) }?.value
+      return state.faults.first { request.path.hasSuffix($0.key) }?.value
     }
-    let done: @Sendable () -> Void = { [self] in state.withLock { $0.inFlight -= 1 } }
+    var plan = Plan(reply: handler(request))
+    switch fault {
+    case .status(let code): plan.reply = .text("fault \(code)\n", status: code)
+    case .dropAfter(let bytes): plan.dropAfter = bytes
+    case .truncate(let bytes): plan.reply.body = plan.reply.body.prefix(bytes)
+    case .flipByte(let offset): if offset < plan.reply.body.count { plan.reply.body[plan.reply.body.startIndex + offset] ^= 0x01 }
+    case .slow(let size, let wait): plan.chunk = size; plan.pause = wait
+    case .latency(let wait): plan.reply.delay = wait
+    case nil: break
+    }
+    return plan
+  }
 
-    var reply = handler(recorded)
-    var announced: Int?
+  fileprivate func answered() {
+    state.withLock { $0.inFlight -= 1 }
+  }
+
+  /// How one request is answered.
+  fileprivate struct Plan {
+    var reply: Reply
     var dropAfter: Int?
     var chunk = 256 << 10
     var pause: Duration?
-    switch fault {
-    case .status(let code): reply = .text("fault \(code)\n", status: code)
-    case .dropAfter(let bytes): dropAfter = bytes
-    case .truncate(let bytes): reply.body = reply.body.prefix(bytes); announced = reply.body.count
-    case .flipByte(let offset): if offset < reply.body.count { reply.body[reply.body.startIndex + offset] ^= 0x01 }
-    case .slow(let size, let wait): chunk = size; pause = wait
-    case .latency(let wait): reply.delay = wait
-    case nil: break
-    }
-    if let delay = reply.delay { try await Task.sleep(for: delay) }
-    if reply.drop {
-      done()
-      try await channel.close()
-      throw Dropped()
-    }
+  }
+}
 
-    var fields = HTTPFields()
-    for (name, value) in reply.headers { if let name = HTTPField.Name(name) { fields[name] = value } }
-    let bytes = reply.body
-    return Response(status: .init(code: reply.status), headers: fields,
-                    body: ResponseBody(contentLength: announced ?? bytes.count) { [chunk, pause, dropAfter] writer in
-      defer { done() }
-      var offset = 0
-      while offset < bytes.count {
-        var end = min(offset + chunk, bytes.count)
-        if let limit = dropAfter {
-          guard offset < limit else { throw Dropped() }  // the body stays incomplete
-          end = min(end, limit)
-        }
-        try await writer.write(ByteBuffer(bytes: bytes[bytes.startIndex + offset..<bytes.startIndex + end]))
-        offset = end
-        if let pause, offset < bytes.count { try await Task.sleep(for: pause) }
+/// One connection: reads each request whole, then answers it as its plan
+/// says, on the connection's event loop.
+private final class Connection: ChannelInboundHandler {
+  typealias InboundIn = HTTPServerRequestPart
+  typealias OutboundOut = HTTPServerResponsePart
+
+  let server: TestHTTPServer
+  private var head: HTTPRequestHead?
+  private var body = Data()
+
+  init(server: TestHTTPServer) {
+    self.server = server
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    switch unwrapInboundIn(data) {
+    case .head(let head):
+      self.head = head
+      body = Data()
+    case .body(let buffer):
+      body.append(contentsOf: buffer.readableBytesView)
+    case .end:
+      guard let head else { return }
+      self.head = nil
+      var headers: [String: String] = [:]
+      for (name, value) in head.headers { headers[name.lowercased()] = value }
+      let request = TestHTTPServer.Request(method: head.method.rawValue, target: head.uri, headers: headers, body: body, received: .now)
+      let plan = server.plan(for: request)
+      if let delay = plan.reply.delay {
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.amount(delay)) { self.answer(plan, keepAlive: head.isKeepAlive, context: context) }
+      } else {
+        answer(plan, keepAlive: head.isKeepAlive, context: context)
       }
-      try await writer.finish(nil)
-    })
+    }
+  }
+
+  private func answer(_ plan: TestHTTPServer.Plan, keepAlive: Bool, context: ChannelHandlerContext) {
+    if plan.reply.drop {
+      server.answered()
+      context.close(promise: nil)
+      return
+    }
+    var headers = HTTPHeaders(plan.reply.headers.map { ($0.key, $0.value) })
+    headers.replaceOrAdd(name: "content-length", value: "\(plan.reply.body.count)")
+    if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
+    context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: plan.reply.status), headers: headers))),
+                  promise: nil)
+    send(plan, from: 0, keepAlive: keepAlive, context: context)
+  }
+
+  /// Sends the body from `offset` a chunk at a time, pausing between chunks
+  /// when the plan says so, and dropping the connection at its drop point.
+  private func send(_ plan: TestHTTPServer.Plan, from offset: Int, keepAlive: Bool, context: ChannelHandlerContext) {
+    let bytes = plan.reply.body
+    if offset < bytes.count {
+      var end = min(offset + plan.chunk, bytes.count)
+      if let limit = plan.dropAfter {
+        guard offset < limit else {  // the body stays incomplete
+          context.flush()
+          server.answered()
+          context.close(promise: nil)
+          return
+        }
+        end = min(end, limit)
+      }
+      context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes[bytes.startIndex + offset..<bytes.startIndex + end])))),
+                            promise: nil)
+      if let pause = plan.pause, end < bytes.count {
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.amount(pause)) { self.send(plan, from: end, keepAlive: keepAlive, context: context) }
+      } else {
+        send(plan, from: end, keepAlive: keepAlive, context: context)
+      }
+      return
+    }
+    server.answered()
+    let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+    if !keepAlive { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
+  }
+
+  private static func amount(_ duration: Duration) -> TimeAmount {
+    .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
   }
 }

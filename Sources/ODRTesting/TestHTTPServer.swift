@@ -162,11 +162,11 @@ public final class TestHTTPServer: Sendable {
   /// after it, connecting is refused. Done anyway when the test's closure ends.
   public func stop() async {
     if let listener = listener.withLock({ $0.take() }) {
-      try? await listener.close()  // already closed: nothing to do
+      await droppingAsync(.cleanup) { try await listener.close() }
     }
     for connection in connections.withLock({ Array($0.values) }) {
       connection.close(promise: nil)
-      try? await connection.closeFuture.get()  // closed either way
+      await droppingAsync(.cleanup) { try await connection.closeFuture.get() }
     }
   }
 

@@ -29,7 +29,7 @@ let tools: TargetDependencyCondition? = .when(traits: ["Tools"])
 /// FoundationEssentials its shims and collections, full Foundation
 /// CoreFoundation and ICU, FoundationNetworking libcurl.
 func staticRuntime(_ libraries: [String]) -> [LinkerSetting] {
-  [.unsafeFlags(["-static-stdlib"])] + libraries.map { .linkedLibrary($0) }
+  [.unsafeFlags(["-static-stdlib", "-Xlinker", "--no-export-dynamic"])] + libraries.map { .linkedLibrary($0) }
 }
 let essentials = ["_FoundationCShims", "_FoundationCollections"]
 let foundation = essentials + ["CoreFoundation", "_FoundationICU", "FoundationInternationalization"]

@@ -70,9 +70,9 @@ actor ChildSlots {
   /// (docs/performance.md).
   nonisolated func holding<T: Sendable>(all: Bool, label: String = "", _ body: @Sendable () async throws -> T) async rethrows -> T {
     if Self.holdsAll { return try await body() }
+    _ = Self.firstHold  // the run's first hold starts the trace's clock
     let clock = ContinuousClock()
     let asked = clock.now
-    _ = Self.firstHold
     await acquire(all: all)
     let got = clock.now
     defer { Self.trace(asked: asked - Self.firstHold, waited: got - asked, held: clock.now - got, slots: all ? limit : 1, label: label) }

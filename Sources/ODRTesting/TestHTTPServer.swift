@@ -282,6 +282,10 @@ private final class Connection: ChannelInboundHandler {
   /// Sends the body from `offset` a chunk at a time, pausing between chunks
   /// when the plan says so, and dropping the connection at its drop point.
   private func send(_ plan: TestHTTPServer.Plan, from offset: Int, keepAlive: Bool, context: ChannelHandlerContext) {
+    guard context.channel.isActive else {  // the client left mid-answer (a paced body outlived it)
+      server.answered()
+      return
+    }
     let bytes = plan.reply.body
     if offset < bytes.count {
       var end = min(offset + plan.chunk, bytes.count)

@@ -198,7 +198,7 @@ public struct HTTPTransport: BlobTransport {
     clients.withLock { clients in
       if let client = clients[timeouts] { return client }
       var configuration = HTTPClient.Configuration(
-        timeout: HTTPClient.Configuration.Timeout(connect: amount(timeouts.connect), read: amount(timeouts.stall)),
+        timeout: HTTPClient.Configuration.Timeout(connect: TimeAmount(timeouts.connect), read: TimeAmount(timeouts.stall)),
         decompression: .disabled)
       configuration.redirectConfiguration = .disallow
       // A refused connection is an answer: report it now, do not retry
@@ -208,10 +208,6 @@ public struct HTTPTransport: BlobTransport {
       clients[timeouts] = client
       return client
     }
-  }
-
-  private static func amount(_ duration: Duration) -> TimeAmount {
-    .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
   }
 
   // MARK: Responses

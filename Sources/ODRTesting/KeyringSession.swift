@@ -169,10 +169,9 @@ public final class KeyringSession: @unchecked Sendable {
     for _ in 0..<20 {
       try await send(to: "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
                "array:objpath:/org/freedesktop/secrets/collection/login")
-      let locked = try await Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets",
-                                                                "/org/freedesktop/secrets/collection/login", "org.freedesktop.DBus.Properties.Get",
-                                                                "string:org.freedesktop.Secret.Collection", "string:Locked"], environment: environment)
-      if locked.stdout.contains("boolean true") { return }
+      let locked = try await send(to: "/org/freedesktop/secrets/collection/login", "org.freedesktop.DBus.Properties.Get",
+                                  "string:org.freedesktop.Secret.Collection", "string:Locked")
+      if locked.contains("boolean true") { return }
     }
     throw TestFailure("the login collection did not stay locked")
   }
@@ -189,10 +188,13 @@ public final class KeyringSession: @unchecked Sendable {
     try await send(to: "/org/freedesktop/secrets/collection/login", "org.freedesktop.Secret.Collection.Delete")
   }
 
-  private func send(to path: String, _ method: String, _ arguments: String...) async throws {
+  /// Calls `method` on the provider's object at `path`; the reply as dbus-send prints it.
+  @discardableResult
+  private func send(to path: String, _ method: String, _ arguments: String...) async throws -> String {
     let result = try await Command.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets", path, method] + arguments,
                                  environment: environment)
     guard result.status == 0 else { throw TestFailure("dbus-send \(method) failed: \(result.stderr)") }
+    return result.stdout
   }
 
   /// The session the test process itself uses: the one `scripts/with-keyring`

@@ -258,7 +258,7 @@ private final class Connection: ChannelInboundHandler {
       let request = TestHTTPServer.Request(method: head.method.rawValue, target: head.uri, headers: headers, body: body, received: .now)
       let plan = server.plan(for: request)
       if let delay = plan.reply.delay {
-        context.eventLoop.assumeIsolated().scheduleTask(in: Self.amount(delay)) { self.answer(plan, keepAlive: head.isKeepAlive, context: context) }
+        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) { self.answer(plan, keepAlive: head.isKeepAlive, context: context) }
       } else {
         answer(plan, keepAlive: head.isKeepAlive, context: context)
       }
@@ -301,7 +301,7 @@ private final class Connection: ChannelInboundHandler {
       context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes[bytes.startIndex + offset..<bytes.startIndex + end])))),
                             promise: nil)
       if let pause = plan.pause, end < bytes.count {
-        context.eventLoop.assumeIsolated().scheduleTask(in: Self.amount(pause)) { self.send(plan, from: end, keepAlive: keepAlive, context: context) }
+        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(pause)) { self.send(plan, from: end, keepAlive: keepAlive, context: context) }
       } else {
         send(plan, from: end, keepAlive: keepAlive, context: context)
       }
@@ -310,9 +310,5 @@ private final class Connection: ChannelInboundHandler {
     server.answered()
     let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
     if !keepAlive { written.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
-  }
-
-  private static func amount(_ duration: Duration) -> TimeAmount {
-    .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
   }
 }

@@ -101,6 +101,13 @@ public final class Nginx: @unchecked Sendable {
     guard try await logged(pathEndingWith: path) else { throw TestFailure("nginx did not log \(path) within 5 s") }
   }
 
+  /// Every request answered so far (``settle()``, then the log): what a
+  /// test reads once the client it ran has ended.
+  public func settledRequests() async throws -> [Request] {
+    try await settle()
+    return requests
+  }
+
   /// The requests matching `predicate` once the log holds at least
   /// `count` of them (nginx logs a request a moment after the client has
   /// its answer), or what it holds after 5 s.
@@ -113,13 +120,15 @@ public final class Nginx: @unchecked Sendable {
     return requests.filter(predicate)
   }
 
-  /// The requests served so far, from the access log.
+  /// The requests logged so far, from the access log, without those of
+  /// ``settle()``. nginx logs a request a moment after its answer: a test
+  /// reads ``settledRequests()`` or waits with ``requests(atLeast:where:)``.
   public var requests: [Request] {
     // no log yet: no requests
     let text = (dropping(.isTheAnswer) { try String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8) }) ?? ""
     return text.split(separator: "\n").compactMap { line in
       let parts = line.split(separator: " ")
-      guard parts.count == 6, let status = Int(parts[2]), let bytes = Int(parts[3]), let total = Int(parts[5]) else { return nil }
+      guard parts.count == 6, !parts[1].hasPrefix("/.settle-"), let status = Int(parts[2]), let bytes = Int(parts[3]), let total = Int(parts[5]) else { return nil }
       return Request(method: String(parts[0]), path: String(parts[1]), status: status, bytes: bytes, authenticated: parts[4] == "auth", totalBytes: total)
     }
   }

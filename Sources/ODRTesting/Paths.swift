@@ -3,9 +3,13 @@ import ODRBase
 
 /// Where the package and its built products are.
 public enum Paths {
-  /// The package's root folder (holding Package.swift and scripts/).
-  public static let packageRoot: URL = URL(filePath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  /// The package's root folder (holding Package.swift, scripts/ and
+  /// Tests/): `$ODR_PACKAGE_ROOT` (scripts/test runs the suite from a copy
+  /// an ordinary user owns), else where this file was compiled.
+  public static let packageRoot: URL = {
+    if let root = ProcessInfo.processInfo.environment["ODR_PACKAGE_ROOT"] { return URL(filePath: root) }
+    return URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  }()
 
   /// The folder of the products built with the tests (`odr`, `odr-http`,
   /// the example clients).

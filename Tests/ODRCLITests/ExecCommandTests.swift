@@ -93,7 +93,7 @@ import Testing
     #expect(piped.stdout.hasPrefix("key=***\n") && !piped.output.contains("-tty") && !piped.output.contains(weather), "\(piped.output)")
   }
 
-  static let ttyChild = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Peers/tty_child.py").path
+  static let ttyChild = Paths.packageRoot.appending(path: "Tests/Peers/tty_child.py").path
 
   /// A command that writes to /dev/tty — a pager, an editor, a prompt —
   /// writes to a terminal odr masks: the command's session has its own

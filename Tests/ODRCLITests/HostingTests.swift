@@ -52,13 +52,13 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     let (nginx, env) = try await servedAndBegun()
     // Answered from disk: not one request.
-    let before = nginx.requests.count
+    let before = try await nginx.settledRequests().count
     for arguments in [["path", "Level2"], ["status"], ["end", "Level2"]] {
       let result = try await Command.odr(arguments, environment: env)
       #expect(result.status == 0, "\(arguments) \(result.stderr)")
     }
-    try await nginx.settle()
-    #expect(nginx.requests.count == before + 1, "\(nginx.requests.dropFirst(before))")  // the settling request alone
+    let after = try await nginx.settledRequests()
+    #expect(after.count == before, "\(after.dropFirst(before))")
     nginx.stop()  // the port now refuses connections
     for arguments in [["path", "Level2"], ["status", "--json"], ["end", "Level2"]] {
       let result = try await Command.odr(arguments, environment: env, exclusive: true)
@@ -101,10 +101,10 @@ import Testing
     try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7300)], ofItemAtPath: kept.path)
     try FileManager.default.removeItem(at: published)
     _ = try await publish(version: 40)
-    let requests = nginx.requests.count
+    let requests = try await nginx.settledRequests().count
     let stale = try await Command.odr(["status"], environment: env)
-    try await nginx.settle()
-    #expect(stale.status == 0 && nginx.requests.count == requests + 1, "\(nginx.requests.dropFirst(requests))")  // the settling request alone
+    let settled = try await nginx.settledRequests()
+    #expect(stale.status == 0 && settled.count == requests, "\(settled.dropFirst(requests))")
     #expect(stale.stderr.hasPrefix("com.example.demo version 3, store "), "\(stale.stderr)")
     #expect(stale.stderr.contains("\nthe catalog kept on disk, last confirmed by its host 2 hours ago; `odr status --refresh` asks the host now\n"), "\(stale.stderr)")
     let json = try JSONSerialization.jsonObject(with: Data(try await Command.odr(["status", "--json"], environment: env).stdout.utf8)) as? [String: Any]
@@ -179,7 +179,7 @@ import Testing
     let env = environment([nginx.url.absoluteString])
     try await killMidway(env, sha: sha, size: size, fraction: 0.5)
     #expect(try await nginx.logged(pathEndingWith: sha))
-    let killed = nginx.requests.filter { $0.path.hasSuffix(sha) }.count
+    let killed = try await nginx.settledRequests().filter { $0.path.hasSuffix(sha) }.count
     let rerun = try await Command.odr(["begin", "Movie"], environment: env)
     #expect(rerun.status == 0, "\(rerun.stderr)")
     #expect(rerun.stderr.hasPrefix("odr: resuming movies/intro.bin at ") && rerun.stderr.contains(" of 8.0 MiB (kept from an interrupted download)\n"), "\(rerun.stderr)")
@@ -231,7 +231,7 @@ import Testing
     #expect(movie?["pins"] as? Int == 0 && movie?["onDisk"] as? Bool == false)
     let rerun = try await Command.odr(["begin", "Movie"], environment: env)
     #expect(rerun.status == 0 && rerun.stderr.hasPrefix("odr: resuming movies/intro.bin at "), "\(rerun.stderr)")
-    #expect(nginx.requests.last { $0.path.hasSuffix(sha) }?.status == 206)
+    #expect(try await nginx.settledRequests().last { $0.path.hasSuffix(sha) }?.status == 206)
   }
 
   @Test func aServerThatIgnoresRangesGetsTheWholeBlobAgain() async throws {
@@ -246,7 +246,7 @@ import Testing
     let rerun = try await Command.odr(["begin", "Movie"], environment: environment([plain.url.absoluteString]))
     #expect(rerun.status == 0, "\(rerun.stderr)")
     #expect(rerun.stderr.hasPrefix("odr: the server does not resume movies/intro.bin (it ignores ranges, or the file changed): starting over; "), "\(rerun.stderr)")
-    #expect(plain.requests.filter { $0.path.hasSuffix(sha) }.map(\.status) == [200])
+    #expect(try await plain.settledRequests().filter { $0.path.hasSuffix(sha) }.map(\.status) == [200])
     #expect(try await blobIsInstalled(sha))
   }
 
@@ -266,7 +266,7 @@ import Testing
     #expect(result.stderr.contains("using the next one"), "\(result.stderr)")
     // Skipped for the rest of the run: the broken one was asked once.
     #expect((try await broken?.requests(atLeast: 1).count ?? 1) == 1)
-    #expect(second.requests.contains { $0.path.hasPrefix("/blobs/") && $0.status == 200 })
+    #expect(try await second.settledRequests().contains { $0.path.hasPrefix("/blobs/") && $0.status == 200 })
   }
 
   @Test func aMirrorServingADamagedBlobIsSkippedForTheNext() async throws {
@@ -285,7 +285,7 @@ import Testing
     let result = try await Command.odr(["begin", "Movie", "Level2", "--quiet"], environment: environment([bad.url.absoluteString, good.url.absoluteString]))
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stderr.contains("served a damaged \(sha)"), "\(result.stderr)")
-    #expect(good.requests.contains { $0.path == "/blobs/\(sha)" && $0.status == 200 })
+    #expect(try await good.settledRequests().contains { $0.path == "/blobs/\(sha)" && $0.status == 200 })
     #expect(try await blobIsInstalled(sha))
   }
 }

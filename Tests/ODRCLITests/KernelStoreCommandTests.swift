@@ -7,7 +7,9 @@ import Testing
 /// namespace of its own (`unshare --user`), whose user keyring is new and
 /// goes with it: nothing is left in this machine's keyrings.
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct KernelStoreCommandTests {
-  let root = FileManager.default.temporaryDirectory.appending(path: "odr-kernel-\(UUID().uuidString)")
+  var root = FileManager.default.temporaryDirectory.appending(path: "odr-kernel-\(UUID().uuidString)")
+  /// The odr the scripts run (`$ODR`).
+  var odr = Paths.odr.path
   let bundle = "com.odr.kernel.\(UUID().uuidString.prefix(8).lowercased())"
   let weather = "w-\(UUID().uuidString)"
   let maps = "m-\(UUID().uuidString)"
@@ -24,7 +26,7 @@ import Testing
     env["ODR_STORE"] = "kernel"
     env["ODR_SERVICE"] = bundle
     env["ODR_CATALOG"] = "file://" + root.appending(path: "pub").path
-    env["ODR"] = Paths.odr.path
+    env["ODR"] = odr
     return env
   }
 
@@ -82,14 +84,32 @@ import Testing
       }
     }
   }
+}
+
+/// What needs root: odr as another user (uid 65534, whose kernel quota no
+/// other test shares), with its own copy of odr in a folder that user can
+/// reach (the suite's may be in one only root can enter). Run by
+/// scripts/test's root phase (`ODR_TESTS=root`).
+@Suite(.enabled(if: TestSelection.root), .timeLimit(.minutes(2))) struct KernelStoreAsRootTests {
+  let world: KernelStoreCommandTests
+
+  /// A folder under /var/tmp (open to every user), not under the suite's
+  /// TMPDIR (root's), with odr copied into it.
+  init() throws {
+    let root = URL(filePath: "/var/tmp").appending(path: "odr-kernel-\(UUID().uuidString)")
+    let bin = root.appending(path: "bin")
+    try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: Paths.odr, to: bin.appending(path: "odr"))
+    for folder in [root, bin] { try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: folder.path) }
+    world = KernelStoreCommandTests(root: root, odr: bin.appending(path: "odr").path)
+  }
 
   /// A user other than root: the kernel's quota (20,000 bytes by default)
   /// and its limit on one value, each with its own message and exit code.
   @Test func theQuotaAndTheSizeLimitAreSaid() async throws {
-    defer { try? FileManager.default.removeItem(at: root) }
-    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-    try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: root.path)
-    let result = try await inNamespace("""
+    try #require(getuid() == 0, "the root group runs as root (scripts/test)")
+    defer { try? FileManager.default.removeItem(at: world.root) }
+    let result = try await world.inNamespace("""
       head -c 40000 /dev/zero | tr '\\0' x | "$ODR" set Big; echo "big: $?"
       i=0
       while [ $i -lt 10 ]; do

@@ -154,7 +154,7 @@ import Glibc
     let result = try await run.value
     #expect(result.stdout == "odr exited 143\n", "\(result.stdout)\(result.stderr)")
     // The pack was read once, at the start: a 304 reads nothing more.
-    let blobs = nginx.requests.filter { $0.path.hasPrefix("/blobs/") }
+    let blobs = try await nginx.settledRequests().filter { $0.path.hasPrefix("/blobs/") }
     #expect(blobs.count == 1, "\(blobs.map(\.path))")
   }
 

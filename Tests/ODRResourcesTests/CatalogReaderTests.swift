@@ -29,8 +29,7 @@ import Testing
     var plain = Catalog(bundle: "com.example.plain", version: 1, tags: ["T": .init(category: .initial, files: Array(files.prefix(3)))])
     plain.formatVersion = 1
     full.formatVersion = 2
-    let demo = try Publisher(source: URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-      .appending(path: "resources/Demo")).makeCatalog()
+    let demo = try Publisher(source: Paths.packageRoot.appending(path: "resources/Demo")).makeCatalog()
     return [full.encoded(), plain.encoded(), demo.encoded(),
             Data(#"{"formatVersion":1,"bundle":"b.c","version":1,"expires":null,"signers":null,"handovers":null,"tags":{},"extra":[1,{"x":true},null,-2.5e-3,"\u00e9\ud83d\ude00"]}"#.utf8)]
   }

@@ -7,8 +7,7 @@ import ODRTesting
 /// kept by `scripts/checks/fuzz`), and the seeds, replayed through the same entry
 /// the fuzz target feeds: CI needs no sanitizer build to keep them fixed.
 @Suite(.enabled(if: TestSelection.untagged)) struct FuzzFailCaseTests {
-  static let folder = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appending(path: "FuzzTesting")
+  static let folder = Paths.packageRoot.appending(path: "FuzzTesting")
   static let targets: [String: FuzzEntry] = [
     "FuzzJSONReader": .jsonReader, "FuzzCatalog": .catalog, "FuzzSignatureLines": .signatureLines,
     "FuzzHandover": .handover, "FuzzDocuments": .documents, "FuzzAgeFile": .ageFile,

@@ -1,8 +1,8 @@
 import Foundation
 @testable import ODRBase
 @testable import ODRResources
+import ODRTesting
 import Testing
-
 
 /// Where odr keeps its locks and state, against a user who prepares them in
 /// advance: no `HOME` is not `/tmp`, a planted link or folder is refused,
@@ -57,10 +57,17 @@ import Testing
     let error = #expect(throws: SystemError.self) { try PrivateFolder.make(root.appending(path: "odr")) }
     #expect(error?.message.contains("is a symlink or not a folder") == true)
   }
+}
+
+/// What needs root: files that belong to another user (chown). Run by
+/// scripts/test's root phase (`ODR_TESTS=root`).
+@Suite(.enabled(if: TestSelection.root)) struct PrivateFolderAsRootTests {
+  let root = FileManager.default.temporaryDirectory.appending(path: "odr-private-\(UUID().uuidString)")
 
   /// As root (the case of the finding): a folder or lock file another user
   /// made in advance is refused.
-  @Test(.enabled(if: getuid() == 0, "chown to another user needs root")) func anotherUsersFolderOrLockIsRefused() async throws {
+  @Test func anotherUsersFolderOrLockIsRefused() async throws {
+    try #require(getuid() == 0, "the root group runs as root (scripts/test)")
     let folder = root.appending(path: "odr"), lock = root.appending(path: "mine/import.lock")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     try FileManager.default.createDirectory(at: lock.deletingLastPathComponent(), withIntermediateDirectories: true)

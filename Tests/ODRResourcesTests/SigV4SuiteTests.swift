@@ -9,7 +9,7 @@ import Testing
 /// the canonical request, the string to sign, the signature and the
 /// Authorization header, byte for byte.
 @Suite(.enabled(if: TestSelection.untagged)) struct SigV4SuiteTests {
-  static let folder = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Vectors/sigv4")
+  static let folder = Paths.packageRoot.appending(path: "Tests/Vectors/sigv4")
 
   static let cases: [String] = (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?
     .filter { FileManager.default.fileExists(atPath: folder.appending(path: "\($0)/context.json").path) }.sorted() ?? []

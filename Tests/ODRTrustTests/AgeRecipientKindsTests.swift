@@ -9,7 +9,7 @@ import Testing
 /// test-side Tests/Peers/age_pq.py), the stock `age` and pyrage.
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(3))) struct AgeRecipientKindsTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-age-kinds-\(UUID().uuidString)")
-  static let peer = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Peers/age_pq.py").path
+  static let peer = Paths.packageRoot.appending(path: "Tests/Peers/age_pq.py").path
   static let plaintext = Data((0..<150_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
 
   init() throws {

@@ -9,7 +9,7 @@ import Testing
 /// decrypts with its expected outcome: the payload's SHA-256 on success,
 /// or the failure class age expects, each a distinct TrustError code.
 @Suite(.enabled(if: TestSelection.untagged)) struct AgeVectorTests {
-  static let folder = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appending(path: "Vectors/age")
+  static let folder = Paths.packageRoot.appending(path: "Tests/Vectors/age")
 
   struct Vector {
     var name: String

@@ -26,6 +26,9 @@ public struct CIError: Error, Sendable, CustomStringConvertible {
     public static let io = Code("io")
     /// A dotenv file, template or `odr://` reference that does not parse.
     public static let invalidInput = Code("invalid-input")
+    /// The sandbox of `odr exec --proxy` could not be made; the command
+    /// was not run (exit 11).
+    public static let noSandbox = Code("no-sandbox")
   }
 
   /// What kind of failure this is.

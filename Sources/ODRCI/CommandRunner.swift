@@ -17,16 +17,27 @@ public enum CommandRunner {
   /// (Signals from the terminal already reach the whole process group.)
   static let forwarded: [Int32] = [SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM]
 
-  private static let inheritedSIGPIPEIgnoredFlag = Atomic<Bool>(false)
-  static var inheritedSIGPIPEIgnored: Bool { inheritedSIGPIPEIgnoredFlag.load(ordering: .relaxed) }
+  /// The signals odr's parent started it with ignored (a bit per signal).
+  private static let inheritedIgnored = Atomic<UInt64>(0)
+  static var inheritedSIGPIPEIgnored: Bool { inheritedIgnored(SIGPIPE) }
 
-  /// Remembers how odr itself started (whether SIGPIPE was ignored), so the
-  /// command inherits what it would have inherited from odr's parent.
-  /// Call first thing in `main`, before any library changes it.
+  /// Whether odr's parent started it with `signal` ignored.
+  static func inheritedIgnored(_ signal: Int32) -> Bool {
+    inheritedIgnored.load(ordering: .relaxed) & (1 << UInt64(signal)) != 0
+  }
+
+  /// Remembers how odr itself started (which of SIGPIPE, SIGINT and
+  /// SIGQUIT were ignored), so the command inherits what it would have
+  /// inherited from odr's parent. Call first thing in `main`, before any
+  /// library changes it.
   public static func recordInheritedSignals() {
-    var old = sigaction()
-    sigaction(SIGPIPE, nil, &old)
-    inheritedSIGPIPEIgnoredFlag.store(unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == 1, ordering: .relaxed)  // SIG_IGN
+    var ignored: UInt64 = 0
+    for signal in [SIGPIPE, SIGINT, SIGQUIT] {
+      var old = sigaction()
+      sigaction(signal, nil, &old)
+      if unsafeBitCast(old.__sigaction_handler.sa_handler, to: Int.self) == 1 { ignored |= 1 << UInt64(signal) }  // SIG_IGN
+    }
+    inheritedIgnored.store(ignored, ordering: .relaxed)
   }
 
   /// odr's own private keys, handed to odr by CI: never passed on to the
@@ -362,6 +373,8 @@ public enum CommandRunner {
     /// True when the child runs in a session of its own: the terminal's
     /// signals (a hangup, say) no longer reach it, so odr forwards them too.
     static let ownSession = Atomic<Bool>(false)
+    /// The last signal forwarded to the child (0: none).
+    static let lastForwarded = Atomic<Int32>(0)
   }
 
   static func installForwarding() {
@@ -372,7 +385,12 @@ public enum CommandRunner {
       // unless it has a session of its own.
       guard let info, info.pointee.si_code <= 0 || Forwarding.ownSession.load(ordering: .sequentiallyConsistent) else { return }
       let child = Forwarding.child.load(ordering: .sequentiallyConsistent)
-      if child > 0 { kill(child, signal) } else { Forwarding.pending.store(signal, ordering: .sequentiallyConsistent) }
+      if child > 0 {
+        Forwarding.lastForwarded.store(signal, ordering: .sequentiallyConsistent)
+        kill(child, signal)
+      } else {
+        Forwarding.pending.store(signal, ordering: .sequentiallyConsistent)
+      }
     }
     action.sa_flags = SA_SIGINFO | SA_RESTART
     sigemptyset(&action.sa_mask)

@@ -61,6 +61,13 @@ public enum CommandLineTool {
     }
   }
 
+  /// The path of this process's executable (`/proc/self/exe`).
+  static var executablePath: String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    return length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+  }
+
   /// Runs the hot paths, `odr get NAME` and `odr --version`, on the calling
   /// thread without ArgumentParser, and exits; answers shell completion
   /// requests on the calling thread; hands `odr http` to the
@@ -68,6 +75,9 @@ public enum CommandLineTool {
   /// first thing in `odr`'s `main`, before anything has started the
   /// concurrency runtime's threads.
   package static func runHotPath() {
+    // The first process of `odr exec --proxy`'s sandbox, before anything
+    // of odr's own (its core limit must stay the user's, for the command).
+    if CommandLine.arguments.dropFirst().first == "--sandbox-init" { exit(odr_sandbox_init(CommandLine.argc, CommandLine.unsafeArgv)) }
     CoreDumps.disable()
     let arguments = Array(CommandLine.arguments.dropFirst())
     if HTTPHandoff.commands.contains(arguments.first ?? "") { HTTPHandoff.exec(.process()) }

@@ -3,6 +3,7 @@ import ODRBase
 import ODRCI
 import ODRKeys
 import ODRProxy
+import ODRProxyServer
 
 extension ODR {
   /// `odr exec [--only A,B] [--pristine] [--no-mask] [--fetch TAG] -- CMD…`
@@ -52,8 +53,21 @@ extension ODR {
     @Option(name: .customLong("proxy-log"), help: ArgumentHelp("With --proxy: append the audit lines to this file (0600) instead of stderr.", valueName: "file"), completion: .file())
     var proxyLog: String?
 
-    @Flag(name: .customLong("no-sandbox"), help: "With --proxy: run the command without user and mount namespaces, knowingly (it can reach the session bus if it finds it).")
+    @Flag(name: .customLong("no-sandbox"), help: "With --proxy: run the command without its sandbox, knowingly (it can then read your files, reach your session's D-Bus and keyring, and the network directly).")
     var noSandbox = false
+
+    @Option(help: ArgumentHelp("With --proxy: the name of the home the sandbox keeps between runs (default: one per working folder).", valueName: "name"))
+    var home: String?
+
+    @Option(name: .customLong("allow-read"), help: ArgumentHelp("With --proxy: a file or folder the sandbox shows read-only (one of your home's, say); repeatable.", valueName: "path"), completion: .file())
+    var allowRead: [String] = []
+
+    @Option(name: .customLong("allow-write"), help: ArgumentHelp("With --proxy: a file or folder the command may write besides its working folder; `.git` lets it commit (and plant hooks that run outside the sandbox); repeatable.", valueName: "path"), completion: .file())
+    var allowWrite: [String] = []
+
+    /// Tests only: the proxy's idle limit in seconds (default 120).
+    @Option(name: .customLong("proxy-idle"), help: .private)
+    var proxyIdle: Double?
 
     @Option(help: ArgumentHelp("Revalidate the keys every INTERVAL (500ms, 30s, 5m) and restart the command when they change.", valueName: "interval"))
     var watch: String?
@@ -67,8 +81,11 @@ extension ODR {
     func validate() throws {
       if commandLine.isEmpty { throw ValidationError("Name the command to run after --, for example: odr exec -- ./deploy.sh") }
       if !envFiles.isEmpty && source.onlyNames != nil { throw ValidationError("--only does not apply with --env-file: the files name the variables.") }
-      if !proxy && (!proxyBases.isEmpty || proxyLog != nil || noSandbox) {
-        throw ValidationError("--proxy-base, --proxy-log and --no-sandbox apply with --proxy only.")
+      if !proxy && (!proxyBases.isEmpty || proxyLog != nil || noSandbox || home != nil || !allowRead.isEmpty || !allowWrite.isEmpty) {
+        throw ValidationError("--proxy-base, --proxy-log, --no-sandbox, --home, --allow-read and --allow-write apply with --proxy only.")
+      }
+      if noSandbox && (home != nil || !allowRead.isEmpty || !allowWrite.isEmpty) {
+        throw ValidationError("--home, --allow-read and --allow-write shape the sandbox: they do not go with --no-sandbox.")
       }
       if proxy && !envFiles.isEmpty { throw ValidationError("--env-file does not apply with --proxy: the keys' variables hold placeholders.") }
       if let watch {
@@ -90,8 +107,11 @@ extension ODR {
         let all = try await source.keys(context)
         let chosen = Set(try await source.variables(context, keys: all).variables.map(\.key))
         let bases = proxyBases.compactMap { argument in dropping(.isTheAnswer) { try ProxyBase.parse(argument).get() } }  // each parsed in validate()
-        try await ProxyRun(commandLine: commandLine, keys: all.filter { chosen.contains($0.name) }, bases: bases, logPath: proxyLog,
-                           sandbox: !noSandbox, pristine: pristine).run(context)
+        var run = ProxyRun(commandLine: commandLine, keys: all.filter { chosen.contains($0.name) }, bases: bases, logPath: proxyLog,
+                           sandbox: noSandbox ? nil : ProxyRun.SandboxOptions(homeName: home, readable: allowRead, writable: allowWrite),
+                           pristine: pristine, identityFiles: source.identity.identityFiles)
+        if let proxyIdle { run.limits.idle = .milliseconds(Int(proxyIdle * 1000)) }
+        try await run.run(context)
       }
       if let watch {
         try await WatchRun(commandLine: commandLine, source: source, interval: DurationText.interval(watch, option: "--watch"),

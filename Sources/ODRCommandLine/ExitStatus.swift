@@ -14,7 +14,8 @@ import Glibc
 /// The one table from errors to messages and exit statuses, for `odr` and
 /// `odr-http` alike: 0 ok · 1 failure · 2 usage · 3 not found · 4 integrity ·
 /// 5 keyring unavailable · 6 keyring locked · 7 network · 8 out of space ·
-/// 9 timeout · 10 access denied · 126/127 command not executable/found ·
+/// 9 timeout · 10 access denied · 11 the command's sandbox could not be made ·
+/// 126/127 command not executable/found ·
 /// 130 cancelled.
 enum ExitStatus {
   static func exitCode(for error: KeyringError) -> Int32 {
@@ -56,6 +57,7 @@ enum ExitStatus {
     case .commandNotFound: 127
     case .commandNotExecutable: 126
     case .invalidInput: 2
+    case .noSandbox: 11
     default: 1
     }
   }

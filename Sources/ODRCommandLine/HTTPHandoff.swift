@@ -23,10 +23,7 @@ enum HTTPHandoff {
   }
 
   static func exec(_ output: Output) -> Never {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    let own = length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
-    let candidates = helperCandidates(executable: own)
+    let candidates = helperCandidates(executable: CommandLineTool.executablePath)
     let helper = candidates.first { access($0, X_OK) == 0 } ?? candidates[0]
     var arguments: [UnsafeMutablePointer<CChar>?] = [strdup(helper)] + CommandLine.arguments.dropFirst().map { strdup($0) } + [nil]
     CoreDumps.restoreForChild()  // the helper disables them again, from the user's limit

@@ -5,20 +5,35 @@ import ODRCI
 import ODRKeys
 import ODRProxy
 import ODRProxyServer
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// One `odr exec --proxy` run: the command gets placeholders, the proxy
-/// variables and the run's CA bundle; odr stays its parent, serving the
-/// proxy, until it ends, then removes what it wrote and exits as it did.
+/// variables and the run's CA bundle, and runs in a sandbox made by
+/// bubblewrap (``SandboxPlan``) whose only way out is the proxy; odr stays
+/// its parent, serving the proxy, until it ends, then exits as it did. If
+/// the sandbox cannot be made, the command does not run (exit 11), unless
+/// the user asked for none (`--no-sandbox`).
 struct ProxyRun {
+  /// What the sandbox shows besides the defaults (the options of the same names).
+  struct SandboxOptions {
+    var homeName: String?
+    var readable: [String] = []
+    var writable: [String] = []
+  }
+
   var commandLine: [String]
   var keys: [APIKey]
   var bases: [ProxyBase]
   var logPath: String?
-  var sandbox: Bool
+  /// nil: `--no-sandbox`.
+  var sandbox: SandboxOptions?
   var pristine: Bool
+  /// The identity files odr was given (covered in the sandbox).
+  var identityFiles: [String] = []
+  var limits = ProxyServer.Limits()
 
   func run(_ context: CommandContext) async throws -> Never {
     let bindings = keys.filter { !($0.metadata.hosts ?? []).isEmpty }.map { ProxyBinding(key: $0) }
@@ -29,92 +44,138 @@ struct ProxyRun {
         catalog's APIKeys document (`odr set` stores none); run such keys with `odr exec` without --proxy.
         """)
     }
-    let hosts = Set(bindings.flatMap { ($0.key.metadata.hosts ?? []).compactMap(ProxyHost.init) })
     let credentials = ProxyCredentials()
-    let authority = try RunAuthority(hosts: hosts, now: context.now())
-    let trusted = RunAuthority.systemBundle(environment: context.environment)
-    let folder = try Self.makeFolder(context)
-    defer { dropping(.cleanup) { try FileManager.default.removeItem(atPath: folder) } }
-    let bundle = folder + "/ca.pem"
-    do {
-      try FileIO.atomicWrite(Data(authority.bundle(trusting: trusted).utf8), to: URL(filePath: bundle), mode: 0o600, durable: false)
-    } catch {
-      throw CIError(.io, "Cannot write the proxy's CA bundle \(bundle): \(error)")
-    }
+    let authority = try RunAuthority(hosts: Set(bindings.flatMap(\.hosts)), now: context.now())
+    let caBundle = authority.bundle(trusting: RunAuthority.systemBundle(environment: context.environment))
     let log: ProxyAuditLog
     do {
       log = try logPath.map { try ProxyAuditLog(path: context.path($0)) } ?? ProxyAuditLog(descriptor: STDERR_FILENO)
     } catch {
       throw CIError(.io, "\(error)")
     }
-    let server: ProxyServer
-    do {
-      server = try await ProxyServer.start(bindings: bindings, credentials: credentials, bases: bases, authority: authority,
-                                           trustRoots: context.environment["SSL_CERT_FILE"], log: log)
-    } catch {
-      throw CIError(.io, "The proxy could not start on 127.0.0.1: \(error).")
-    }
     let base = pristine ? context.environment.filter { CommandRunner.pristineKept.contains($0.key) } : context.environment
-    let environment = try ProxyEnvironment(keys: keys, base: base, port: server.port, token: credentials.token, caBundle: bundle,
+    let server = Server(bindings: bindings, credentials: credentials, bases: bases, authority: authority,
+                        trustRoots: context.environment["SSL_CERT_FILE"], log: log, limits: limits)
+    let status: Int32
+    if let sandbox {
+      status = try await runSandboxed(sandbox, context, base: base, bindings: bindings, credentials: credentials, caBundle: caBundle, server: server)
+    } else {
+      status = try await runUnsandboxed(context, base: base, bindings: bindings, credentials: credentials, caBundle: caBundle, server: server)
+    }
+    CommandRunner.exit(likeStatus: status)
+  }
+
+  /// The command in its sandbox, the proxy on the socket the sandbox hands
+  /// over (inside the sandbox's network namespace: nothing outside reaches it).
+  private func runSandboxed(_ options: SandboxOptions, _ context: CommandContext, base: [String: String], bindings: [ProxyBinding],
+                            credentials: ProxyCredentials, caBundle: String, server: Server) async throws -> Int32 {
+    guard let bwrap = Self.bubblewrap(searchPath: context.environment["PATH"]) else { throw CIError(.noSandbox, SandboxAdvice.missingBubblewrap) }
+    // The sandbox's loopback is its own: any port is free there.
+    let port = Int.random(in: 20_000...59_999)
+    var request = SandboxPlan.Request(workingFolder: context.workingDirectory.path, environment: context.environment, helper: CommandLineTool.executablePath)
+    request.homeName = options.homeName
+    request.readable = options.readable
+    request.writable = options.writable
+    request.identityFiles = identityFiles.map(context.path)
+    request.standardInputIsTerminal = isatty(context.input.rawValue) == 1
+    request.listeners = ["127.0.0.1:\(port)"]
+    let plan = try SandboxPlan.make(request)
+    let environment = try ProxyEnvironment(keys: keys, base: plan.variables(over: base), port: port, token: credentials.token,
+                                           caBundle: SandboxPlan.caBundlePath, bindings: bindings, bases: bases)
+    say(environment, context)
+    let (commandLine, variables, searchPath) = (commandLine, environment.variables, context.environment["PATH"])
+    let (started, starting) = AsyncStream.makeStream(of: CommandRunner.SandboxedChild.self)
+    let outcome = Task {
+      await BlockingThread.run { () -> Result<Int32, CIError> in
+        defer { starting.finish() }
+        return Result {
+          try CommandRunner.runSandboxed(commandLine, plan: plan, environment: variables, bwrap: bwrap, caBundle: Array(caBundle.utf8), hosts: nil,
+                                         searchPath: searchPath) { starting.yield($0) }
+        }.mapError { $0 as? CIError ?? CIError(.io, "\($0)") }
+      }
+    }
+    var proxy: ProxyServer?
+    for await child in started {
+      do {
+        proxy = try await server.start(.socket(child.listeners[0]), child: child.pid)
+      } catch {
+        kill(child.pid, SIGKILL)
+        _ = await outcome.value
+        throw error
+      }
+    }
+    let status = await outcome.value
+    await proxy?.stop()
+    return try status.get()
+  }
+
+  /// The command as odr's child, the proxy on 127.0.0.1 (`--no-sandbox`).
+  private func runUnsandboxed(_ context: CommandContext, base: [String: String], bindings: [ProxyBinding], credentials: ProxyCredentials,
+                              caBundle: String, server: Server) async throws -> Int32 {
+    let folder = try Self.makeFolder(context)
+    defer { dropping(.cleanup) { try FileManager.default.removeItem(atPath: folder) } }
+    let bundle = folder + "/ca.pem"
+    do {
+      try FileIO.atomicWrite(Data(caBundle.utf8), to: URL(filePath: bundle), mode: 0o600, durable: false)
+    } catch {
+      throw CIError(.io, "Cannot write the proxy's CA bundle \(bundle): \(error)")
+    }
+    let proxy = try await server.start(.loopback, child: nil)
+    let environment = try ProxyEnvironment(keys: keys, base: base, port: proxy.port, token: credentials.token, caBundle: bundle,
                                            bindings: bindings, bases: bases)
+    say(environment, context)
+    context.output.error("""
+      the command runs without a sandbox (--no-sandbox): it can read your files, reach your session's D-Bus (and the keyring on it), \
+      other processes and the network directly, and other local users can reach the proxy's port (the run's token keeps them out).
+      """)
+    let (commandLine, variables, searchPath) = (commandLine, environment.variables, context.environment["PATH"])
+    let outcome = await BlockingThread.run { () -> Result<Int32, CIError> in
+      Result {
+        try CommandRunner.runGuarded(commandLine, environment: variables, searchPath: searchPath) { proxy.setChild($0) }
+      }.mapError { $0 as? CIError ?? CIError(.io, "\($0)") }
+    }
+    await proxy.stop()
+    return try outcome.get()
+  }
+
+  /// The lines odr says before the command starts: keys left out, variables withheld.
+  private func say(_ environment: ProxyEnvironment, _ context: CommandContext) {
     if let warning = environment.warning { context.output.error(String(warning.dropFirst("odr: ".count))) }
     if !environment.withheldVariables.isEmpty {
       context.output.error("left \(environment.withheldVariables.joined(separator: ", ")) out of the command's environment: they hold a key's value.")
     }
-    let hidden = sandbox ? Self.hidden(context.environment) : nil
-    let (commandLine, variables, output) = (commandLine, environment.variables, context.output)
-    let searchPath = context.environment["PATH"]
-    let bus = Self.busPath(context.environment)
-    let outcome = await BlockingThread.run { () -> Result<Int32, CIError> in
-      Result {
-        try CommandRunner.runGuarded(commandLine, environment: variables, searchPath: searchPath, hiding: hidden) { child in
-          server.setChild(child.pid)
-          guard let failure = child.sandboxFailure else { return }
-          output.error("""
-            the command runs without a sandbox (user namespaces: \(failure)): it has no D-Bus address or keyring variables, \
-            but a process that knows where the session bus listens\(bus.map { " (\($0))" } ?? "") can still ask the keyring. \
-            Pass --no-sandbox to run it so knowingly.
-            """)
-        }
-      }.mapError { $0 as? CIError ?? CIError(.io, "\($0)") }
-    }
-    let status: Int32
-    do {
-      status = try outcome.get()
-    } catch {
-      await server.stop()
-      throw error
-    }
-    await server.stop()
-    dropping(.cleanup) { try FileManager.default.removeItem(atPath: folder) }
-    CommandRunner.exit(likeStatus: status)
   }
 
-  /// What the sandbox covers: the runtime folder (the session bus, the
-  /// keyring's control socket, odr's runtime files), the keyring files, and
-  /// the session bus's socket where it lives elsewhere.
-  static func hidden(_ environment: [String: String]) -> CommandRunner.Hidden {
-    var folders: [String] = []
-    if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { folders.append(runtime) }
-    let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? environment["HOME"].map { $0 + "/.local/share" }
-    if let data { folders.append(data + "/keyrings") }
-    let files = busPath(environment).map { [$0] } ?? []
-    return CommandRunner.Hidden(folders: folders, files: files)
-  }
+  /// What starts the run's proxy, once its listener is known.
+  struct Server {
+    let bindings: [ProxyBinding]
+    let credentials: ProxyCredentials
+    let bases: [ProxyBase]
+    let authority: RunAuthority
+    let trustRoots: String?
+    let log: ProxyAuditLog
+    let limits: ProxyServer.Limits
 
-  /// The session bus's socket path (`unix:path=…`), if it has one.
-  static func busPath(_ environment: [String: String]) -> String? {
-    guard let address = environment["DBUS_SESSION_BUS_ADDRESS"] else { return nil }
-    for entry in address.split(separator: ";") where entry.hasPrefix("unix:") {
-      for field in entry.dropFirst(5).split(separator: ",") where field.hasPrefix("path=") {
-        return String(field.dropFirst(5))
+    func start(_ listener: ProxyServer.Listener, child: Int32?) async throws -> ProxyServer {
+      let server: ProxyServer
+      do {
+        server = try await ProxyServer.start(listener, bindings: bindings, credentials: credentials, bases: bases, authority: authority,
+                                             trustRoots: trustRoots, log: log, limits: limits)
+      } catch {
+        throw CIError(.io, "The proxy could not start: \(error).")
       }
+      if let child { server.setChild(child) }
+      return server
     }
-    return nil
   }
 
-  /// A new 0700 folder for the run's CA bundle, under TMPDIR (not the
-  /// runtime folder, which the sandbox hides).
+  /// bubblewrap's executable: the first `bwrap` on PATH, else /usr/bin's.
+  static func bubblewrap(searchPath: String?) -> String? {
+    let folders = (searchPath ?? "").split(separator: ":").map(String.init) + ["/usr/bin"]
+    return folders.lazy.map { $0 + "/bwrap" }.first { access($0, X_OK) == 0 }
+  }
+
+  /// A new 0700 folder for the run's CA bundle, under TMPDIR (`--no-sandbox` only).
   static func makeFolder(_ context: CommandContext) throws -> String {
     let parent = context.environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
     var template = Array((parent + "/odr-proxy-XXXXXX").utf8CString)

@@ -141,8 +141,8 @@ public struct APIKeysDocument: Sendable, Equatable {
     }
     var hosts: [String] = []
     for item in items {
-      guard case .string(let host) = item, isHostName(host) else {
-        throw invalid("Key '\(name)': every entry of \"hosts\" must be a host name such as api.example.com (lowercase, no scheme, port or path).")
+      guard case .string(let host) = item, KeyHost(host) != nil else {
+        throw invalid("Key '\(name)': every entry of \"hosts\" must be a host name such as api.example.com, or one with a port such as localhost:8080 (lowercase, no scheme or path).")
       }
       hosts.append(host)
     }
@@ -160,15 +160,6 @@ public struct APIKeysDocument: Sendable, Equatable {
 
   private static func isQueryName(_ s: String) -> Bool {
     !s.isEmpty && s.utf8.count <= 256 && s.utf8.allSatisfy { isASCIILetterOrDigit($0) || "_.-~".utf8.contains($0) }
-  }
-
-  /// Lowercase DNS names (labels of letters, digits, '-') or IPv4 literals.
-  private static func isHostName(_ s: String) -> Bool {
-    guard !s.isEmpty, s.utf8.count <= 253 else { return false }
-    return s.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
-      !label.isEmpty && label.utf8.count <= 63 && label.first != "-" && label.last != "-"
-        && label.utf8.allSatisfy { (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-") }
-    }
   }
 
   private static func isASCIILetterOrDigit(_ b: UInt8) -> Bool {

@@ -5,8 +5,8 @@ public import ODRBase
 /// Where one request's key may go (docs/design.md, "APIKeys documents"): only to the origin —
 /// scheme, host and port (the scheme's default when absent) — of the URL the
 /// caller asked for, and only when that host is one of the key's `hosts`;
-/// checked again at every redirect hop. Over plain `http://` only to a
-/// loopback host, unless the key says `"insecure": true`.
+/// checked again at every redirect hop; the rule of hosts and ports is
+/// ``KeyHost/refusal(hosts:insecure:scheme:host:port:)``.
 public struct KeyRoute: Sendable, Equatable {
   /// A URL's scheme, host and port (ODRBase's one ``Origin``).
   public typealias Origin = ODRBase.Origin
@@ -22,12 +22,7 @@ public struct KeyRoute: Sendable, Equatable {
   public func refusal(for key: APIKey, at url: URL) -> String? {
     guard let origin, let here = Origin(url) else { return "the URL has no scheme, host or port" }
     guard here == origin else { return "\(here) is not the origin the request was made to (\(origin))" }
-    guard key.metadata.hosts?.contains(here.host) == true else { return "\(here.host) is not one of its hosts" }
-    switch here.scheme {
-    case "https": return nil
-    case "http" where here.isLoopback || key.metadata.insecure == true: return nil
-    case "http": return "plain http:// to a host that is not loopback (set \"insecure\": true on the key to allow it)"
-    default: return "\(here.scheme) is not http or https"
-    }
+    return KeyHost.refusal(hosts: key.metadata.hosts ?? [], insecure: key.metadata.insecure == true, scheme: here.scheme, host: here.host,
+                           port: here.port)
   }
 }

@@ -12,6 +12,7 @@ public struct ProxyBinding: Sendable {
     self.placeholder = placeholder
   }
 
-  /// The hosts the key is bound to, in ``ProxyHost`` form.
-  var hosts: Set<ProxyHost> { Set((key.metadata.hosts ?? []).compactMap(ProxyHost.init)) }
+  /// The hosts the key is bound to (whatever port its entries name), in
+  /// ``ProxyHost`` form.
+  public var hosts: Set<ProxyHost> { Set((key.metadata.hosts ?? []).compactMap { KeyHost($0).flatMap { ProxyHost($0.name) } }) }
 }

@@ -16,7 +16,8 @@ import ODRURL
 /// `Host` header, the absolute-form authority, SNI) must all be the
 /// connection's host, else 421. Hop-by-hop headers never go upstream; a
 /// request that carries a key asks for an uncompressed answer (the masker
-/// reads it) and may not be an upgrade.
+/// reads it; one that carries a key asks for it whole, without `Range`) and
+/// may not be an upgrade.
 public enum ProxyDecision: Sendable, Equatable {
   /// Send it upstream: these headers and target, which carry `keys`.
   case forward(Forward)
@@ -30,6 +31,9 @@ public enum ProxyDecision: Sendable, Equatable {
     public let keys: [String]
     /// The request asks for a protocol upgrade (none carries a key).
     public let upgrade: Bool
+    /// The request goes to a host a key of the run is bound to: its answer
+    /// must be one the masker can read (no content or transfer coding).
+    public let toBoundHost: Bool
   }
 
   public struct Refusal: Sendable, Equatable {
@@ -83,7 +87,7 @@ public enum ProxyDecision: Sendable, Equatable {
         }
       }
       guard found else { continue }
-      if let refusal = routeRefusal(binding, scheme: request.scheme, host: host) { return refuse(403, name, refusal) }
+      if let refusal = routeRefusal(binding, scheme: request.scheme, host: host, port: request.port) { return refuse(403, name, refusal) }
       used.append(name)
     }
     guard !(upgrade && !used.isEmpty) else { return refuse(403, used.sorted().first, "an upgrade (WebSocket) request may not carry a key") }
@@ -98,12 +102,17 @@ public enum ProxyDecision: Sendable, Equatable {
         return refuse(400, used.sorted().first, "its request's URL is ambiguous: \(error.reason)")
       }
     }
-    if !used.isEmpty {
+    // A request to a bound host asks for an answer the masker can read:
+    // not compressed, and — when it carries a key — whole (the pieces of a
+    // Range request could each hold a part of a value).
+    let bound = bindings.contains { $0.hosts.contains(host) }
+    if bound {
       headers.removeAll { $0.name.lowercased() == "accept-encoding" }
       headers.append(ProxyRequest.Header("Accept-Encoding", "identity"))
     }
+    if !used.isEmpty { headers.removeAll { ["range", "if-range"].contains($0.name.lowercased()) } }
     let target = path + (substituted.map { "?" + $0.joined(separator: "&") } ?? "")
-    return .forward(Forward(headers: headers, target: target, keys: used.sorted(), upgrade: upgrade))
+    return .forward(Forward(headers: headers, target: target, keys: used.sorted(), upgrade: upgrade, toBoundHost: bound))
   }
 
   /// The refusal for a request body that holds a key's placeholder
@@ -152,15 +161,11 @@ public enum ProxyDecision: Sendable, Equatable {
     return "\(parts[0]) \(key.value)"
   }
 
-  /// Why the key may not go to `host` over `scheme`, or nil (KeyRoute's rule).
-  static func routeRefusal(_ binding: ProxyBinding, scheme: String, host: ProxyHost) -> String? {
-    guard binding.hosts.contains(host) else { return "\(host) is not one of its hosts" }
-    switch scheme.lowercased() {
-    case "https": return nil
-    case "http" where Origin.isLoopback(host.text) || binding.key.metadata.insecure == true: return nil
-    case "http": return "plain http:// to a host that is not loopback (the key does not say \"insecure\": true)"
-    default: return "\(printable(scheme)) is not http or https"
-    }
+  /// Why the key may not go to `host:port` over `scheme`, or nil (the
+  /// networking wrapper's rule, ``KeyHost/refusal(hosts:insecure:scheme:host:port:)``).
+  static func routeRefusal(_ binding: ProxyBinding, scheme: String, host: ProxyHost, port: Int) -> String? {
+    let metadata = binding.key.metadata
+    return KeyHost.refusal(hosts: metadata.hosts ?? [], insecure: metadata.insecure == true, scheme: printable(scheme), host: host.text, port: port)
   }
 
   /// Where the key's metadata lets it go, for a message.
@@ -189,7 +194,7 @@ public enum ProxyDecision: Sendable, Equatable {
 
   /// Without the optional white space (spaces and tabs) HTTP allows around
   /// a value. Byte by byte: every request's headers pass here.
-  static func trimmed(_ text: Substring) -> String {
+  package static func trimmed(_ text: Substring) -> String {
     let utf8 = text.utf8
     let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
     guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else { return "" }

@@ -7,12 +7,12 @@ import ODRBase
 /// The process at the other end of a loopback connection to the proxy, for
 /// the audit line: `comm` and `exe` of the process, within the child's
 /// process tree, that holds the client socket (found through
-/// `/proc/net/tcp{,6}` and the tree's `/proc/PID/fd`).
+/// the child's `/proc/PID/net/tcp{,6}` and the tree's `/proc/PID/fd`).
 enum ConnectingProcess {
   /// "comm (exe)" of the process whose socket has local port `port`,
   /// searched among `root` and its descendants; nil when none is found.
   static func describe(clientPort port: Int, root: pid_t) -> String? {
-    guard root > 0, let inode = socketInode(localPort: port) else { return nil }
+    guard root > 0, let inode = socketInode(localPort: port, namespaceOf: root) else { return nil }
     let target = "socket:[\(inode)]"
     for pid in tree(root) {
       let folder = "/proc/\(pid)/fd"
@@ -26,11 +26,13 @@ enum ConnectingProcess {
     return nil
   }
 
-  /// The inode of the TCP socket whose local port is `port`.
-  static func socketInode(localPort port: Int) -> String? {
+  /// The inode of the TCP socket whose local port is `port`, in the
+  /// network namespace of process `pid` (the sandbox's own, for a
+  /// sandboxed command).
+  static func socketInode(localPort port: Int, namespaceOf pid: pid_t) -> String? {
     let digits = String(port, radix: 16, uppercase: true)
     let hex = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+    for table in ["/proc/\(pid)/net/tcp", "/proc/\(pid)/net/tcp6"] {
       guard let text = text(table) else { continue }
       for line in text.split(separator: "\n").dropFirst() {
         let fields = line.split(separator: " ")

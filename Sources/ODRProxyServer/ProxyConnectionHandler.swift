@@ -37,13 +37,16 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
   private let mode: Mode
   private let shared: ProxyServer.Shared
   private let handlers: HTTPHandlers
-  private let connection = ConnectionInfo()
+  private let connection: ConnectionInfo
   private var head: HTTPRequestHead?
   private var body = ByteBuffer()
   private var tooLarge = false
+  /// The current request was answered at its head (no token): its body is
+  /// not read, and the connection closes once the answer is out.
+  private var refusedAtHead = false
 
   /// Adds the HTTP handlers and a handler in `mode` to `channel` (on its event loop).
-  static func install(on channel: any Channel, mode: Mode, shared: ProxyServer.Shared) throws {
+  static func install(on channel: any Channel, mode: Mode, shared: ProxyServer.Shared, connection: ConnectionInfo) throws {
     var limits = NIOHTTPDecoderLimitConfiguration()
     limits.maxHeaderFieldSize = shared.limits.headerBytes
     limits.maxHeaderListSize = shared.limits.headerBytes
@@ -55,22 +58,31 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     try operations.addHandler(handlers.decoder)
     try operations.addHandler(handlers.pipelining)
     try operations.addHandler(handlers.errors)
-    try operations.addHandler(ProxyConnectionHandler(mode: mode, shared: shared, handlers: handlers))
+    try operations.addHandler(ProxyConnectionHandler(mode: mode, shared: shared, handlers: handlers, connection: connection))
   }
 
-  private init(mode: Mode, shared: ProxyServer.Shared, handlers: HTTPHandlers) {
+  private init(mode: Mode, shared: ProxyServer.Shared, handlers: HTTPHandlers, connection: ConnectionInfo) {
     self.mode = mode
     self.shared = shared
     self.handlers = handlers
+    self.connection = connection
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
     switch unwrapInboundIn(data) {
     case .head(let head):
-      self.head = head
       body.clear()
       tooLarge = false
+      refusedAtHead = false
+      // The token is checked before anything else of the request is read.
+      if let refusal = authenticationRefusal(head, channel: context.channel) {
+        refusedAtHead = true
+        refusal()
+        return
+      }
+      self.head = head
     case .body(var chunk):
+      guard !refusedAtHead else { return }
       if body.readableBytes + chunk.readableBytes > shared.limits.bodyBytes { tooLarge = true }
       if !tooLarge { body.writeBuffer(&chunk) }
     case .end:
@@ -81,8 +93,54 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
   }
 
   func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-    if event is IdleStateHandler.IdleStateEvent { context.close(promise: nil) }
+    // Idle: nothing read or written for the limit, and no answer on its way.
+    if event is IdleStateHandler.IdleStateEvent, !connection.hasRequestInFlight { context.close(promise: nil) }
     context.fireUserInboundEventTriggered(event)
+  }
+
+  /// The answer to a request head that does not show the run's token (or
+  /// to one over the authenticated connections' limit), or nil when it
+  /// may go on: the proxy's credentials for a proxy request or CONNECT,
+  /// the token in a base URL's path. Inside an intercepted connection the
+  /// CONNECT has shown it.
+  private func authenticationRefusal(_ head: HTTPRequestHead, channel: any Channel) -> (() -> Void)? {
+    guard case .listener = mode else { return nil }
+    let local = localTarget(head, channel: channel)
+    let shown = local.map { ProxyBase.route($0, token: shared.credentials.token, bases: shared.bases) != nil }
+      ?? shared.credentials.accepts(head.headers.first(name: "proxy-authorization"))
+    let logged = local.map { _ in "/" } ?? head.uri
+    let refuse = { (status: Int, reason: String, extra: [(String, String)]) in
+      { [self] in
+        Self.write(keys: [], method: head.method.rawValue, host: "", target: Self.withoutQuery(logged), status: status, refusal: reason,
+                   shared: shared, connection: connection, channel: channel)
+        Self.answer(channel, status: status, reason: reason, version: head.version, keepAlive: false, extra: extra)
+      }
+    }
+    guard shown else {
+      if local != nil { return refuse(403, "this address takes proxy requests (with the run's token) and the run's base URLs only", []) }
+      return refuse(407, "the proxy needs the run's credentials (they are in the proxy variables odr gave the command)",
+                    [(ProxyCredentials.challenge.name, ProxyCredentials.challenge.value)])
+    }
+    guard shared.authenticate(connection) else { return refuse(503, "the run's proxy has \(shared.limits.connections) connections open, its most", []) }
+    return nil
+  }
+
+  /// The target of a request for the proxy's own address: sent directly
+  /// (origin-form), or through the proxy by a client that reads HTTP_PROXY
+  /// for every URL (absolute-form http://127.0.0.1:PORT/…), which must not
+  /// loop back. nil for a proxy request.
+  private func localTarget(_ head: HTTPRequestHead, channel: any Channel) -> String? {
+    guard case .listener = mode, head.method != .CONNECT else { return nil }
+    if head.uri.hasPrefix("/") { return head.uri }
+    if let absolute = Self.absoluteForm(head.uri), absolute.scheme == "http", ProxyHost(absolute.host)?.text == "127.0.0.1",
+       absolute.port == channel.localAddress?.port {
+      return absolute.target
+    }
+    return nil
+  }
+
+  private static func withoutQuery(_ target: String) -> String {
+    String(target.prefix { $0 != "?" })
   }
 
   func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -97,18 +155,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     // ends the connection; clients (curl, git) then connect again with the
     // credentials the 407 asked for.
     let keepAlive = head.isKeepAlive && head.method != .CONNECT
-    // A request for the proxy's own address: sent directly (origin-form),
-    // or through the proxy by a client that reads HTTP_PROXY for every URL
-    // (absolute-form http://127.0.0.1:PORT/…), which must not loop back.
-    var local: String?
-    if case .listener = mode {
-      if head.uri.hasPrefix("/") {
-        local = head.uri
-      } else if let absolute = Self.absoluteForm(head.uri), absolute.scheme == "http", ProxyHost(absolute.host)?.text == "127.0.0.1",
-                absolute.port == channel.localAddress?.port {
-        local = absolute.target
-      }
-    }
+    let local = localTarget(head, channel: channel)
     // A base URL's token stays out of the log.
     let token = "/\(shared.credentials.token)/"
     let path = local ?? head.uri
@@ -133,10 +180,6 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
       headers.insert(ProxyRequest.Header("Host", base.port == (base.scheme == "https" ? 443 : 80) ? base.host.description : "\(base.host):\(base.port)"), at: 0)
       request = ProxyRequest(method: head.method.rawValue, scheme: base.scheme, host: base.host.description, port: base.port, target: target, headers: headers)
     case .listener:
-      guard shared.credentials.accepts(head.headers.first(name: "proxy-authorization")) else {
-        return reply(407, [], "", "the proxy needs the run's credentials (they are in the proxy variables odr gave the command)",
-                     [(ProxyCredentials.challenge.name, ProxyCredentials.challenge.value)])
-      }
       guard let absolute = Self.absoluteForm(head.uri), absolute.scheme == "http" else {
         return reply(400, [], "", "a proxy request names an http:// URL; https:// goes through CONNECT", [])
       }
@@ -163,7 +206,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     case .forward(let forward):
       let audit = Self.auditor(forward: forward, request: request, method: head.method.rawValue, shared: shared, connection: connection, channel: channel)
       let job = Forwarding(forward: forward, request: request, method: head.method, version: head.version, keepAlive: head.isKeepAlive, body: body)
-      Self.start(job, channel: channel, shared: shared, audit: audit)
+      Self.start(job, channel: channel, shared: shared, connection: connection, audit: audit)
     }
   }
 
@@ -204,10 +247,6 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
   private func connect(_ head: HTTPRequestHead, context: ChannelHandlerContext,
                        reply: @escaping (Int, [String], String, String, [(String, String)]) -> Void) {
     guard case .listener = mode else { return reply(405, [], "", "CONNECT inside an intercepted connection", []) }
-    guard shared.credentials.accepts(head.headers.first(name: "proxy-authorization")) else {
-      return reply(407, [], "", "the proxy needs the run's credentials (they are in the proxy variables odr gave the command)",
-                   [(ProxyCredentials.challenge.name, ProxyCredentials.challenge.value)])
-    }
     let (name, port) = ProxyDecision.authority(head.uri)
     guard let port, (1...65535).contains(port), let host = ProxyHost(name) else {
       return reply(400, [], "", "CONNECT names host:port", [])
@@ -259,13 +298,13 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
   }
 
   private func intercept(context: ChannelHandlerContext, host: ProxyHost, port: Int, connect: String) {
-    let (channel, shared) = (context.channel, shared)
+    let (channel, shared, connection) = (context.channel, shared, connection)
     let sni = ByteToMessageHandler(SNIHandler { result in
       var name: String?
       if case .hostname(let hostname) = result { name = hostname }
       do {
         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: try shared.authority.serverContext(for: host)))
-        try Self.install(on: channel, mode: .intercepted(host: host, port: port, connect: connect, sni: name), shared: shared)
+        try Self.install(on: channel, mode: .intercepted(host: host, port: port, connect: connect, sni: name), shared: shared, connection: connection)
         return channel.eventLoop.makeSucceededVoidFuture()
       } catch {
         channel.close(promise: nil)
@@ -297,8 +336,10 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
   /// whose callbacks run on the connection's own event loop (the upstream
   /// connection is AsyncHTTPClient's choice: asking for it on this loop
   /// too opened a connection per request; docs/performance.md).
-  private static func start(_ job: Forwarding, channel: any Channel, shared: ProxyServer.Shared, audit: @escaping @Sendable (Int, String?) -> Void) {
-    let delegate = UpstreamAnswer(job: job, channel: channel, masker: shared.masker, audit: audit)
+  private static func start(_ job: Forwarding, channel: any Channel, shared: ProxyServer.Shared, connection: ConnectionInfo,
+                            audit: @escaping @Sendable (Int, String?) -> Void) {
+    connection.requestStarted()
+    let delegate = UpstreamAnswer(job: job, channel: channel, masker: shared.masker, audit: audit) { connection.requestEnded() }
     do {
       var headers = HTTPHeaders()
       for header in job.forward.headers { headers.add(name: header.name, value: header.value) }
@@ -307,7 +348,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
                                            body: job.body.readableBytes > 0 ? .byteBuffer(job.body) : nil)
       _ = shared.upstream.execute(request: request, delegate: delegate, eventLoop: .delegate(on: channel.eventLoop))
     } catch {
-      channel.eventLoop.execute { delegate.fail(error) }
+      channel.eventLoop.execute { delegate.abandon(error) }
     }
   }
 
@@ -349,10 +390,19 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
   }
 }
 
-/// What one connection remembers across requests: the process at its
-/// other end, looked up once.
+/// What one connection remembers across requests: whether it has shown
+/// the run's token, how many answers are on their way to it, and the
+/// process at its other end, looked up once.
 final class ConnectionInfo: Sendable {
   private let found = Mutex<String??>(nil)
+  private let authenticated = Atomic<Bool>(false)
+  private let inFlight = Atomic<Int>(0)
+
+  var isAuthenticated: Bool { authenticated.load(ordering: .relaxed) }
+  func markAuthenticated() { authenticated.store(true, ordering: .relaxed) }
+  var hasRequestInFlight: Bool { inFlight.load(ordering: .relaxed) > 0 }
+  func requestStarted() { inFlight.wrappingAdd(1, ordering: .relaxed) }
+  func requestEnded() { inFlight.wrappingSubtract(1, ordering: .relaxed) }
 
   func process(_ channel: any Channel, child: pid_t) -> String? {
     found.withLock { found in

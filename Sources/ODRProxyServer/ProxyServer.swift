@@ -27,47 +27,69 @@ import Synchronization
 public final class ProxyServer: Sendable {
   /// What one run's proxy may be made to hold.
   public struct Limits: Sendable {
-    /// Connections open at once (more are closed on accept).
+    /// Connections open at once that have shown the run's token (more are
+    /// closed).
     public var connections = 256
+    /// Connections open at once that have not shown it yet (more are
+    /// closed on accept): a local user without the token cannot use up
+    /// the run's connections.
+    public var unauthenticated = 32
+    /// How long a new connection has to show the token in its first request.
+    public var authentication: Duration = .seconds(10)
     /// A request's headers, in bytes (also each one; at most 256 of them).
     public var headerBytes = 64 * 1024
-    /// A request body, in bytes (bodies are read whole to be checked).
+    /// A request body, in bytes (bodies are read whole to be checked; only
+    /// once the request's head has shown the token).
     public var bodyBytes = 32 * 1024 * 1024
-    /// How long a connection may stay idle.
+    /// How long a connection may stay idle: nothing read from the child or
+    /// written to it, and no answer on its way from upstream.
     public var idle: Duration = .seconds(120)
 
     public init() {}
   }
 
-  /// The port on 127.0.0.1.
+  /// Where the proxy listens.
+  public enum Listener: Sendable {
+    /// 127.0.0.1, on a port of its own (`--no-sandbox`: other local users
+    /// can reach it; the token keeps them out).
+    case loopback
+    /// A socket already listening — the one the command's sandbox handed
+    /// over, in the sandbox's own network namespace; the server owns it.
+    case socket(Int32)
+  }
+
+  /// The port the proxy listens on (in the sandbox's namespace for ``Listener/socket(_:)``).
   public let port: Int
   private let channel: any Channel
   private let shared: Shared
 
-  /// Starts a proxy for `bindings`. `trustRoots`: the PEM file of what odr
-  /// trusts upstream (nil: the system's).
-  public static func start(bindings: [ProxyBinding], credentials: ProxyCredentials, bases: [ProxyBase], authority: RunAuthority,
-                           trustRoots: String?, log: ProxyAuditLog, limits: Limits = Limits()) async throws -> ProxyServer {
+  /// Starts a proxy for `bindings` on `listener`. `trustRoots`: the PEM
+  /// file of what odr trusts upstream (nil: the system's).
+  public static func start(_ listener: Listener, bindings: [ProxyBinding], credentials: ProxyCredentials, bases: [ProxyBase],
+                           authority: RunAuthority, trustRoots: String?, log: ProxyAuditLog, limits: Limits = Limits()) async throws -> ProxyServer {
     let shared = try Shared(bindings: bindings, credentials: credentials, bases: bases, authority: authority,
                             trustRoots: trustRoots, log: log, limits: limits)
-    let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
       .serverChannelOption(.backlog, value: 256)
       .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-      .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+      .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
       .childChannelOption(.allowRemoteHalfClosure, value: true)
       .childChannelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
-          guard shared.open() else {
+          guard let connection = shared.open(channel) else {
             // Over the limit: closed as soon as it is active.
             try channel.pipeline.syncOperations.addHandler(CloseOnActive())
             return
           }
-          channel.closeFuture.whenComplete { _ in shared.closed() }
-          try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .nanoseconds(Int64(limits.idle.components.seconds) * 1_000_000_000)))
-          try ProxyConnectionHandler.install(on: channel, mode: .listener, shared: shared)
+          try channel.pipeline.syncOperations.addHandler(IdleStateHandler(allTimeout: TimeAmount(limits.idle)))
+          try ProxyConnectionHandler.install(on: channel, mode: .listener, shared: shared, connection: connection)
         }
       }
-      .bind(host: "127.0.0.1", port: 0).get()
+    let channel: any Channel
+    switch listener {
+    case .loopback: channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+    case .socket(let fd): channel = try await bootstrap.withBoundSocket(fd).get()
+    }
     return ProxyServer(port: channel.localAddress?.port ?? 0, channel: channel, shared: shared)
   }
 
@@ -103,11 +125,12 @@ public final class ProxyServer: Sendable {
     let masker: SecretMasker
     let child = Atomic<pid_t>(0)
     private let connections = Atomic<Int>(0)
+    private let pending = Atomic<Int>(0)
 
     init(bindings: [ProxyBinding], credentials: ProxyCredentials, bases: [ProxyBase], authority: RunAuthority,
          trustRoots: String?, log: ProxyAuditLog, limits: Limits) throws {
       self.bindings = bindings
-      boundHosts = Set(bindings.flatMap { ($0.key.metadata.hosts ?? []).compactMap(ProxyHost.init) })
+      boundHosts = Set(bindings.flatMap(\.hosts))
       self.credentials = credentials
       self.bases = bases
       self.authority = authority
@@ -122,25 +145,46 @@ public final class ProxyServer: Sendable {
       tls.shutdownTimeout = .milliseconds(100)
       var configuration = HTTPClient.Configuration(
         tlsConfiguration: tls, redirectConfiguration: .disallow,
-        timeout: HTTPClient.Configuration.Timeout(connect: .seconds(10), read: .seconds(300)), decompression: .disabled)
+        // No read timeout: an answer on its way is the command's to wait for
+        // (a model thinking for minutes before its first token).
+        timeout: HTTPClient.Configuration.Timeout(connect: .seconds(10)), decompression: .disabled)
       configuration.httpVersion = .http1Only
       configuration.connectionPool.retryConnectionEstablishment = false
       upstream = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    func open() -> Bool {
-      let count = connections.wrappingAdd(1, ordering: .relaxed).newValue
-      if count > limits.connections {
+    /// A new connection's state, or nil when the connections that have
+    /// not shown the token are at their limit. Until it shows the token it
+    /// counts as unauthenticated and is closed after
+    /// ``Limits/authentication``.
+    func open(_ channel: any Channel) -> ConnectionInfo? {
+      guard pending.wrappingAdd(1, ordering: .relaxed).newValue <= limits.unauthenticated else {
+        pending.wrappingSubtract(1, ordering: .relaxed)
+        return nil
+      }
+      let connection = ConnectionInfo()
+      let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(limits.authentication)) {
+        if !connection.isAuthenticated { channel.close(promise: nil) }
+      }
+      channel.closeFuture.whenComplete { [self] _ in
+        deadline.cancel()
+        if connection.isAuthenticated { connections.wrappingSubtract(1, ordering: .relaxed) } else { pending.wrappingSubtract(1, ordering: .relaxed) }
+      }
+      return connection
+    }
+
+    /// Counts `connection` as authenticated from now on; false when the
+    /// authenticated ones are at their limit (the caller closes it).
+    func authenticate(_ connection: ConnectionInfo) -> Bool {
+      guard !connection.isAuthenticated else { return true }
+      guard connections.wrappingAdd(1, ordering: .relaxed).newValue <= limits.connections else {
         connections.wrappingSubtract(1, ordering: .relaxed)
         return false
       }
+      connection.markAuthenticated()
+      pending.wrappingSubtract(1, ordering: .relaxed)
       return true
     }
-
-    func closed() {
-      connections.wrappingSubtract(1, ordering: .relaxed)
-    }
-
   }
 }
 

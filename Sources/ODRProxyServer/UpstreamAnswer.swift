@@ -34,20 +34,30 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
   private var unawaited = 0
   static let flushBytes = 64 * 1024
 
-  init(job: ProxyConnectionHandler.Forwarding, channel: any Channel, masker: SecretMasker, audit: @escaping @Sendable (Int, String?) -> Void) {
+  /// Called once, when the answer is out or has failed: the connection's
+  /// idle limit counts from then.
+  private var ended: (() -> Void)?
+
+  init(job: ProxyConnectionHandler.Forwarding, channel: any Channel, masker: SecretMasker, audit: @escaping @Sendable (Int, String?) -> Void,
+       ended: @escaping () -> Void) {
     self.job = job
     self.channel = channel
     self.audit = audit
     self.masker = masker
+    self.ended = ended
     template = masker
     close = !job.keepAlive || job.version == .http1_0
   }
 
+  private func end() {
+    ended?()
+    ended = nil
+  }
+
   func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-    if !job.forward.keys.isEmpty, let encoding = head.headers.first(name: "content-encoding"), encoding.lowercased() != "identity" {
+    if job.forward.toBoundHost, let coding = Self.coding(head.headers) {
       refused = true
-      let reason = "the answer to a request that carried a key is compressed (\(ProxyDecision.printable(encoding))), which odr cannot mask"
-      fail(reason)
+      fail("the answer of a host a key is bound to is encoded (\(ProxyDecision.printable(coding))), which odr cannot mask")
       task.cancel()
       return channel.eventLoop.makeSucceededVoidFuture()
     }
@@ -58,8 +68,7 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
     for (name, value) in head.headers {
       let lower = name.lowercased()
       if ProxyConnectionHandler.hopByHop.contains(lower) || (lower == "content-length" && !bodiless) { continue }
-      var headerMasker = template
-      headers.add(name: name, value: String(decoding: headerMasker.mask(Array(value.utf8)) + headerMasker.finish(), as: UTF8.self))
+      headers.add(name: masked(name), value: masked(value))
     }
     if close { headers.replaceOrAdd(name: "Connection", value: "close") }
     started = true
@@ -81,6 +90,21 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
     return channel.writeAndFlush(part)
   }
 
+  /// `text` with each value shown as its placeholder.
+  private func masked(_ text: String) -> String {
+    var masker = template
+    return String(decoding: masker.mask(Array(text.utf8)) + masker.finish(), as: UTF8.self)
+  }
+
+  /// A content or transfer coding of the answer other than identity (and
+  /// chunked framing, which is undone here), every occurrence read; nil
+  /// when there is none.
+  static func coding(_ headers: HTTPHeaders) -> String? {
+    let contents = headers["content-encoding"].flatMap { $0.split(separator: ",") }.map { ProxyDecision.trimmed($0).lowercased() }
+    let transfers = headers["transfer-encoding"].flatMap { $0.split(separator: ",") }.map { ProxyDecision.trimmed($0).lowercased() }
+    return (contents.filter { $0 != "identity" && !$0.isEmpty } + transfers.filter { !["chunked", "identity", ""].contains($0) }).first
+  }
+
   /// Writes `part`, flushed when the event loop has run what is queued now.
   private func writeSoon(_ part: HTTPServerResponsePart) {
     channel.write(part, promise: nil)
@@ -93,6 +117,7 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
   }
 
   func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+    defer { end() }
     guard !refused else { return }
     if !bodiless {
       let rest = masker.finish()
@@ -106,8 +131,15 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
   }
 
   func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+    defer { end() }
     guard !refused else { return }
     fail(error)
+  }
+
+  /// The request could not be sent at all: a 502 saying why.
+  func abandon(_ error: any Error) {
+    fail(error)
+    end()
   }
 
   /// The request failed before or while its answer came: a 502 saying why

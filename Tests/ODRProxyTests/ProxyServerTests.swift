@@ -11,7 +11,7 @@ import Testing
   static func server(_ limits: ProxyServer.Limits) async throws -> (ProxyServer, ProxyCredentials) {
     let key = APIKey(name: "Weather", value: "w-secret", metadata: KeyMetadata(header: "X-Key", hosts: ["127.0.0.1"]))
     let credentials = ProxyCredentials()
-    let server = try await ProxyServer.start(bindings: [ProxyBinding(key: key)], credentials: credentials, bases: [],
+    let server = try await ProxyServer.start(.loopback, bindings: [ProxyBinding(key: key)], credentials: credentials, bases: [],
                                              authority: try RunAuthority(hosts: [ProxyHost("127.0.0.1")!]), trustRoots: nil,
                                              log: ProxyAuditLog(descriptor: -1), limits: limits)
     return (server, credentials)
@@ -37,7 +37,7 @@ import Testing
 
   @Test func connectionsOverTheLimitAreClosedOnAccept() async throws {
     var limits = ProxyServer.Limits()
-    limits.connections = 2
+    limits.unauthenticated = 2
     let (server, _) = try await Self.server(limits)
     defer { Task { await server.stop() } }
     var open: [Int32] = []

@@ -321,7 +321,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCITests",
-      dependencies: ["ODRCI", "ODRKeys", "ODRKeyring", "ODRTesting"],
+      dependencies: ["CHardening", "ODRCI", "ODRKeys", "ODRKeyring", "ODRTesting"],
       swiftSettings: testSettings
     ),
     .testTarget(

@@ -316,7 +316,8 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRProxyTests",
-      dependencies: ["ODRKeys", "ODRProxy", "ODRProxyServer", "ODRTesting", .product(name: "X509", package: "swift-certificates", condition: tools)],
+      dependencies: ["ODRKeys", "ODRProxy", "ODRProxyServer", "ODRTesting", .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+                     .product(name: "X509", package: "swift-certificates", condition: tools)],
       swiftSettings: testSettings
     ),
     .testTarget(

@@ -20,10 +20,11 @@ import Glibc
 ///
 /// Keys keep the kernel's possessor-only permissions: every process of the
 /// user that reaches them through its user keyring can read them (as with
-/// an unlocked Secret Service); a process in another user namespace (a
-/// child of `odr exec --proxy`) cannot, even knowing a key's serial. A
+/// an unlocked Secret Service); the sandboxed command of `odr exec
+/// --proxy` cannot make a keyring call at all (its seccomp program). A
 /// process whose session keyring does not link the user keyring (a systemd
-/// service's private keyring) gets it linked on its first denied read.
+/// service's private keyring, `keyctl session`) gets it linked on its first
+/// denied read or write.
 /// They do not survive a reboot. The kernel's quotas apply (for a user
 /// other than root, by default 200 keys and 20,000 bytes in all:
 /// `/proc/sys/kernel/keys/maxkeys`, `maxbytes`); one value holds at most
@@ -56,7 +57,7 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
       throw KeyringError(.invalidInput, "The value of \(name) is \(bytes.count) bytes; the kernel keyring holds at most \(Self.maxValueBytes) bytes in one key. Keep it in the Secret Service (--store secret-service).")
     }
     let keyring = try serviceKeyring(creating: true)!
-    let serial = bytes.withUnsafeBytes { odr_add_key("user", description(of: name), $0.baseAddress, bytes.count, keyring) }
+    let serial = Self.possessing { bytes.withUnsafeBytes { odr_add_key("user", description(of: name), $0.baseAddress, bytes.count, keyring) } }
     guard serial >= 0 else { throw Self.failure(errno, "store \(name) of \(service)") }
   }
 
@@ -95,7 +96,7 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
   public func deleteValue(for name: String) throws -> Bool {
     try KeyringInput.validate(name: name)
     guard let keyring = try serviceKeyring(creating: false), let serial = try find(name) else { return false }
-    guard odr_keyctl_unlink(serial, keyring) == 0 else { throw Self.failure(errno, "delete \(name) of \(service)") }
+    guard Self.possessing({ odr_keyctl_unlink(serial, keyring) }) == 0 else { throw Self.failure(errno, "delete \(name) of \(service)") }
     return true
   }
 
@@ -154,10 +155,7 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
   private func payload(of serial: Int32) throws -> String {
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {
-      var length = buffer.withUnsafeMutableBytes { odr_keyctl_read(serial, $0.baseAddress, $0.count) }
-      if length < 0, errno == EACCES, Self.linkUserKeyringIntoSession() {
-        length = buffer.withUnsafeMutableBytes { odr_keyctl_read(serial, $0.baseAddress, $0.count) }
-      }
+      let length = Self.possessing { buffer.withUnsafeMutableBytes { odr_keyctl_read(serial, $0.baseAddress, $0.count) } }
       guard length >= 0 else { throw Self.failure(errno, "read a key of \(service)") }
       if length > buffer.count {
         buffer = [UInt8](repeating: 0, count: length)
@@ -169,6 +167,17 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
       }
       return text
     }
+  }
+
+  /// `call`'s result; if it was denied for want of possession (EACCES:
+  /// this process's session keyring — a fresh one of `keyctl session`, a
+  /// systemd service's private one — does not link the user keyring), the
+  /// user keyring is linked into the session keyring once and `call` runs
+  /// again. Writes need it as reads do: the keys are possessor-only.
+  private static func possessing<Result: BinaryInteger>(_ call: () -> Result) -> Result {
+    let result = call()
+    guard result < 0, errno == EACCES, linkUserKeyringIntoSession() else { return result }
+    return call()
   }
 
   /// Links the user keyring into this process's session keyring (keyctl
@@ -193,10 +202,7 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
   private static func serials(in keyring: Int32, doing: String) throws -> [Int32] {
     var serials = [Int32](repeating: 0, count: 256)
     while true {
-      var length = serials.withUnsafeMutableBytes { odr_keyctl_read(keyring, $0.baseAddress, $0.count) }
-      if length < 0, errno == EACCES, linkUserKeyringIntoSession() {
-        length = serials.withUnsafeMutableBytes { odr_keyctl_read(keyring, $0.baseAddress, $0.count) }
-      }
+      let length = possessing { serials.withUnsafeMutableBytes { odr_keyctl_read(keyring, $0.baseAddress, $0.count) } }
       guard length >= 0 else { throw failure(errno, doing) }
       let count = length / MemoryLayout<Int32>.size
       guard count > serials.count else { return Array(serials[..<count]) }

@@ -85,7 +85,7 @@ public final class Nginx: @unchecked Sendable {
   /// a client was killed). False after 5 s.
   public func logged(pathEndingWith suffix: String) async throws -> Bool {
     for _ in 0..<1000 {
-      if requests.contains(where: { $0.path.hasSuffix(suffix) }) { return true }
+      if logLines.contains(where: { $0.path.hasSuffix(suffix) }) { return true }
       try await Task.sleep(for: .milliseconds(5))
     }
     return false
@@ -124,11 +124,16 @@ public final class Nginx: @unchecked Sendable {
   /// ``settle()``. nginx logs a request a moment after its answer: a test
   /// reads ``settledRequests()`` or waits with ``requests(atLeast:where:)``.
   public var requests: [Request] {
+    logLines.filter { !$0.path.hasPrefix("/.settle-") }
+  }
+
+  /// Every request of the access log, ``settle()``'s included.
+  private var logLines: [Request] {
     // no log yet: no requests
     let text = (dropping(.isTheAnswer) { try String(contentsOf: prefix.appending(path: "access.log"), encoding: .utf8) }) ?? ""
     return text.split(separator: "\n").compactMap { line in
       let parts = line.split(separator: " ")
-      guard parts.count == 6, !parts[1].hasPrefix("/.settle-"), let status = Int(parts[2]), let bytes = Int(parts[3]), let total = Int(parts[5]) else { return nil }
+      guard parts.count == 6, let status = Int(parts[2]), let bytes = Int(parts[3]), let total = Int(parts[5]) else { return nil }
       return Request(method: String(parts[0]), path: String(parts[1]), status: status, bytes: bytes, authenticated: parts[4] == "auth", totalBytes: total)
     }
   }

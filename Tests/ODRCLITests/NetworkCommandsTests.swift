@@ -60,7 +60,7 @@ import Testing
       default: TestHTTPServer.Reply(headers: ["X-Served": "yes"], body: Data("body:".utf8) + request.body)
       }
     }) { server in
-      let env = try await fetchKeys(#"{"Weather": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}"#,
+      let env = try await fetchKeys(#"{"Weather": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1:\#(server.port)"]}}"#,
                                     bundle: bundle, root: root)
       defer { Command.odrInBackground(["delete", "--all"], environment: env) }
 
@@ -86,7 +86,7 @@ import Testing
       // A host that is not among the key's hosts: sent without it, and said (not with -s).
       let other = server.url.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/x"
       let unattached = try await Command.odr(["http", "GET", other, "--key", "Weather"], environment: env)
-      #expect(unattached.status == 0 && unattached.stderr == "odr: key 'Weather' is not attached: localhost is not one of its hosts (its hosts: 127.0.0.1). The request is sent without it.\n", "\(unattached.stderr)")
+      #expect(unattached.status == 0 && unattached.stderr == "odr: key 'Weather' is not attached: localhost is not one of its hosts (its hosts: 127.0.0.1:\(server.port)). The request is sent without it.\n", "\(unattached.stderr)")
       #expect(server.requests.last?.headers["authorization"] == nil)
       let silent = try await Command.odr(["http", "GET", other, "--key", "Weather", "-s"], environment: env)
       #expect(silent.status == 0 && silent.stderr.isEmpty, "\(silent.stderr)")
@@ -120,7 +120,7 @@ import Testing
       default: TestHTTPServer.Reply(headers: ["X-Served": "yes"], body: Data("\(request.method) ua=\(request.headers["user-agent"] ?? "") a=\(request.headers["a"] ?? "") body=".utf8) + request.body)
       }
     }) { server in
-      let env = try await fetchKeys(#"{"Local": {"value": "\#(secret)", "header": "X-Api-Key", "hosts": ["127.0.0.1"]}, "Remote": {"value": "\#(secret)-r", "header": "X-Api-Key", "hosts": ["api.example.invalid"]}}"#,
+      let env = try await fetchKeys(#"{"Local": {"value": "\#(secret)", "header": "X-Api-Key", "hosts": ["127.0.0.1:\#(server.port)"]}, "Remote": {"value": "\#(secret)-r", "header": "X-Api-Key", "hosts": ["api.example.invalid"]}}"#,
                                     bundle: bundle, root: root)
       defer { Command.odrInBackground(["delete", "--all"], environment: env) }
 

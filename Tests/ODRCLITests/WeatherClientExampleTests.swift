@@ -14,7 +14,9 @@ import Testing
 
   /// A signed catalog whose APIKeys pack is encrypted to a new identity of
   /// the test keyring; the environment for the app and the pinned key.
-  func publish() async throws -> (environment: [String: String], pin: String) {
+  /// The key is bound to the endpoint's port (`127.0.0.1:PORT`): plain
+  /// http goes only to a port the key's hosts name.
+  func publish(port: Int) async throws -> (environment: [String: String], pin: String) {
     var env = ProcessInfo.processInfo.environment
     for name in ["ODR_SERVICE", "ODR_IDENTITY", "ODR_TRUST", "ODR_CATALOG", "CI"] { env[name] = nil }
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
@@ -23,7 +25,7 @@ import Testing
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
     try Data(#"{"bundle": "com.example.demo", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8)
       .write(to: source.appending(path: "tags.json"))
-    try Data(#"{"keys": {"Weather": {"value": "\#(value)", "header": "X-Api-Key", "hosts": ["127.0.0.1"]}}}"#.utf8)
+    try Data(#"{"keys": {"Weather": {"value": "\#(value)", "header": "X-Api-Key", "hosts": ["127.0.0.1:\#(port)"]}}}"#.utf8)
       .write(to: source.appending(path: "APIKeys.json"))
     let made = try await Command.odr(["identity", "new", "weather-\(suffix)"], environment: env)
     try #require(made.status == 0, "\(made.stderr)")
@@ -38,8 +40,8 @@ import Testing
     return (env, key.verifyingKey.description)
   }
 
-  /// A one-request server on 127.0.0.1: 200 and a forecast for the key, 401 otherwise.
-  func withEndpoint(_ body: (Int) async throws -> Void) async throws {
+  /// A one-request server on 127.0.0.1:`port`: 200 and a forecast for the key, 401 otherwise.
+  func withEndpoint(port: Int, _ body: (Int) async throws -> Void) async throws {
     // The system python, not a PATH shim that may fork: the process the
     // test stops must be the server itself. It gives up after 30 s anyway,
     // and never holds the test's own output open.
@@ -52,11 +54,11 @@ import Testing
               ok = self.headers.get('X-Api-Key') == sys.argv[1] and self.path == '/forecast'
               self.send_response(200 if ok else 401); self.end_headers(); self.wfile.write(b'{"forecast": "sunny"}' if ok else b'no')
           def log_message(self, *a): pass
-      s = http.server.HTTPServer(('127.0.0.1', 0), H)
+      s = http.server.HTTPServer(('127.0.0.1', int(sys.argv[2])), H)
       s.timeout = 30
       print(s.server_address[1], flush=True)
       s.handle_request()
-      """, value]
+      """, value, "\(port)"]
     let output = Pipe()
     server.standardOutput = output
     server.standardError = FileHandle.nullDevice
@@ -77,10 +79,11 @@ import Testing
 
   @Test func theExampleFetchesFromNginxAndSendsTheKey() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let (env, pin) = try await publish()
+    let endpoint = try Nginx.freePort()
+    let (env, pin) = try await publish(port: endpoint)
     let nginx = try await Nginx.start(root: root.appending(path: "pub"))
     defer { nginx.stop() }
-    try await withEndpoint { port in
+    try await withEndpoint(port: endpoint) { port in
       let result = try await runClient(catalog: nginx.url.absoluteString, pin: pin, port: port, environment: env)
       #expect(result.status == 0, "\(result.stderr)")
       #expect(result.stdout.contains("→ 200: sunny"), "\(result.stdout)")
@@ -88,7 +91,7 @@ import Testing
     }
     #expect(try await nginx.logged(pathEndingWith: "catalog.json.sig"))
     // Another publisher's key pinned: the catalog is refused, nothing is sent.
-    try await withEndpoint { port in
+    try await withEndpoint(port: endpoint) { port in
       let result = try await runClient(catalog: nginx.url.absoluteString, pin: SigningKey().verifyingKey.description, port: port, environment: env)
       #expect(result.status == 1)
       #expect(result.stderr.contains("WeatherClient:"), "\(result.stderr)")
@@ -99,12 +102,13 @@ import Testing
 
   @Test func theExampleFetchesFromS3() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let (base, pin) = try await publish()
+    let endpoint = try Nginx.freePort()
+    let (base, pin) = try await publish(port: endpoint)
     let moto = try await MotoServer.start()
     let env = moto.environment(moto.user, base: base)
     let published = try await Command.odr(["publish", root.appending(path: "pub").path, "s3://\(moto.bucket)/odr", "--quiet"], environment: env)
     try #require(published.status == 0, "\(published.stderr)")
-    try await withEndpoint { port in
+    try await withEndpoint(port: endpoint) { port in
       let result = try await runClient(catalog: "s3://\(moto.bucket)/odr", pin: pin, port: port, environment: env)
       #expect(result.status == 0, "\(result.stderr)")
       #expect(result.stdout.contains("→ 200: sunny"), "\(result.stdout)")

@@ -11,8 +11,10 @@ import Testing
 @Suite(.tags(.timed), .enabled(if: TestSelection.timed), .timeLimit(.minutes(2))) struct APIClientTests {
   let secret = "sk-\(UUID().uuidString)"
 
-  func headerKey(hosts: [String] = ["127.0.0.1"]) -> APIKey {
-    APIKey(name: "Weather", value: secret, metadata: KeyMetadata(header: "Authorization", scheme: "Bearer", hosts: hosts))
+  /// The key, bound to `server`'s port of 127.0.0.1 (plain http goes only
+  /// to a port a key's hosts name).
+  func headerKey(_ server: TestHTTPServer) -> APIKey {
+    APIKey(name: "Weather", value: secret, metadata: KeyMetadata(header: "Authorization", scheme: "Bearer", hosts: ["127.0.0.1:\(server.port)"]))
   }
 
   func client(_ key: APIKey, retry: RetryPolicy = .init(maxAttempts: 3, baseDelay: .milliseconds(10)),
@@ -28,7 +30,7 @@ import Testing
   @Test(arguments: ["k\r\n", "a\nb", "a\rb"])
   func aLineBreakInAKeyOrHeaderIsRefused(_ value: String) async throws {
     try await TestHTTPServer.answering({ _ in .text("ok") }) { server in
-      let key = APIKey(name: "Weather", value: value, metadata: KeyMetadata(header: "X-Key", hosts: ["127.0.0.1"]))
+      let key = APIKey(name: "Weather", value: value, metadata: KeyMetadata(header: "X-Key", hosts: ["127.0.0.1:\(server.port)"]))
       await #expect(throws: APIError.self) { _ = try await client(key).send(.data(path: server.url + "/a", key: "Weather")) }
       let plain = try APIClient()
       await #expect(throws: APIError.self) { _ = try await plain.send(.data(path: server.url + "/a", headers: ["X-Test": value])) }
@@ -38,11 +40,11 @@ import Testing
 
   @Test func theKeyArrivesInItsHeaderOrQueryOnlyAtItsHosts() async throws {
     try await TestHTTPServer.answering({ _ in .text("ok") }) { server in
-      let header = try client(headerKey())
+      let header = try client(headerKey(server))
       _ = try await header.send(.data(path: server.url + "/a", key: "Weather"))
       #expect(server.requests.last?.headers["authorization"] == "Bearer \(secret)")
 
-      let queryKey = APIKey(name: "Maps", value: secret + "+&=", metadata: KeyMetadata(query: "key", hosts: ["127.0.0.1"]))
+      let queryKey = APIKey(name: "Maps", value: secret + "+&=", metadata: KeyMetadata(query: "key", hosts: ["127.0.0.1:\(server.port)"]))
       _ = try await client(queryKey).send(.data(path: server.url + "/b", query: ["q": "a b"], key: "Maps"))
       #expect(server.requests.last?.query == "q=a%20b&key=\(secret)%2B%26%3D")
 
@@ -64,7 +66,7 @@ import Testing
       default: .text("landed")
       }
     }) { server in
-      let api = try client(headerKey())
+      let api = try client(headerKey(server))
       let away = try await api.send(.data(path: server.url + "/away", key: "Weather"))
       #expect(String(decoding: away.value, as: UTF8.self) == "landed")
       #expect(server.requests.map(\.path) == ["/away", "/landing"])
@@ -100,7 +102,7 @@ import Testing
   @Test func aRedirectToAnotherPortOfTheSameHostDropsTheKey() async throws {
     try await TestHTTPServer.answering({ _ in .text("other port") }) { other in
       try await TestHTTPServer.answering({ _ in TestHTTPServer.Reply(status: 302, headers: ["Location": other.url + "/landing"]) }) { server in
-        let moved = try await client(headerKey()).send(.data(path: server.url + "/moved", key: "Weather"))
+        let moved = try await client(headerKey(server)).send(.data(path: server.url + "/moved", key: "Weather"))
         #expect(String(decoding: moved.value, as: UTF8.self) == "other port")
         #expect(server.requests.first?.headers["authorization"] == "Bearer \(secret)")
         #expect(other.requests.map(\.path) == ["/landing"])
@@ -119,13 +121,14 @@ import Testing
     ("https://other.example/", "https://other.example/", false),
   ])
   func keysGoOnlyToTheRequestedOriginOverHTTPSOrLoopback(requested: String, hop: String, allowed: Bool) {
-    let key = APIKey(name: "K", value: secret, metadata: KeyMetadata(header: "X-Api-Key", hosts: ["api.example", "127.0.0.1", "localhost"]))
+    // (KeyHostTests holds the rule of hosts and ports; here, the origin.)
+    let key = APIKey(name: "K", value: secret, metadata: KeyMetadata(header: "X-Api-Key", hosts: ["api.example", "127.0.0.1:8080", "localhost:80"]))
     let route = KeyRoute(requested: URL(string: requested)!)
     #expect((route.refusal(for: key, at: URL(string: hop)!) == nil) == allowed)
   }
 
   @Test func insecureLetsAKeyOverPlainHTTPToItsOwnOriginOnly() {
-    let key = APIKey(name: "K", value: secret, metadata: KeyMetadata(header: "X-Api-Key", hosts: ["api.example"], insecure: true))
+    let key = APIKey(name: "K", value: secret, metadata: KeyMetadata(header: "X-Api-Key", hosts: ["api.example:80"], insecure: true))
     let route = KeyRoute(requested: URL(string: "http://api.example/v1")!)
     #expect(route.refusal(for: key, at: URL(string: "http://api.example/v2")!) == nil)
     #expect(route.refusal(for: key, at: URL(string: "http://api.example:8080/v2")!) != nil)
@@ -140,7 +143,7 @@ import Testing
       }
       return failures.withLock { n in n -= 1; return n >= 0 } ? .text("busy", status: 502) : .text("ok")
     }) { server in
-      let api = try client(headerKey())
+      let api = try client(headerKey(server))
       #expect(try await api.send(.data(path: server.url + "/flaky")).status == 200)
       #expect(server.requests.filter { $0.path == "/flaky" }.count == 3)
 
@@ -165,7 +168,7 @@ import Testing
       return first.withLock { f in defer { f = false }; return f }
         ? TestHTTPServer.Reply(status: 429, headers: ["Retry-After": "1"]) : .text("ok")
     }) { server in
-      let api = try client(headerKey())
+      let api = try client(headerKey(server))
       #expect(try await api.send(.data(path: server.url + "/limited")).status == 200)
       let times = server.requests.map(\.received)
       #expect(times.count == 2)
@@ -180,7 +183,7 @@ import Testing
 
   @Test func cancellationStopsASlowRequestPromptly() async throws {
     try await TestHTTPServer.answering({ _ in TestHTTPServer.Reply(body: Data("late".utf8), delay: .seconds(10)) }) { server in
-      let api = try client(headerKey())
+      let api = try client(headerKey(server))
       let task = Task { try await api.send(.data(path: server.url + "/slow", key: "Weather")) }
       // Cancel once the server holds the request, not after a guessed delay.
       while !server.requests.contains(where: { $0.path == "/slow" }) { try await Task.sleep(for: .milliseconds(2)) }
@@ -193,7 +196,7 @@ import Testing
 
   @Test func aTimeoutIsATimeoutError() async throws {
     try await TestHTTPServer.answering({ _ in TestHTTPServer.Reply(delay: .seconds(5)) }) { server in
-      let api = try client(headerKey(), retry: .never, timeout: .milliseconds(500))
+      let api = try client(headerKey(server), retry: .never, timeout: .milliseconds(500))
       let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/slow")) }
       #expect(error?.code == .timeout)
     }
@@ -206,8 +209,8 @@ import Testing
     try await TestHTTPServer.answering({ request in
       .text("denied: \(request.headers["authorization"] ?? "") \(request.target)", status: 403)
     }) { server in
-      let queryKey = APIKey(name: "Maps", value: secret, metadata: KeyMetadata(query: "key", hosts: ["127.0.0.1"]))
-      for key in [headerKey(), queryKey] {
+      let queryKey = APIKey(name: "Maps", value: secret, metadata: KeyMetadata(query: "key", hosts: ["127.0.0.1:\(server.port)"]))
+      for key in [headerKey(server), queryKey] {
         let api = try client(key, logger: logger)
         let error = await #expect(throws: APIError.self) { try await api.send(.data(path: server.url + "/x", key: key.name)) }
         #expect(error?.status == 403)
@@ -229,7 +232,7 @@ import Testing
 
   @Test func urlStringsGoThroughThePolicy() async throws {
     try await TestHTTPServer.answering({ _ in .text("ok") }) { server in
-      let strict = try client(headerKey())
+      let strict = try client(headerKey(server))
       let error = await #expect(throws: APIError.self) { try await strict.send(.data(path: server.url + "/a b")) }
       #expect(error?.code == .invalidURL)
       #expect(error?.description.contains("space (U+0020) in the path") == true)

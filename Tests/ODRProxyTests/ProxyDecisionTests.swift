@@ -10,8 +10,8 @@ import Testing
   static let bearer = ProxyBinding(key: APIKey(name: "Bearer", value: "b-secret",
                                                metadata: KeyMetadata(header: "Authorization", scheme: "Bearer", hosts: ["api.bearer.example"])))
   static let maps = ProxyBinding(key: APIKey(name: "Maps", value: "m s&cret/é",
-                                             metadata: KeyMetadata(query: "key", hosts: ["maps.example", "::1"])))
-  static let local = ProxyBinding(key: APIKey(name: "Local", value: "l-secret", metadata: KeyMetadata(header: "X-Key", hosts: ["127.0.0.1"])))
+                                             metadata: KeyMetadata(query: "key", hosts: ["maps.example"])))
+  static let local = ProxyBinding(key: APIKey(name: "Local", value: "l-secret", metadata: KeyMetadata(header: "X-Key", hosts: ["127.0.0.1:8080"])))
   static let unbound = ProxyBinding(key: APIKey(name: "Unbound", value: "u-secret", metadata: KeyMetadata(header: "X-Key")))
   static let lineBreak = ProxyBinding(key: APIKey(name: "Broken", value: "a\r\nInjected: b",
                                                   metadata: KeyMetadata(header: "X-Key", hosts: ["api.weather.example"])))
@@ -47,8 +47,8 @@ import Testing
      [], "refuse 403 Bearer: its placeholder is in the Authorization header; it may go only in the Authorization header as \"Bearer <key>\""),
     ("a query key, percent-encoded", request(host: "maps.example", target: "/geo?q=a%20b&key=\(w(maps))&x=1"),
      [], "forward Maps /geo?q=a%20b&key=m%20s%26cret%2F%C3%A9&x=1"),
-    ("a query key to an IPv6 host", request(host: "::1", target: "/?key=\(w(maps))", routing: [("SNI", "0:0:0:0:0:0:0:1")]),
-     [], "forward Maps /?key=m%20s%26cret%2F%C3%A9"),
+    ("an IPv6 literal is never a key's host (hosts name DNS names and IPv4)", request(host: "::1", target: "/?key=\(w(maps))", routing: [("SNI", "0:0:0:0:0:0:0:1")]),
+     [], "refuse 403 Maps: ::1 is not one of its hosts"),
     ("in the path", request(host: "maps.example", target: "/v1/\(w(maps))/geo"),
      [], "refuse 403 Maps: its placeholder is in the path; it may go only in the query parameter key"),
     ("in another header", request(host: "api.weather.example", [("X-Debug", "k=\(w(weather))")]),
@@ -61,9 +61,19 @@ import Testing
     ("a key bound to no host", request(host: "api.weather.example", [("X-Key", w(unbound))]),
      [], "refuse 403 Unbound: api.weather.example is not one of its hosts"),
     ("plain http to a host that is not loopback", request(scheme: "http", host: "api.weather.example", port: 80, [("X-Api-Key", w(weather))]),
-     [], "refuse 403 Weather: plain http:// to a host that is not loopback (the key does not say \"insecure\": true)"),
-    ("plain http to loopback", request(scheme: "http", host: "127.0.0.1", port: 8080, [("X-Key", w(local))]),
+     [], "refuse 403 Weather: plain http:// to a host that is not loopback (set \"insecure\": true on the key to allow it)"),
+    ("plain http to a loopback port its hosts name", request(scheme: "http", host: "127.0.0.1", port: 8080, [("X-Key", w(local))]),
      ["X-Key"], "forward Local / X-Key=l-secret"),
+    ("plain http to another loopback port", request(scheme: "http", host: "127.0.0.1", port: 9090, [("X-Key", w(local))]),
+     [], "refuse 403 Local: plain http:// goes only to a port its hosts name, and they do not name 127.0.0.1:9090 (add \"127.0.0.1:9090\" to its hosts)"),
+    ("https to a host: any port", request(host: "api.weather.example", port: 8443, [("X-Api-Key", w(weather))], routing: [("Host", "api.weather.example")]),
+     ["X-Api-Key"], "forward Weather / X-Api-Key=w-secret"),
+    ("a request that carries a key loses Range and If-Range",
+     request(host: "api.weather.example", [("X-Api-Key", w(weather)), ("Range", "bytes=0-5"), ("If-Range", "\"e1\"")]),
+     ["Range", "If-Range"], "forward Weather / Range= If-Range="),
+    ("a request to a bound host without a key keeps Range, asks for identity",
+     request(host: "api.weather.example", [("Range", "bytes=0-5"), ("Accept-Encoding", "gzip, br")]),
+     ["Range", "Accept-Encoding"], "forward  / Range=bytes=0-5 Accept-Encoding=identity"),
     ("a Host header for another host", ProxyRequest(method: "GET", scheme: "https", host: "api.weather.example", port: 443, target: "/",
                                                    headers: [.init("Host", "evil.example"), .init("X-Api-Key", w(weather))]),
      [], "refuse 421 -: the Host header names evil.example, the connection goes to api.weather.example"),

@@ -57,8 +57,7 @@ import Testing
       "$ODR" fetch APIKeys
       echo "list: $("$ODR" list | tr '\\n' ' ')"
       echo "keyctl: $(keyctl pipe %user:odr:\(bundle):Weather)"
-      serial=$(keyctl search @u user odr:\(bundle):Weather)
-      unshare --user keyctl pipe "$serial" >/dev/null 2>&1; echo "from another user namespace: $?"
+      keyctl session - sh -c '"$ODR" get Weather; echo; printf %s fresh | "$ODR" set Fresh && "$ODR" get Fresh && "$ODR" delete Fresh >/dev/null' | tr '\\n' ' ' | sed 's/^/fresh session keyring: /'; echo
       "$ODR" exec -- sh -c '[ "$WEATHER_KEY" = "\(weather)" ] && echo "exec: injected"'
       "$ODR" env --format json --only Maps | grep -c '"\(maps)"' | sed 's/^/env: /'
       echo "read: $("$ODR" read odr://\(bundle)/Maps)"
@@ -72,7 +71,7 @@ import Testing
     #expect(result.status == 0, "\(result.stderr)")
     let lines = result.stdout.split(separator: "\n").map(String.init)
     #expect(lines == [
-      "get: \(typed)", "added     Maps", "added     Weather", "list: Maps Typed Weather ", "keyctl: \(weather)", "from another user namespace: 1", "exec: injected", "env: 1",
+      "get: \(typed)", "added     Maps", "added     Weather", "list: Maps Typed Weather ", "keyctl: \(weather)", "fresh session keyring: \(weather) fresh", "exec: injected", "env: 1",
       "read: \(maps)", "get deleted: 3", "added     Maps", "unchanged Weather", "refetched: \(maps)", "doctor: 0", "keys: \(bundle) holds 3 keys",
     ], "\(result.stdout)\n\(result.stderr)")
     #expect(result.stderr.contains("keys of \(bundle) are in the kernel keyring") && result.stderr.contains("'Maps' for service '\(bundle)' in the kernel keyring"))

@@ -54,7 +54,10 @@ extension CommandRunner {
         """)
     }
     var descriptors = Descriptors()
-    defer { descriptors.closeAll() }
+    defer {
+      descriptors.closeAll()
+      plan.cleanUp()
+    }
     let control = try descriptors.controlPair()
     let errors = try descriptors.pipe()
     let status = try descriptors.pipe()

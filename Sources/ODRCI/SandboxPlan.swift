@@ -1,5 +1,6 @@
 import FoundationEssentials
 import ODRBase
+import ODRKeys
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,11 +49,25 @@ public struct SandboxPlan: Sendable, Equatable {
   public var readable: [String] = []
   /// More paths the command may write (`--allow-write`), real paths.
   public var writable: [String] = []
-  /// Whether the working folder's `.git` stays writable (`--allow-write .git`).
-  public var gitWritable = false
+  /// What the working folder's `.git` is, and so what covers it.
+  public enum Git: Sendable, Equatable {
+    /// A repository (a folder) or a worktree's pointer (a file): shown read-only.
+    case present
+    /// None: an empty read-only folder stands there, so the command cannot
+    /// make one (with hooks) for git to find when you next run it there.
+    case absent
+    /// `--allow-write .git`: as it is, writable.
+    case writable
+  }
+
+  /// The working folder's `.git`.
+  public var git = Git.present
   /// What is covered: odr's folders and identity files where the command
   /// could otherwise see them.
   public var covered: [Covered] = []
+  /// Symbolic links odr removed from the sandbox's home before the run
+  /// (relative to it): a command planted them where a mount point goes.
+  public var removedLinks: [String] = []
   /// The runtime folder when it is not under `/run` (covered too).
   public var runtimeFolder: String?
   /// A session of the command's own (`--new-session`): only when its
@@ -67,8 +82,31 @@ public struct SandboxPlan: Sendable, Equatable {
   /// their default action for the command (not those odr itself was
   /// started with ignored).
   public var terminalSignals: [Int32] = Self.ignoredByBubblewrap
-  /// Whether an `/etc/hosts` of the run's own is given (``Descriptor/hosts``).
-  public var hostsFile = false
+  /// The destinations of `--allow-connect`, relayed from a listener inside
+  /// (after the proxy's in ``listeners``) to their host and port outside.
+  public var relays: [Relay] = []
+  /// Whether an `/etc/hosts` of the run's own is given (``Descriptor/hosts``):
+  /// a relayed name resolves inside to the loopback address it listens on.
+  public var hostsFile: Bool { relays.contains { $0.name != nil } }
+
+  /// One `--allow-connect HOST:PORT`.
+  public struct Relay: Sendable, Equatable {
+    /// Where it listens inside, `127.0.0.N:PORT`.
+    public var listener: String
+    /// The host name the sandbox's /etc/hosts maps to the listener's
+    /// address (nil for a loopback host, which is already one).
+    public var name: String?
+    /// Where its connections go, outside.
+    public var host: String
+    public var port: Int
+  }
+
+  /// The sandbox's `/etc/hosts`: the machine's, then each relayed name.
+  public func hosts(appendingTo original: String) -> String {
+    let entries = relays.compactMap { relay in relay.name.map { "\(relay.listener.split(separator: ":")[0]) \($0)" } }
+    return original + (original.hasSuffix("\n") || original.isEmpty ? "" : "\n") + "# odr exec --proxy --allow-connect\n"
+      + entries.joined(separator: "\n") + "\n"
+  }
   /// odr's own executable (outside), which starts the sandbox's first process.
   public var helper: String
 
@@ -80,6 +118,11 @@ public struct SandboxPlan: Sendable, Equatable {
     ".gitconfig", ".config/git", ".local/bin", ".local/lib", ".nvm", ".volta", ".bun", ".deno", ".cargo/bin", ".rustup",
     ".pyenv", ".sdkman", ".asdf", "go/bin",
   ]
+
+  /// The shells' start-up files of the sandbox's home: empty and
+  /// read-only, so that nothing the command writes there runs in a shell
+  /// started later (a planted `~/.bashrc` is the classic foothold).
+  public static let shellStartupFiles = [".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin"]
 
   /// Where the sandbox finds odr's helper, the run's CA bundle and its hosts file.
   public static let helperPath = "/run/odr/odr"
@@ -116,9 +159,14 @@ public struct SandboxPlan: Sendable, Equatable {
     for folder in ["/tmp", "/var/tmp", "/dev/shm", "/run"] + (runtimeFolder.map { [$0] } ?? []) { list += ["--tmpfs", folder] }
     list += ["--bind", sandboxHome, home]
     for path in sharedFromHome { list += ["--ro-bind-try", home + "/" + path, home + "/" + path] }
+    for file in Self.shellStartupFiles { list += ["--ro-bind", "/dev/null", home + "/" + file] }
     for path in readable { list += ["--ro-bind", path, path] }
     list += ["--bind", workingFolder, workingFolder]
-    if !gitWritable { list += ["--ro-bind-try", workingFolder + "/.git", workingFolder + "/.git"] }
+    switch git {
+    case .present: list += ["--ro-bind", workingFolder + "/.git", workingFolder + "/.git"]
+    case .absent: list += ["--tmpfs", workingFolder + "/.git", "--remount-ro", workingFolder + "/.git"]
+    case .writable: break
+    }
     for path in writable { list += ["--bind", path, path] }
     for path in covered {
       switch path {
@@ -152,6 +200,12 @@ public struct SandboxPlan: Sendable, Equatable {
     ("GOCACHE", ".cache/go-build"), ("GOPATH", "go"), ("GOMODCACHE", "go/pkg/mod"), ("npm_config_cache", ".npm"),
     ("YARN_CACHE_FOLDER", ".cache/yarn"), ("PIP_CACHE_DIR", ".cache/pip"), ("CARGO_HOME", ".cargo"), ("GRADLE_USER_HOME", ".gradle"),
   ]
+
+  /// Undoes what the run left in the working folder: the empty folder
+  /// that stood for an absent `.git` (if it is still empty).
+  public func cleanUp() {
+    if git == .absent { rmdir(workingFolder + "/.git") }
+  }
 
   /// Whether the command sees `path` (a real path) as it is outside: not
   /// under the home it does not see, a private folder, or a covered path.
@@ -187,8 +241,10 @@ extension SandboxPlan {
     public var standardInputIsTerminal = false
     /// odr's executable.
     public var helper: String
-    /// Where the first process listens.
+    /// Where the first process listens for the proxy.
     public var listeners: [String] = []
+    /// `--allow-connect`, as given (`HOST:PORT`).
+    public var connects: [String] = []
 
     public init(workingFolder: String, environment: [String: String], helper: String) {
       self.workingFolder = workingFolder
@@ -230,7 +286,8 @@ extension SandboxPlan {
     var plan = SandboxPlan(workingFolder: work, home: home, sandboxHome: CommandRunner.realPath(sandboxHome.path) ?? sandboxHome.path, helper: helper)
     plan.newSession = !request.standardInputIsTerminal
     plan.terminalSignals = ignoredByBubblewrap.filter { !CommandRunner.inheritedIgnored($0) }
-    plan.listeners = request.listeners
+    plan.relays = try request.connects.enumerated().map { try relay($1, index: $0) }
+    plan.listeners = request.listeners + plan.relays.map(\.listener)
     if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), !path(runtime, isWithin: "/run"),
        let resolved = CommandRunner.realPath(runtime) {
       plan.runtimeFolder = resolved
@@ -239,12 +296,28 @@ extension SandboxPlan {
       plan.readable.append(try resolved(given, in: work, option: "--allow-read"))
     }
     for given in request.writable {
+      if (given.hasPrefix("/") ? given : work + "/" + given) == work + "/.git" {
+        plan.git = .writable  // as it is, or none yet: the command may make it
+        continue
+      }
       let writable = try resolved(given, in: work, option: "--allow-write")
       if path(home, isWithin: writable) {
         throw CIError(.invalidInput, "--allow-write \(given): \(writable) is your home or above it; name the folder the command must write.")
       }
-      if writable == work + "/.git" { plan.gitWritable = true } else { plan.writable.append(writable) }
+      plan.writable.append(writable)
     }
+    if plan.git != .writable {
+      var info = stat()
+      if lstat(work + "/.git", &info) != 0 {
+        plan.git = .absent
+      } else if info.st_mode & S_IFMT == S_IFLNK {
+        throw CIError(.invalidInput, """
+          The working folder's .git is a symbolic link (to \(CommandRunner.realPath(work + "/.git") ?? "nothing")): odr does not run a sandboxed \
+          command beside one, since a command can plant it to be shown a folder it could not reach. Replace it with the repository, or remove it.
+          """)
+      }
+    }
+    plan.removedLinks = try unlinkPlantedLinks(in: plan)
     // odr's own folders and the identity files, wherever the command could see them.
     let folders = XDGFolders(environment: environment)
     let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
@@ -256,6 +329,34 @@ extension SandboxPlan {
       plan.covered.append(info.st_mode & S_IFMT == S_IFDIR ? .folder(real) : .file(real))
     }
     return plan
+  }
+
+  /// The relay of `--allow-connect HOST:PORT` (the `index`th): a loopback
+  /// host listens at its own address, a name at `127.0.0.(10 + index)`,
+  /// which the sandbox's /etc/hosts gives it. The port must be one an
+  /// unprivileged sandbox can listen on (1024 and above); an address that
+  /// is not loopback has nowhere to listen inside (name it instead).
+  public static func relay(_ given: String, index: Int) throws -> Relay {
+    let parts = given.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port), let host = KeyHost(String(parts[0])), host.port == nil else {
+      throw CIError(.invalidInput, "--allow-connect \(given): name a host and a port, such as db.internal:5432 or localhost:6379.")
+    }
+    guard port >= 1024 else {
+      throw CIError(.invalidInput, """
+        --allow-connect \(given): a sandbox without privileges cannot listen on a port below 1024, so a client inside could not \
+        connect to \(host.name):\(port). Reach such a service over HTTP(S) through the proxy (git: an https remote with a token), or \
+        through a port of 1024 or above.
+        """)
+    }
+    let isIPv4 = host.name.split(separator: ".").count == 4 && host.name.allSatisfy { $0.isNumber || $0 == "." }
+    if Origin.isLoopback(host.name) {
+      return Relay(listener: "\(isIPv4 ? host.name : "127.0.0.1"):\(port)", name: nil, host: host.name, port: port)
+    }
+    guard !isIPv4 else {
+      throw CIError(.invalidInput, "--allow-connect \(given): the sandbox has only its own loopback, where \(host.name) cannot be listened on; name the host instead (db.internal:\(port)).")
+    }
+    guard index < 200 else { throw CIError(.invalidInput, "--allow-connect: at most 200 destinations.") }
+    return Relay(listener: "127.0.0.\(10 + index):\(port)", name: host.name, host: host.name, port: port)
   }
 
   /// The home name of a working folder: its last component (letters,
@@ -280,11 +381,55 @@ extension SandboxPlan {
     return name
   }
 
+  /// `given` (relative to the working folder) as a real path. A path
+  /// through a symbolic link inside the working folder is refused: the
+  /// command may have planted it to be shown (or given to write) a folder
+  /// of your home.
   private static func resolved(_ given: String, in work: String, option: String) throws -> String {
     let absolute = given.hasPrefix("/") ? given : work + "/" + given
     guard let real = CommandRunner.realPath(absolute) else {
       throw CIError(.invalidInput, "\(option) \(given): \(absolute) does not exist (\(String(cString: strerror(errno)))).")
     }
+    if path(absolute, isWithin: work), let link = firstLink(from: work, to: absolute) {
+      throw CIError(.invalidInput, """
+        \(option) \(given): \(link) is a symbolic link in the working folder (to \(real)), which a command could have planted; \
+        name the folder it leads to if that is the one you mean.
+        """)
+    }
     return real
+  }
+
+  /// The first symbolic link among the components of `path` below
+  /// `folder` (`path` within `folder`, lexically), or nil.
+  static func firstLink(from folder: String, to path: String) -> String? {
+    var current = folder
+    for component in path.dropFirst(folder.count).split(separator: "/") where component != "." {
+      current += "/" + component
+      var info = stat()
+      guard lstat(current, &info) == 0 else { return nil }
+      if info.st_mode & S_IFMT == S_IFLNK { return current }
+    }
+    return nil
+  }
+
+  /// Removes the symbolic links a command planted in its home where
+  /// bubblewrap would follow them to make a mount point (bwrap resolves
+  /// those paths in a root that still holds the whole machine): every
+  /// component, in the sandbox's home folder, of each path the plan mounts
+  /// below the home. Returns the paths removed, for a note.
+  static func unlinkPlantedLinks(in plan: SandboxPlan) throws -> [String] {
+    let mounted = plan.sharedFromHome.map { plan.home + "/" + $0 } + shellStartupFiles.map { plan.home + "/" + $0 }
+      + [plan.workingFolder] + plan.readable + plan.writable
+    var removed: [String] = []
+    for target in mounted where path(target, isWithin: plan.home) && target != plan.home {
+      let inside = plan.sandboxHome + target.dropFirst(plan.home.count)
+      while let link = firstLink(from: plan.sandboxHome, to: inside) {
+        guard unlink(link) == 0 else {
+          throw CIError(.io, "Cannot remove \(link), a symbolic link in the sandbox's home: \(String(cString: strerror(errno))).")
+        }
+        removed.append(String(link.dropFirst(plan.sandboxHome.count + 1)))
+      }
+    }
+    return removed
   }
 }

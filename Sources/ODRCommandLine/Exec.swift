@@ -30,7 +30,7 @@ extension ODR {
 
         With --proxy, the command never holds a value: each key's variable is a placeholder (odr_ and 32 letters and digits, new each run), HTTPS_PROXY and HTTP_PROXY point at a proxy odr serves for the run, and the CA bundle variables (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, GIT_SSL_CAINFO, …) at what odr trusts plus a CA made for the run that can sign only for the keys' hosts. The proxy puts a key's value in place of its placeholder only where the key's metadata sends it (its header, or its query parameter, to one of its hosts over https; plain http only to a loopback port its hosts name, such as "localhost:8080"), refuses a placeholder anywhere else (403) or a request whose Host, SNI and CONNECT disagree (421), and shows a value an API echoes back as its placeholder. Each use and refusal is one JSON line on stderr (or --proxy-log FILE). Keys without "hosts" are left out. --proxy-base NAME=URL gives the command NAME_BASE_URL, a local address the proxy forwards to URL, for SDKs that take a base URL.
 
-        The command runs in a sandbox made by bubblewrap (bwrap) with a seccomp filter: its own user, PID, IPC and network namespaces, no kernel keyring calls, no typing into the terminal; its only network is its own loopback, where the proxy listens. Everything is read-only but its working folder (whose .git stays read-only: --allow-write .git lets it commit, and plant git hooks that run outside the sandbox); /tmp, /run and the runtime folder are private, so no socket of your session is reachable. It gets a home of its own, kept between runs under $XDG_DATA_HOME/odr/homes (one per working folder, or --home NAME), mounted where your home is, with ~/.gitconfig and toolchain folders shown read-only; ~/.ssh, ~/.gnupg, cloud credentials and odr's own files are not there. --allow-read PATH shows more, read-only. odr refuses a working folder that is your home or above it. If the sandbox cannot be made (no bubblewrap, no user namespaces, a container's seccomp profile), the command is not run: exit 11, saying why and what to do; --no-sandbox runs it without the sandbox, knowingly. Not protected: what the key's own API lets anyone holding the placeholder do through this proxy; what the command leaves in its working folder for you to run later; programs that pin certificates; protocols other than HTTP; signed schemes (SigV4, HMAC, OAuth 1) cannot work (docs/agents.md).
+        The command runs in a sandbox made by bubblewrap (bwrap) with a seccomp filter: its own user, PID, IPC and network namespaces, no kernel keyring calls, no typing into the terminal; its only network is its own loopback, where the proxy listens. Everything is read-only but its working folder (whose .git stays read-only: --allow-write .git lets it commit, and plant git hooks that run outside the sandbox); /tmp, /run and the runtime folder are private, so no socket of your session is reachable. It gets a home of its own, kept between runs under $XDG_DATA_HOME/odr/homes (one per working folder, or --home NAME), mounted where your home is, with ~/.gitconfig and toolchain folders shown read-only; ~/.ssh, ~/.gnupg, cloud credentials and odr's own files are not there. --allow-read PATH shows more, read-only. --allow-connect HOST:PORT opens one destination outside as plain TCP (a database, a service that is not HTTP): the command reaches it at the same name and port (ports of 1024 and above). odr refuses a working folder that is your home or above it. If the sandbox cannot be made (no bubblewrap, no user namespaces, a container's seccomp profile), the command is not run: exit 11, saying why and what to do; --no-sandbox runs it without the sandbox, knowingly. Not protected: what the key's own API lets anyone holding the placeholder do through this proxy; what the command leaves in its working folder for you to run later; programs that pin certificates; protocols other than HTTP; signed schemes (SigV4, HMAC, OAuth 1) cannot work (docs/agents.md).
           odr exec --proxy --only OpenAI -- python3 agent.py
         """
     )
@@ -67,6 +67,9 @@ extension ODR {
     @Option(name: .customLong("allow-write"), help: ArgumentHelp("With --proxy: a file or folder the command may write besides its working folder; `.git` lets it commit (and plant hooks that run outside the sandbox); repeatable.", valueName: "path"), completion: .file())
     var allowWrite: [String] = []
 
+    @Option(name: .customLong("allow-connect"), help: ArgumentHelp("With --proxy: a destination outside the sandbox the command may reach as plain TCP (a database, a service that does not speak HTTP), at the same name and port inside; repeatable.", valueName: "host:port"))
+    var allowConnect: [String] = []
+
     /// Tests only: the proxy's idle limit in seconds (default 120).
     @Option(name: .customLong("proxy-idle"), help: .private)
     var proxyIdle: Double?
@@ -83,11 +86,12 @@ extension ODR {
     func validate() throws {
       if commandLine.isEmpty { throw ValidationError("Name the command to run after --, for example: odr exec -- ./deploy.sh") }
       if !envFiles.isEmpty && source.onlyNames != nil { throw ValidationError("--only does not apply with --env-file: the files name the variables.") }
-      if !proxy && (!proxyBases.isEmpty || proxyLog != nil || noSandbox || home != nil || !allowRead.isEmpty || !allowWrite.isEmpty) {
-        throw ValidationError("--proxy-base, --proxy-log, --no-sandbox, --home, --allow-read and --allow-write apply with --proxy only.")
+      let shaping = home != nil || !allowRead.isEmpty || !allowWrite.isEmpty || !allowConnect.isEmpty
+      if !proxy && (!proxyBases.isEmpty || proxyLog != nil || noSandbox || shaping) {
+        throw ValidationError("--proxy-base, --proxy-log, --no-sandbox, --home, --allow-read, --allow-write and --allow-connect apply with --proxy only.")
       }
-      if noSandbox && (home != nil || !allowRead.isEmpty || !allowWrite.isEmpty) {
-        throw ValidationError("--home, --allow-read and --allow-write shape the sandbox: they do not go with --no-sandbox.")
+      if noSandbox && shaping {
+        throw ValidationError("--home, --allow-read, --allow-write and --allow-connect shape the sandbox: they do not go with --no-sandbox.")
       }
       if proxy && !envFiles.isEmpty { throw ValidationError("--env-file does not apply with --proxy: the keys' variables hold placeholders.") }
       if let watch {
@@ -110,7 +114,8 @@ extension ODR {
         let chosen = Set(try await source.variables(context, keys: all).variables.map(\.key))
         let bases = proxyBases.compactMap { argument in dropping(.isTheAnswer) { try ProxyBase.parse(argument).get() } }  // each parsed in validate()
         var run = ProxyRun(commandLine: commandLine, keys: all.filter { chosen.contains($0.name) }, bases: bases, logPath: proxyLog,
-                           sandbox: noSandbox ? nil : ProxyRun.SandboxOptions(homeName: home, readable: allowRead, writable: allowWrite),
+                           sandbox: noSandbox ? nil : ProxyRun.SandboxOptions(homeName: home, readable: allowRead, writable: allowWrite,
+                                                                              connects: allowConnect),
                            pristine: pristine, identityFiles: source.identity.identityFiles)
         if let proxyIdle { run.limits.idle = .milliseconds(Int(proxyIdle * 1000)) }
         try await run.run(context)

@@ -22,6 +22,8 @@ struct ProxyRun {
     var homeName: String?
     var readable: [String] = []
     var writable: [String] = []
+    /// `--allow-connect HOST:PORT`: relayed as plain TCP.
+    var connects: [String] = []
   }
 
   var commandLine: [String]
@@ -70,16 +72,24 @@ struct ProxyRun {
   private func runSandboxed(_ options: SandboxOptions, _ context: CommandContext, base: [String: String], bindings: [ProxyBinding],
                             credentials: ProxyCredentials, caBundle: String, server: Server) async throws -> Int32 {
     guard let bwrap = Self.bubblewrap(searchPath: context.environment["PATH"]) else { throw CIError(.noSandbox, SandboxAdvice.missingBubblewrap) }
-    // The sandbox's loopback is its own: any port is free there.
-    let port = Int.random(in: 20_000...59_999)
     var request = SandboxPlan.Request(workingFolder: context.workingDirectory.path, environment: context.environment, helper: CommandLineTool.executablePath)
     request.homeName = options.homeName
     request.readable = options.readable
     request.writable = options.writable
+    request.connects = options.connects
     request.identityFiles = identityFiles.map(context.path)
     request.standardInputIsTerminal = isatty(context.input.rawValue) == 1
+    // The sandbox's loopback is its own: any port is free there but those
+    // the relays listen on.
+    let relayed = Set(try request.connects.enumerated().map { try SandboxPlan.relay($1, index: $0).port })
+    let port = (20_000...59_999).lazy.map { _ in Int.random(in: 20_000...59_999) }.first { !relayed.contains($0) }!
     request.listeners = ["127.0.0.1:\(port)"]
     let plan = try SandboxPlan.make(request)
+    if !plan.removedLinks.isEmpty {
+      context.output.error("removed symbolic links a command had left in the sandbox's home where odr mounts folders: \(plan.removedLinks.joined(separator: ", ")).")
+    }
+    // no /etc/hosts: the relayed names alone
+    let hosts = plan.hostsFile ? Array(plan.hosts(appendingTo: dropping(.isTheAnswer) { try String(contentsOfFile: "/etc/hosts", encoding: .utf8) } ?? "").utf8) : nil
     let environment = try ProxyEnvironment(keys: keys, base: plan.variables(over: base), port: port, token: credentials.token,
                                            caBundle: SandboxPlan.caBundlePath, bindings: bindings, bases: bases)
     say(environment, context)
@@ -89,23 +99,28 @@ struct ProxyRun {
       await BlockingThread.run { () -> Result<Int32, CIError> in
         defer { starting.finish() }
         return Result {
-          try CommandRunner.runSandboxed(commandLine, plan: plan, environment: variables, bwrap: bwrap, caBundle: Array(caBundle.utf8), hosts: nil,
+          try CommandRunner.runSandboxed(commandLine, plan: plan, environment: variables, bwrap: bwrap, caBundle: Array(caBundle.utf8), hosts: hosts,
                                          searchPath: searchPath) { starting.yield($0) }
         }.mapError { $0 as? CIError ?? CIError(.io, "\($0)") }
       }
     }
     var proxy: ProxyServer?
+    var relays: [TCPRelay] = []
     for await child in started {
       do {
         proxy = try await server.start(.socket(child.listeners[0]), child: child.pid)
+        for (relay, socket) in zip(plan.relays, child.listeners.dropFirst()) {
+          relays.append(try await TCPRelay.start(listening: socket, to: relay.host, port: relay.port))
+        }
       } catch {
         kill(child.pid, SIGKILL)
         _ = await outcome.value
-        throw error
+        throw CIError(.io, "The proxy could not start: \(error).")
       }
     }
     let status = await outcome.value
     await proxy?.stop()
+    for relay in relays { await relay.stop() }
     return try status.get()
   }
 

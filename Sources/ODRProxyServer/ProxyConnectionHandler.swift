@@ -253,28 +253,53 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     }
     let channel = context.channel
     let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-    if shared.boundHosts.contains(host) {
+    // Intercepted where a key may go over https (its host, at a port its
+    // entries cover); any other CONNECT is a tunnel the policy checks.
+    if ProxyDestination.isBound(scheme: "https", host: host, port: port, bindings: shared.bindings) {
       Self.established(channel).assumeIsolated().whenSuccess {
         let (handler, context) = bound.value
         handler.intercept(context: context, host: host, port: port, connect: name)
       }
       return
     }
-    let connectHost = host.kind == .ipv6 ? host.text : name
-    ClientBootstrap(group: context.eventLoop)
-      .connectTimeout(.seconds(10))
-      .channelOption(.allowRemoteHalfClosure, value: true)
-      .connect(host: connectHost, port: port)
+    // A raw tunnel goes to the very address the policy checked.
+    Self.destination(host, port: port, scheme: "https", shared: shared, eventLoop: context.eventLoop)
+      .flatMap { address in
+        ClientBootstrap(group: channel.eventLoop)
+          .connectTimeout(.seconds(10))
+          .channelOption(.allowRemoteHalfClosure, value: true)
+          .connect(to: address)
+      }
       .assumeIsolated()
       .whenComplete { result in
         let (handler, context) = bound.value
         switch result {
         case .success(let peer):
           Self.established(channel).assumeIsolated().whenSuccess { handler.tunnel(context: context, to: peer) }
+        case .failure(let refused as DestinationRefused):
+          reply(403, [], host.description, refused.reason, [])
         case .failure(let error):
           reply(502, [], host.description, "cannot reach \(host):\(port) (\(error))", [])
         }
       }
+  }
+
+  /// A destination the proxy does not connect to (``ProxyDestination``).
+  struct DestinationRefused: Error {
+    let reason: String
+  }
+
+  /// The address to connect to for `host:port`: resolved off the event
+  /// loop, and refused (``DestinationRefused``) where the sandbox keeps the
+  /// command from, unless a key of the run is bound there.
+  static func destination(_ host: ProxyHost, port: Int, scheme: String, shared: ProxyServer.Shared,
+                          eventLoop: any EventLoop) -> EventLoopFuture<SocketAddress> {
+    NIOThreadPool.singleton.runIfActive(eventLoop: eventLoop) {
+      let address = try SocketAddress.makeAddressResolvingHost(host.text, port: port)
+      guard !ProxyDestination.isBound(scheme: scheme, host: host, port: port, bindings: shared.bindings),
+            let refusal = address.ipAddress.flatMap(ProxyDestination.refusal(address:)) else { return address }
+      throw DestinationRefused(reason: "\(host):\(port) is not for the sandboxed command to reach: \(refusal)\(host.kind == .name ? " (\(host) resolves there)" : "") — --allow-connect opens a service there")
+    }
   }
 
   /// Writes `200 Connection Established`.
@@ -340,15 +365,22 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
                             audit: @escaping @Sendable (Int, String?) -> Void) {
     connection.requestStarted()
     let delegate = UpstreamAnswer(job: job, channel: channel, masker: shared.masker, audit: audit) { connection.requestEnded() }
-    do {
-      var headers = HTTPHeaders()
-      for header in job.forward.headers { headers.add(name: header.name, value: header.value) }
-      let request = try HTTPClient.Request(url: "\(job.request.scheme)://\(job.request.host):\(job.request.port)\(job.forward.target)",
-                                           method: job.method, headers: headers,
-                                           body: job.body.readableBytes > 0 ? .byteBuffer(job.body) : nil)
-      _ = shared.upstream.execute(request: request, delegate: delegate, eventLoop: .delegate(on: channel.eventLoop))
-    } catch {
-      channel.eventLoop.execute { delegate.abandon(error) }
+    guard let host = ProxyHost(job.request.host) else { return channel.eventLoop.execute { delegate.abandon(DestinationRefused(reason: "no host")) } }
+    destination(host, port: job.request.port, scheme: job.request.scheme, shared: shared, eventLoop: channel.eventLoop).whenComplete { result in
+      do {
+        // Plain http goes to the address checked; https to the name, whose
+        // certificate proves it (a name that moved meanwhile fails there).
+        let address = try result.get()
+        let authority = job.request.scheme == "https" ? host.description : (address.ipAddress.flatMap(ProxyHost.init)?.description ?? host.description)
+        var headers = HTTPHeaders()
+        for header in job.forward.headers { headers.add(name: header.name, value: header.value) }
+        let request = try HTTPClient.Request(url: "\(job.request.scheme)://\(authority):\(job.request.port)\(job.forward.target)",
+                                             method: job.method, headers: headers,
+                                             body: job.body.readableBytes > 0 ? .byteBuffer(job.body) : nil)
+        _ = shared.upstream.execute(request: request, delegate: delegate, eventLoop: .delegate(on: channel.eventLoop))
+      } catch {
+        channel.eventLoop.execute { delegate.abandon(error) }
+      }
     }
   }
 

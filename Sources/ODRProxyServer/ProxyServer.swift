@@ -113,7 +113,6 @@ public final class ProxyServer: Sendable {
   /// What every connection of the run shares.
   final class Shared: Sendable {
     let bindings: [ProxyBinding]
-    let boundHosts: Set<ProxyHost>
     let credentials: ProxyCredentials
     let bases: [ProxyBase]
     let authority: RunAuthority
@@ -130,7 +129,6 @@ public final class ProxyServer: Sendable {
     init(bindings: [ProxyBinding], credentials: ProxyCredentials, bases: [ProxyBase], authority: RunAuthority,
          trustRoots: String?, log: ProxyAuditLog, limits: Limits) throws {
       self.bindings = bindings
-      boundHosts = Set(bindings.flatMap(\.hosts))
       self.credentials = credentials
       self.bases = bases
       self.authority = authority

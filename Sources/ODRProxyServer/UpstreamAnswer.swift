@@ -136,9 +136,16 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
     fail(error)
   }
 
-  /// The request could not be sent at all: a 502 saying why.
+  /// The request could not be sent at all: a 502 saying why (403 for a
+  /// destination the sandboxed command may not reach).
   func abandon(_ error: any Error) {
-    fail(error)
+    if let refused = error as? ProxyConnectionHandler.DestinationRefused {
+      started = true
+      audit(403, refused.reason)
+      ProxyConnectionHandler.answer(channel, status: 403, reason: refused.reason, version: job.version, keepAlive: job.keepAlive)
+    } else {
+      fail(error)
+    }
     end()
   }
 

@@ -63,6 +63,8 @@ import Glibc
           #"git config core.fsmonitor 'touch /tmp/pwned' 2>/dev/null && echo written || echo refused"#, sandboxed: "refused", unsandboxed: "written"),
     Row(name: "renaming .git", reach: ".git swapped for one of the command's", script:
           #"mv .git .git-moved 2>/dev/null && mv .git-moved .git && echo moved || echo refused"#, sandboxed: "refused", unsandboxed: "moved"),
+    Row(name: "~/.bashrc", reach: "a shell's start-up file: code a later shell runs", script:
+          #"echo 'echo pwned' >> ~/.bashrc 2>/dev/null && echo written || echo refused"#, sandboxed: "refused", unsandboxed: "written"),
     Row(name: "a user namespace of its own", reach: "namespaces to unmount the sandbox's covers", script:
           #"unshare --user --map-root-user true 2>/dev/null && echo made || echo refused"#, sandboxed: "refused", unsandboxed: "made"),
     Row(name: "typing into the terminal (TIOCSTI)", reach: "commands typed into the user's shell", script: "python3 probe.py tiocsti",
@@ -89,6 +91,12 @@ import Glibc
            #"curl -s -D - -o /dev/null -H "X-Key: $LOCAL" "http://127.0.0.1:$ECHOPORT/header-name" | tr -d '\r' | grep -ci "^x-echo-$LOCAL:""#, "1"),
     .proxy("an encoded answer to a request without a key", "an echoed value compressed past the masker",
            #"curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$ECHOPORT/gzip""#, "502"),
+    .proxy("the machine's loopback through the proxy (plain http)", "local services through the proxy",
+           #"curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$TCPPORT/""#, "403"),
+    .proxy("the machine's loopback through the proxy (a CONNECT tunnel)", "local services through a tunnel",
+           #"curl -s -o /dev/null -p -w '%{http_connect}' "http://localhost:$TCPPORT/""#, "403"),
+    .proxy("a cloud's instance metadata", "the machine's cloud credentials (169.254.169.254)",
+           #"curl -s -o /dev/null -w '%{http_code}' "http://169.254.169.254/latest/meta-data/""#, "403"),
     .proxy("the proxy without the run's token", "another local user using the proxy",
            #"curl -s -o /dev/null -w '%{http_code}' -x "http://127.0.0.1:${HTTPS_PROXY##*:}" "http://127.0.0.1:$ECHOPORT/echo-body""#, "407"),
   ]

@@ -42,7 +42,7 @@ import Testing
     let before = try snapshot(home, skipping: ".local/share/odr")
     let agent = """
       mkdir -p ~/.cache ~/.npm ~/.agent && echo cached > ~/.cache/x && echo npm > ~/.npm/x && echo '{"turn": 1}' > ~/.agent/state.json \
-        && echo 'echo planted' >> ~/.bashrc && echo "$XDG_CACHE_HOME $TMPDIR" && echo wrote
+        && echo "$XDG_CACHE_HOME $TMPDIR" && echo wrote
       """
     let first = try await Command.odr(["exec", "--proxy", "--", "/bin/sh", "-c", agent], environment: env, in: work)
     #expect(first.status == 0 && first.stdout == "\(home.path)/.cache /tmp\nwrote\n", "\(first.stdout)\(first.stderr)")
@@ -99,6 +99,60 @@ import Testing
                                        environment: env)
     #expect(result.status == 11 && result.stdout.isEmpty, "\(result.stdout)\(result.stderr)")
     #expect(result.stderr.contains("bubblewrap (bwrap), which is not installed") && result.stderr.contains("sudo apt install bubblewrap"), "\(result.stderr)")
+  }
+
+  /// What a command plants for the next run does not reach further: in a
+  /// working folder without a `.git`, none can be made (git would find it
+  /// when you next run it there), and nothing of it stays; a link it leaves
+  /// in its home where odr mounts a folder is removed before the next run
+  /// (bubblewrap would follow it to make a mount point on the machine).
+  @Test func whatACommandPlantsForTheNextRunDoesNotReachFurther() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let env = try await environment()
+    for folder in [home.appending(path: ".local/bin"), home.appending(path: ".ssh")] {
+      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+    let plant = """
+      ln -s ../.. .git 2>/dev/null && echo ".git planted" || echo ".git refused"
+      git init -q 2>/dev/null && echo "git init" || echo "git init refused"
+      mv ~/.local ~/.local-moved && ln -s /oldroot\(home.path)/.ssh ~/.local && echo "link planted"
+      """
+    let first = try await Command.odr(["exec", "--proxy", "--", "/bin/sh", "-c", plant], environment: env, in: work)
+    #expect(first.stdout == ".git refused\ngit init refused\nlink planted\n", "\(first.stdout)\(first.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: work.appending(path: ".git").path), "the stand-in for .git is left behind")
+    let second = try await Command.odr(["exec", "--proxy", "--", "/bin/sh", "-c", "ls -A ~/.local"], environment: env, in: work)
+    #expect(second.status == 0 && second.stderr.contains("removed symbolic links a command had left in the sandbox's home where odr mounts folders: .local"),
+            "\(second.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: home.appending(path: ".ssh").path).isEmpty)
+  }
+
+  /// `--allow-connect`: a service outside that does not speak HTTP,
+  /// reached inside at its name and port, carried untouched; without it,
+  /// nothing.
+  @Test func anAllowedDestinationIsRelayedAsPlainTCP() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let env = try await environment()
+    let server = Process()
+    server.executableURL = URL(filePath: "/usr/bin/env")
+    server.arguments = ["python3", "-c", """
+      import socket, sys
+      s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4); print(s.getsockname()[1], flush=True)
+      for _ in range(2):
+          c, _ = s.accept(); c.sendall(b"hello " + c.recv(16)); c.close()
+      """]
+    let output = Pipe()
+    server.standardOutput = output
+    try server.run()
+    defer { server.terminate() }
+    let port = try #require(output.fileHandleForReading.readLine().flatMap(Int.init))
+    let client = #"python3 -c 'import socket, sys; s = socket.create_connection(("localhost", int(sys.argv[1])), timeout=3); s.sendall(b"odr"); print(s.recv(32).decode())' "#
+    let relayed = try await Command.odr(["exec", "--proxy", "--allow-connect", "localhost:\(port)", "--", "/bin/sh", "-c", client + "\(port)"],
+                                        environment: env, in: work)
+    #expect(relayed.status == 0 && relayed.stdout == "hello odr\n", "\(relayed.stdout)\(relayed.stderr)")
+    let alone = try await Command.odr(["exec", "--proxy", "--", "/bin/sh", "-c", client + "\(port) 2>/dev/null || echo refused"], environment: env, in: work)
+    #expect(alone.stdout == "refused\n", "\(alone.stdout)\(alone.stderr)")
+    let low = try await Command.odr(["exec", "--proxy", "--allow-connect", "github.com:22", "--", "/bin/true"], environment: env, in: work)
+    #expect(low.status == 2 && low.stderr.contains("cannot listen on a port below 1024"), "\(low.stderr)")
   }
 
   /// Every file below `folder` with its contents, but those below `skipping`.

@@ -89,7 +89,12 @@ int odr_spawn_guarded(const char *path, char *const argv[], char *const envp[], 
         sigaction(signal, &action, NULL);
       }
     }
-    for (int i = 0; i < ignored_count; i++) signal(ignored[i], SIG_IGN);
+    for (int i = 0; i < ignored_count; i++) {
+      action.sa_handler = SIG_IGN;
+      action.sa_flags = 0;
+      sigemptyset(&action.sa_mask);
+      sigaction(ignored[i], &action, NULL);
+    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);

@@ -97,7 +97,9 @@ int odr_sandbox_init(int argc, char *const argv[]) {
       char *end;
       long number = strtol(next, &end, 10);
       if (end == next || number < 1 || number >= NSIG) break;
-      signal((int)number, SIG_DFL);
+      struct sigaction action = {.sa_handler = SIG_DFL};
+      sigemptyset(&action.sa_mask);
+      sigaction((int)number, &action, NULL);
       next = *end == ',' ? end + 1 : end;
     }
     first++;

@@ -49,12 +49,7 @@ struct ProxyRun {
     let credentials = ProxyCredentials()
     let authority = try RunAuthority(hosts: Set(bindings.flatMap(\.hosts)), now: context.now())
     let caBundle = authority.bundle(trusting: RunAuthority.systemBundle(environment: context.environment))
-    let log: ProxyAuditLog
-    do {
-      log = try logPath.map { try ProxyAuditLog(path: context.path($0)) } ?? ProxyAuditLog(descriptor: STDERR_FILENO)
-    } catch {
-      throw CIError(.io, "\(error)")
-    }
+    let log = try auditLog(context)
     let base = pristine ? context.environment.filter { CommandRunner.pristineKept.contains($0.key) } : context.environment
     let server = Server(bindings: bindings, credentials: credentials, bases: bases, authority: authority,
                         trustRoots: context.environment["SSL_CERT_FILE"], log: log, limits: limits)
@@ -151,6 +146,26 @@ struct ProxyRun {
     }
     await proxy.stop()
     return try outcome.get()
+  }
+
+  /// Where the audit lines go: `--proxy-log FILE`; stderr with
+  /// `--proxy-log -`, or when stderr is not a terminal (a CI log); else a
+  /// file of the run's own under `$XDG_STATE_HOME/odr/proxy/` (0600), named
+  /// once: JSON lines would scribble over the command's terminal.
+  private func auditLog(_ context: CommandContext) throws -> ProxyAuditLog {
+    do {
+      if logPath == "-" || (logPath == nil && isatty(STDERR_FILENO) != 1) { return ProxyAuditLog(descriptor: STDERR_FILENO) }
+      if let logPath { return try ProxyAuditLog(path: context.path(logPath)) }
+      let folder = context.folders.stateHome.appending(path: "odr/proxy")
+      try PrivateFolder.make(folder)
+      let stamp = String(ProxyAuditRecord.iso8601(context.now()).filter { $0 != ":" })
+      let path = folder.appending(path: "\(stamp)-\(getpid()).jsonl").path
+      let log = try ProxyAuditLog(path: path)
+      context.output.error("the proxy's audit lines go to \(path)")
+      return log
+    } catch {
+      throw CIError(.io, "\(error)")
+    }
   }
 
   /// The lines odr says before the command starts: keys left out, variables withheld.

@@ -15,10 +15,14 @@ public struct ProxyAuditRecord: Sendable, Equatable {
   public let status: Int
   /// Why it was refused; nil when it went upstream.
   public let refusal: String?
+  /// Placeholders that went on as they are ("placeholder of K in the body,
+  /// not substituted"), joined by "; ".
+  public let note: String?
   /// The connecting process (`comm`, `exe`), when the proxy could tell.
   public let process: String?
 
-  public init(time: Date, keys: [String], method: String, host: String, target: String, status: Int, refusal: String?, process: String?) {
+  public init(time: Date, keys: [String], method: String, host: String, target: String, status: Int, refusal: String?, note: String? = nil,
+              process: String?) {
     self.time = Self.iso8601(time)
     self.keys = keys
     self.method = String(method.prefix(32))
@@ -26,6 +30,7 @@ public struct ProxyAuditRecord: Sendable, Equatable {
     self.path = String(ProxyDecision.split(target).path.prefix(1024))
     self.status = status
     self.refusal = refusal
+    self.note = note.map { String($0.prefix(2048)) }
     self.process = process
   }
 
@@ -35,6 +40,7 @@ public struct ProxyAuditRecord: Sendable, Equatable {
   public var line: String {
     var fields = ["\"host\":" + Self.quoted(host), "\"keys\":[" + keys.map(Self.quoted).joined(separator: ",") + "]",
                   "\"method\":" + Self.quoted(method), "\"path\":" + Self.quoted(path)]
+    if let note { fields.append("\"note\":" + Self.quoted(note)) }
     if let process { fields.append("\"process\":" + Self.quoted(process)) }
     if let refusal { fields.append("\"refusal\":" + Self.quoted(refusal)) }
     fields.append("\"status\":\(status)")
@@ -62,7 +68,7 @@ public struct ProxyAuditRecord: Sendable, Equatable {
   }
 
   /// `date` as `YYYY-MM-DDThh:mm:ssZ` (UTC, whole seconds).
-  static func iso8601(_ date: Date) -> String {
+  public static func iso8601(_ date: Date) -> String {
     let seconds = Int(date.timeIntervalSince1970.rounded(.down))
     let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
     let rest = seconds - days * 86400

@@ -8,11 +8,10 @@ import ODRURL
 ///
 /// A placeholder becomes its key's value only where the key's metadata
 /// sends it — the header it names (with its scheme), the query parameter it
-/// names — on a request to one of its hosts, over https (or http to
-/// loopback, or where the key allows plain http). A placeholder anywhere
-/// else (the path, another header, another parameter, the method) is
-/// refused with 403 and names the key and the place; so is one bound for
-/// another host. The names the request is routed by (the CONNECT line, the
+/// names — on a request to one of its hosts (``KeyHost``'s rule). A
+/// placeholder anywhere else (the path, another header, another parameter,
+/// the body, or bound for another host) goes upstream as it is — worthless
+/// there — with a note for the audit log; one in the method is refused. The names the request is routed by (the CONNECT line, the
 /// `Host` header, the absolute-form authority, SNI) must all be the
 /// connection's host, else 421. Hop-by-hop headers never go upstream; a
 /// request that carries a key asks for an uncompressed answer (the masker
@@ -34,6 +33,9 @@ public enum ProxyDecision: Sendable, Equatable {
     /// The request goes to a host a key of the run is bound to: its answer
     /// must be one the masker can read (no content or transfer coding).
     public let toBoundHost: Bool
+    /// Placeholders that go on as they are, each said once for the audit
+    /// log ("placeholder of K in the path, not substituted").
+    public var notes: [String]
   }
 
   public struct Refusal: Sendable, Equatable {
@@ -59,16 +61,21 @@ public enum ProxyDecision: Sendable, Equatable {
     let (path, query) = split(request.target)
     var substituted = query.map { $0.split(separator: "&", omittingEmptySubsequences: false).map(String.init) }
     var used: [String] = []
+    var notes: [String] = []
     for binding in bindings {
       let placeholder = binding.placeholder.text
       let name = binding.key.name
-      let metadata = binding.key.metadata
-      var found = false
       if holds(request.method, placeholder) { return refuse(403, name, "its placeholder is in the method") }
-      if holds(path, placeholder) { return refuse(403, name, "its placeholder is in the path; it may go only in \(places(metadata))") }
+      // Substituted only where its metadata sends it, on a request to one of
+      // its hosts; anywhere else it goes on as it is (worthless there), said.
+      let route = routeRefusal(binding, scheme: request.scheme, host: host, port: request.port)
+      var found = false
+      var elsewhere: [String] = []
+      if holds(path, placeholder) { elsewhere.append("the path") }
       for (index, header) in headers.enumerated() where holds(header.value, placeholder) || holds(header.name, placeholder) {
-        guard let value = headerValue(header, placeholder: placeholder, key: binding.key) else {
-          return refuse(403, name, "its placeholder is in the \(printable(header.name)) header; it may go only in \(places(metadata))")
+        guard route == nil, let value = headerValue(header, placeholder: placeholder, key: binding.key) else {
+          elsewhere.append("the \(printable(header.name)) header")
+          continue
         }
         guard !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0x00 }) else {
           return refuse(403, name, "its value holds a line break or NUL, which cannot go in a header")
@@ -78,17 +85,17 @@ public enum ProxyDecision: Sendable, Equatable {
       }
       if let current = substituted {
         for (index, parameter) in current.enumerated() where holds(parameter, placeholder) {
-          guard let query = metadata.query, parameter == PercentEncoding.encode(query) + "=" + placeholder || parameter == query + "=" + placeholder else {
-            let parameterName = parameter.split(separator: "=", maxSplits: 1).first.map(String.init) ?? parameter
-            return refuse(403, name, "its placeholder is in the query parameter \(printable(parameterName)); it may go only in \(places(metadata))")
+          guard route == nil, let query = binding.key.metadata.query,
+                parameter == PercentEncoding.encode(query) + "=" + placeholder || parameter == query + "=" + placeholder else {
+            elsewhere.append("the query parameter \(printable(parameter.split(separator: "=", maxSplits: 1).first.map(String.init) ?? parameter))")
+            continue
           }
           substituted?[index] = String(parameter.dropLast(placeholder.count)) + PercentEncoding.encode(binding.key.value)
           found = true
         }
       }
-      guard found else { continue }
-      if let refusal = routeRefusal(binding, scheme: request.scheme, host: host, port: request.port) { return refuse(403, name, refusal) }
-      used.append(name)
+      if !elsewhere.isEmpty { notes.append(note(name, elsewhere.joined(separator: ", "), route: route)) }
+      if found { used.append(name) }
     }
     guard !(upgrade && !used.isEmpty) else { return refuse(403, used.sorted().first, "an upgrade (WebSocket) request may not carry a key") }
     // APIClient's rule: a URL string the strict and the encoding parse
@@ -112,27 +119,30 @@ public enum ProxyDecision: Sendable, Equatable {
     }
     if !used.isEmpty { headers.removeAll { ["range", "if-range"].contains($0.name.lowercased()) } }
     let target = path + (substituted.map { "?" + $0.joined(separator: "&") } ?? "")
-    return .forward(Forward(headers: headers, target: target, keys: used.sorted(), upgrade: upgrade, toBoundHost: bound))
+    return .forward(Forward(headers: headers, target: target, keys: used.sorted(), upgrade: upgrade, toBoundHost: bound, notes: notes))
   }
 
-  /// The refusal for a request body that holds a key's placeholder
-  /// (bodies are never rewritten, so a placeholder there is a key asked to
-  /// go where its metadata does not send it), or nil. One pass over the
-  /// body: each `odr_` is checked against the run's placeholders.
-  public static func bodyRefusal(_ body: some RandomAccessCollection<UInt8>, bindings: [ProxyBinding]) -> Refusal? {
-    let byText = Dictionary(bindings.map { (Array($0.placeholder.text.utf8), $0) }, uniquingKeysWith: { first, _ in first })
-    let length = Placeholder.prefix.utf8.count + Placeholder.length
-    let prefix = Array(Placeholder.prefix.utf8)
-    var index = body.startIndex
-    while body.distance(from: index, to: body.endIndex) >= length {
-      let end = body.index(index, offsetBy: length)
-      if body[index] == prefix[0], body[index..<end].starts(with: prefix), let binding = byText[Array(body[index..<end])] {
-        return Refusal(status: 403, key: binding.key.name,
-                       reason: "its placeholder is in the request body, which odr never rewrites; it may go only in \(places(binding.key.metadata))")
+  /// The notes for a request body that holds placeholders: bodies are
+  /// never rewritten, so each goes upstream as it is (worthless there — an
+  /// LLM conversation quoting what a command printed, say). One pass over
+  /// the body, each placeholder's first bytes looked up.
+  public static func bodyNotes(_ body: some RandomAccessCollection<UInt8>, bindings: [ProxyBinding]) -> [String] {
+    var named: Set<String> = []
+    let bytes = Array(body)
+    let byFirst = Dictionary(grouping: bindings) { $0.placeholder.text.utf8.first ?? 0 }
+    for index in bytes.indices {
+      guard let candidates = byFirst[bytes[index]] else { continue }
+      for binding in candidates where !named.contains(binding.key.name) && bytes[index...].starts(with: binding.placeholder.text.utf8) {
+        named.insert(binding.key.name)
       }
-      index = body.index(after: index)
+      if named.count == bindings.count { break }
     }
-    return nil
+    return bindings.map(\.key.name).filter(named.contains).map { note($0, "the body", route: nil) }
+  }
+
+  /// An audit note: a placeholder that goes on as it is.
+  static func note(_ key: String, _ place: String, route: String?) -> String {
+    "placeholder of \(key) in \(place), not substituted" + (route.map { " (\($0))" } ?? "")
   }
 
   /// Why a request naming several hosts is misdirected, or nil.

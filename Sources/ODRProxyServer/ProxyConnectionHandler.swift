@@ -109,10 +109,17 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     let shown = local.map { ProxyBase.route($0, token: shared.credentials.token, bases: shared.bases) != nil }
       ?? shared.credentials.accepts(head.headers.first(name: "proxy-authorization"))
     let logged = local.map { _ in "/" } ?? head.uri
+    // A client that asks without credentials first (git, curl's "any"
+    // proxy authentication) and again with them is not refused: only a
+    // request that shows wrong credentials, or none where none are asked
+    // for again, is an audit line.
+    let probing = local == nil && head.headers.first(name: "proxy-authorization") == nil
     let refuse = { (status: Int, reason: String, extra: [(String, String)]) in
       { [self] in
-        Self.write(keys: [], method: head.method.rawValue, host: "", target: Self.withoutQuery(logged), status: status, refusal: reason,
-                   shared: shared, connection: connection, channel: channel)
+        if !(probing && status == 407) {
+          Self.write(keys: [], method: head.method.rawValue, host: "", target: Self.withoutQuery(logged), status: status, refusal: reason,
+                     shared: shared, connection: connection, channel: channel)
+        }
         Self.answer(channel, status: status, reason: reason, version: head.version, keepAlive: false, extra: extra)
       }
     }
@@ -198,12 +205,11 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
       request = ProxyRequest(method: head.method.rawValue, scheme: "https", host: host.description, port: port, target: target,
                              headers: Self.headers(head.headers), routing: routing)
     }
-    let decision = ProxyDecision.bodyRefusal(body.readableBytesView, bindings: shared.bindings).map(ProxyDecision.refuse)
-      ?? ProxyDecision.decide(request, bindings: shared.bindings)
-    switch decision {
+    switch ProxyDecision.decide(request, bindings: shared.bindings) {
     case .refuse(let refusal):
       reply(refusal.status, [refusal.key].compactMap { $0 }, request.host, "\(refusal.key.map { "\($0): " } ?? "")\(refusal.reason)", [])
-    case .forward(let forward):
+    case .forward(var forward):
+      forward.notes += ProxyDecision.bodyNotes(body.readableBytesView, bindings: shared.bindings)
       let audit = Self.auditor(forward: forward, request: request, method: head.method.rawValue, shared: shared, connection: connection, channel: channel)
       let job = Forwarding(forward: forward, request: request, method: head.method, version: head.version, keepAlive: head.isKeepAlive, body: body)
       Self.start(job, channel: channel, shared: shared, connection: connection, audit: audit)
@@ -221,13 +227,15 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
   }
 
   /// Writes the audit line of a forwarded request: one per request that
-  /// carried a key, and one per refusal.
+  /// carried a key or a placeholder it did not substitute, and one per
+  /// refusal.
   private static func auditor(forward: ProxyDecision.Forward, request: ProxyRequest, method: String, shared: ProxyServer.Shared,
                               connection: ConnectionInfo, channel: any Channel) -> @Sendable (Int, String?) -> Void {
-    let (keys, host, target) = (forward.keys, request.host, request.target)
+    let (keys, host, target, notes) = (forward.keys, request.host, request.target, forward.notes)
     return { status, refusal in
-      guard !keys.isEmpty || refusal != nil else { return }
-      write(keys: keys, method: method, host: host, target: target, status: status, refusal: refusal, shared: shared, connection: connection, channel: channel)
+      guard !keys.isEmpty || !notes.isEmpty || refusal != nil else { return }
+      write(keys: keys, method: method, host: host, target: target, status: status, refusal: refusal, notes: notes, shared: shared,
+            connection: connection, channel: channel)
     }
   }
 
@@ -236,9 +244,10 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
   }
 
   /// One audit line, with the connecting process.
-  private static func write(keys: [String], method: String, host: String, target: String, status: Int, refusal: String?,
+  private static func write(keys: [String], method: String, host: String, target: String, status: Int, refusal: String?, notes: [String] = [],
                             shared: ProxyServer.Shared, connection: ConnectionInfo, channel: any Channel) {
     shared.log.write(ProxyAuditRecord(time: Date(), keys: keys, method: method, host: host, target: target, status: status, refusal: refusal,
+                                      note: notes.isEmpty ? nil : notes.joined(separator: "; "),
                                       process: connection.process(channel, child: shared.child.load(ordering: .relaxed))))
   }
 

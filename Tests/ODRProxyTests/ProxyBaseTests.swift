@@ -51,15 +51,17 @@ import Testing
     #expect(Self.bases[0].variable == "API_BASE_URL")
   }
 
-  @Test func aBodyWithAPlaceholderIsRefusedAndNamesTheKey() {
+  /// A body is never rewritten: each placeholder in it goes on as it is,
+  /// named once in a note (an LLM conversation that quotes them, say).
+  @Test func aBodyWithPlaceholdersGoesOnAsItIsWithANoteForEach() {
     let key = ProxyBinding(key: APIKey(name: "Weather", value: "w", metadata: KeyMetadata(header: "X-Key", hosts: ["a.example"])))
     let other = ProxyBinding(key: APIKey(name: "Maps", value: "m", metadata: KeyMetadata(query: "key", hosts: ["a.example"])))
     let placeholder = key.placeholder.text
-    for (body, refused) in [("", nil), ("{\"k\": \"\(placeholder)\"}", "Weather"), ("x" + placeholder, "Weather"), (String(placeholder.dropLast()), nil),
-                            ("odr_" + String(repeating: "A", count: 32), nil), ("\(other.placeholder.text)\(placeholder)", "Maps")] as [(String, String?)] {
-      let refusal = ProxyDecision.bodyRefusal(Array(body.utf8), bindings: [key, other])
-      #expect(refusal?.key == refused, "\(body)")
-      if refused != nil { #expect(refusal?.status == 403 && refusal?.reason.contains("request body") == true) }
+    for (body, noted) in [("", []), ("{\"k\": \"\(placeholder)\"}", ["Weather"]), ("x" + placeholder + placeholder, ["Weather"]),
+                          (String(placeholder.dropLast()), []), ("odr_" + String(repeating: "A", count: 32), []),
+                          ("\(other.placeholder.text)\(placeholder)", ["Weather", "Maps"])] as [(String, [String])] {
+      let notes = ProxyDecision.bodyNotes(Array(body.utf8), bindings: [key, other])
+      #expect(notes == noted.map { "placeholder of \($0) in the body, not substituted" }, "\(body)")
     }
   }
 

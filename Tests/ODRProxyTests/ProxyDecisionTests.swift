@@ -30,7 +30,8 @@ import Testing
     switch decision {
     case .forward(let forward):
       let shown = headers.map { name in "\(name)=\(forward.headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value).joined(separator: ","))" }
-      return (["forward", forward.keys.joined(separator: ","), forward.target] + shown).joined(separator: " ")
+      return (["forward", forward.keys.joined(separator: ","), forward.target] + shown + (forward.notes.isEmpty ? [] : ["note=" + forward.notes.joined(separator: "; ")]))
+        .joined(separator: " ")
     case .refuse(let refusal):
       return "refuse \(refusal.status) \(refusal.key ?? "-"): \(refusal.reason)"
     }
@@ -44,28 +45,28 @@ import Testing
     ("a scheme key in its form", request(host: "api.bearer.example", [("Authorization", "bearer \(w(bearer))")]),
      ["Authorization"], "forward Bearer / Authorization=bearer b-secret"),
     ("a scheme key without its scheme", request(host: "api.bearer.example", [("Authorization", w(bearer))]),
-     [], "refuse 403 Bearer: its placeholder is in the Authorization header; it may go only in the Authorization header as \"Bearer <key>\""),
+     [], "forward  / note=placeholder of Bearer in the Authorization header, not substituted"),
     ("a query key, percent-encoded", request(host: "maps.example", target: "/geo?q=a%20b&key=\(w(maps))&x=1"),
      [], "forward Maps /geo?q=a%20b&key=m%20s%26cret%2F%C3%A9&x=1"),
     ("an IPv6 literal is never a key's host (hosts name DNS names and IPv4)", request(host: "::1", target: "/?key=\(w(maps))", routing: [("SNI", "0:0:0:0:0:0:0:1")]),
-     [], "refuse 403 Maps: ::1 is not one of its hosts"),
+     [], "forward  /?key=\(w(maps)) note=placeholder of Maps in the query parameter key, not substituted (::1 is not one of its hosts)"),
     ("in the path", request(host: "maps.example", target: "/v1/\(w(maps))/geo"),
-     [], "refuse 403 Maps: its placeholder is in the path; it may go only in the query parameter key"),
+     [], "forward  /v1/\(w(maps))/geo note=placeholder of Maps in the path, not substituted"),
     ("in another header", request(host: "api.weather.example", [("X-Debug", "k=\(w(weather))")]),
-     [], "refuse 403 Weather: its placeholder is in the X-Debug header; it may go only in the X-Api-Key header"),
+     [], "forward  / note=placeholder of Weather in the X-Debug header, not substituted"),
     ("in another query parameter", request(host: "maps.example", target: "/?callback=\(w(maps))"),
-     [], "refuse 403 Maps: its placeholder is in the query parameter callback; it may go only in the query parameter key"),
+     [], "forward  /?callback=\(w(maps)) note=placeholder of Maps in the query parameter callback, not substituted"),
     ("in the method", request(w(weather), host: "api.weather.example"), [], "refuse 403 Weather: its placeholder is in the method"),
     ("to a host it is not bound to", request(host: "maps.example", [("X-Api-Key", w(weather))]),
-     [], "refuse 403 Weather: maps.example is not one of its hosts"),
+     [], "forward  / note=placeholder of Weather in the X-Api-Key header, not substituted (maps.example is not one of its hosts)"),
     ("a key bound to no host", request(host: "api.weather.example", [("X-Key", w(unbound))]),
-     [], "refuse 403 Unbound: api.weather.example is not one of its hosts"),
+     [], "forward  / note=placeholder of Unbound in the X-Key header, not substituted (api.weather.example is not one of its hosts)"),
     ("plain http to a host that is not loopback", request(scheme: "http", host: "api.weather.example", port: 80, [("X-Api-Key", w(weather))]),
-     [], "refuse 403 Weather: plain http:// to a host that is not loopback (set \"insecure\": true on the key to allow it)"),
+     [], "forward  / note=placeholder of Weather in the X-Api-Key header, not substituted (plain http:// to a host that is not loopback (set \"insecure\": true on the key to allow it))"),
     ("plain http to a loopback port its hosts name", request(scheme: "http", host: "127.0.0.1", port: 8080, [("X-Key", w(local))]),
      ["X-Key"], "forward Local / X-Key=l-secret"),
     ("plain http to another loopback port", request(scheme: "http", host: "127.0.0.1", port: 9090, [("X-Key", w(local))]),
-     [], "refuse 403 Local: plain http:// goes only to a port its hosts name, and they do not name 127.0.0.1:9090 (add \"127.0.0.1:9090\" to its hosts)"),
+     [], "forward  / note=placeholder of Local in the X-Key header, not substituted (plain http:// goes only to a port its hosts name, and they do not name 127.0.0.1:9090 (add \"127.0.0.1:9090\" to its hosts))"),
     ("https to a host: any port", request(host: "api.weather.example", port: 8443, [("X-Api-Key", w(weather))], routing: [("Host", "api.weather.example")]),
      ["X-Api-Key"], "forward Weather / X-Api-Key=w-secret"),
     ("a request that carries a key loses Range and If-Range",
@@ -105,10 +106,14 @@ import Testing
     #expect(Self.summary(ProxyDecision.decide(request, bindings: Self.bindings), headers: headers) == expected, "\(what)")
   }
 
-  @Test func aRefusalNeverQuotesAValue() {
+  @Test func neitherARefusalNorANoteQuotesAValue() {
     for (_, request, _, _) in Self.cases {
-      guard case .refuse(let refusal) = ProxyDecision.decide(request, bindings: Self.bindings) else { continue }
-      for binding in Self.bindings { #expect(!refusal.reason.contains(binding.key.value)) }
+      let text: String
+      switch ProxyDecision.decide(request, bindings: Self.bindings) {
+      case .refuse(let refusal): text = refusal.reason
+      case .forward(let forward): text = forward.notes.joined()
+      }
+      for binding in Self.bindings { #expect(!text.contains(binding.key.value)) }
     }
   }
 

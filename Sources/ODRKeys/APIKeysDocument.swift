@@ -73,7 +73,7 @@ public struct APIKeysDocument: Sendable, Equatable {
 
   // MARK: Validation
 
-  static let metadataFields = ["value", "env", "header", "scheme", "query", "hosts", "insecure"]
+  static let metadataFields = ["value", "env", "header", "scheme", "query", "hosts", "insecure", "placeholder"]
 
   private static func parseExtended(name: String, _ entry: JSONValue) throws(KeysError) -> APIKey {
     try validate(name: name)
@@ -84,7 +84,7 @@ public struct APIKeysDocument: Sendable, Equatable {
       throw invalid("Key '\(name)': unknown field '\(shown(unknown))' (known: \(metadataFields.joined(separator: ", "))).")
     }
     guard let value = fields["value"] else { throw invalid("Key '\(name)': the \"value\" field is missing.") }
-    let metadata = KeyMetadata(
+    var metadata = KeyMetadata(
       env: try string(fields["env"], "env", of: name, rule: isEnvironmentName,
                       help: "an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"),
       header: try string(fields["header"], "header", of: name, rule: isToken, help: "an HTTP header name"),
@@ -93,6 +93,8 @@ public struct APIKeysDocument: Sendable, Equatable {
                         help: "a query parameter name (letters, digits, '_', '.', '-', '~')"),
       hosts: try hosts(fields["hosts"], of: name),
       insecure: try flag(fields["insecure"], "insecure", of: name))
+    metadata.placeholder = try string(fields["placeholder"], "placeholder", of: name, rule: isPlaceholderPrefix,
+                                      help: "the prefix odr exec --proxy keeps in the key's placeholder, up to 16 letters, digits, '-' and '_'")
     if metadata.header != nil && metadata.query != nil {
       throw invalid("Key '\(name)': set \"header\" or \"query\", not both; a key is sent one way.")
     }
@@ -156,6 +158,10 @@ public struct APIKeysDocument: Sendable, Equatable {
   /// An HTTP token (RFC 9110 §5.6.2).
   private static func isToken(_ s: String) -> Bool {
     !s.isEmpty && s.utf8.count <= 256 && s.utf8.allSatisfy { isASCIILetterOrDigit($0) || "!#$%&'*+-.^_`|~".utf8.contains($0) }
+  }
+
+  private static func isPlaceholderPrefix(_ s: String) -> Bool {
+    !s.isEmpty && s.utf8.count <= 16 && s.utf8.allSatisfy { isASCIILetterOrDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
   }
 
   private static func isQueryName(_ s: String) -> Bool {

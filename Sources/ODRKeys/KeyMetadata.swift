@@ -14,6 +14,9 @@ public struct KeyMetadata: Sendable, Equatable, Codable {
   /// True lets the key travel over plain `http://` to a host that is not
   /// loopback (nil or false: https only, or http to loopback).
   public var insecure: Bool?
+  /// The prefix `odr exec --proxy` keeps in the key's placeholder (when
+  /// the value starts with it), instead of the one it reads off the value.
+  public var placeholder: String?
   /// The trust roots (`ed25519:…`) of the catalog the key was imported from
   /// by `odr fetch` ([]: an unsigned catalog); nil for a key stored by hand,
   /// or imported before odr recorded it. A fetch under other roots prunes

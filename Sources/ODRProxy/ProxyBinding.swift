@@ -7,9 +7,10 @@ public struct ProxyBinding: Sendable {
   public let key: APIKey
   public let placeholder: Placeholder
 
-  public init(key: APIKey, placeholder: Placeholder = Placeholder()) {
+  /// `key` with `placeholder`, else a new one shaped like it.
+  public init(key: APIKey, placeholder: Placeholder? = nil) {
     self.key = key
-    self.placeholder = placeholder
+    self.placeholder = placeholder ?? Placeholder(for: key)
   }
 
   /// The hosts the key is bound to (whatever port its entries name), in

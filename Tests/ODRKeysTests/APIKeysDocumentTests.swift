@@ -34,6 +34,16 @@ import ODRTesting
     #expect(document["Plain"]?.metadata.isEmpty == true)
   }
 
+  /// `hosts` entries may name a port (plain http goes only to named
+  /// ports); `placeholder` names the prefix `odr exec --proxy` keeps.
+  @Test func hostsMayNameAPortAndAPlaceholderPrefixIsKept() throws {
+    let document = try parse(#"{"keys": {"Slack": {"value": "xoxb-1", "header": "Authorization", "hosts": ["localhost:8080", "slack.com"], "placeholder": "xoxb-"}}}"#)
+    #expect(document["Slack"]?.metadata.hosts == ["localhost:8080", "slack.com"] && document["Slack"]?.metadata.placeholder == "xoxb-")
+    for bad in [#""hosts": ["localhost:0"]"#, #""hosts": ["localhost:"]"#, #""placeholder": "has space""#, #""placeholder": """#] {
+      #expect(throws: KeysError.self, "\(bad)") { try parse(#"{"keys": {"K": {"value": "v", \#(bad)}}}"#) }
+    }
+  }
+
   @Test func aFlatKeyNamedKeysWithAStringValueStaysFlat() throws {
     #expect(try parse(#"{"keys": "k-1"}"#)["keys"]?.value == "k-1")
   }

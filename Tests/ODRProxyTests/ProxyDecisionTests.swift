@@ -136,6 +136,51 @@ import Testing
   }
 }
 
+/// Placeholders shaped like their keys, so SDKs that check a key's form
+/// accept them: the public prefix kept, the rest random in each position's
+/// class, at least 128 bits, else the odr_ form.
+@Suite struct ShapedPlaceholderTests {
+  static func key(_ value: String, env: String? = nil, prefix: String? = nil) -> APIKey {
+    var metadata = KeyMetadata(env: env, header: "X-Key", hosts: ["api.example"])
+    metadata.placeholder = prefix
+    return APIKey(name: "K", value: value, metadata: metadata)
+  }
+
+  static func shapeClass(_ character: Character) -> String {
+    character.isNumber ? "digit" : character.isUppercase ? "upper" : character.isLowercase ? "lower" : String(character)
+  }
+
+  @Test(arguments: [
+    ("xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", nil, nil, "xoxb-"),
+    ("sk-proj-" + String(repeating: "aB3", count: 16), nil, nil, "sk-proj-"),
+    ("ghp_" + String(repeating: "Ab1", count: 12), nil, nil, "ghp_"),
+    ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS_SECRET_ACCESS_KEY", nil, ""),
+    ("xoxp-" + String(repeating: "z1", count: 24), nil, "xoxp-", "xoxp-"),
+    ("0123456789abcdef0123456789abcdef", nil, nil, ""),
+  ] as [(String, String?, String?, String)])
+  func aKeyShapedPlaceholderKeepsItsPrefixLengthAndClasses(_ value: String, _ env: String?, _ prefix: String?, _ kept: String) {
+    let placeholder = Placeholder(for: Self.key(value, env: env, prefix: prefix)).text
+    #expect(placeholder.count == value.count && placeholder.hasPrefix(kept) && placeholder != value, "\(placeholder)")
+    let hexadecimal = value.allSatisfy(\.isHexDigit)
+    for (made, original) in zip(placeholder.dropFirst(kept.count), value.dropFirst(kept.count)) {
+      if hexadecimal { #expect(made.isHexDigit) } else { #expect(Self.shapeClass(made) == Self.shapeClass(original), "\(placeholder)") }
+    }
+    #expect(Placeholder(for: Self.key(value, env: env, prefix: prefix)).text != placeholder)
+  }
+
+  @Test func anAWSAccessKeyIDKeepsItsShape() {
+    let placeholder = Placeholder(for: Self.key("AKIAIOSFODNN7EXAMPLE", env: "AWS_ACCESS_KEY_ID")).text
+    #expect(placeholder.count == 20 && placeholder.hasPrefix("AKIA") && placeholder.dropFirst(4).allSatisfy { "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".contains($0) })
+    #expect(Placeholder(for: Self.key("ASIAIOSFODNN7EXAMPLE", env: "AWS_ACCESS_KEY_ID")).text.hasPrefix("ASIA"))
+  }
+
+  /// Too little to be random in the key's own shape (under 128 bits): the odr_ form.
+  @Test(arguments: ["k-123", "abcdefghij0123456789", "AKIAIOSFODNN7EXAMPLE", String(repeating: "-", count: 64)])
+  func aShortOrUniformKeyGetsTheOdrForm(_ value: String) {
+    #expect(Placeholder(text: Placeholder(for: Self.key(value)).text) != nil)
+  }
+}
+
 @Suite struct PlaceholderTests {
   @Test func aPlaceholderIsOdrAndThirtyTwoLettersOrDigits() {
     let made = (0..<1000).map { _ in Placeholder().text }

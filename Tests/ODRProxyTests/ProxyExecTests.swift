@@ -94,7 +94,8 @@ import Glibc
             "\(result.stdout)\n\(result.stderr)")
     // What the API echoed comes back as the placeholder the child holds.
     let placeholder = try #require(lines.first { $0.hasPrefix("WEATHER=") }).dropFirst("WEATHER=".count)
-    #expect(Placeholder(text: String(placeholder)) != nil)
+    // Shaped like the key (sk- and a UUID's form), not the key.
+    #expect(placeholder.hasPrefix("sk-") && placeholder.count == world.upstream.weather.count && placeholder != world.upstream.weather, "\(placeholder)")
     #expect(lines[2] == "you sent Bearer \(placeholder)")
     for secret in world.secrets {
       #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret))
@@ -241,7 +242,7 @@ import Glibc
     let bytes = try Data(contentsOf: world.work.appending(path: dumps[0]))
     #expect(bytes.count > 100_000)
     // The answer is still referenced when the dump is taken: the dump is of the process that made the request.
-    #expect(bytes.range(of: Data("you sent Bearer odr_".utf8)) != nil)
+    #expect(bytes.range(of: Data("you sent Bearer sk-".utf8)) != nil)
     for secret in world.secrets { #expect(bytes.range(of: Data(secret.utf8)) == nil) }
   }
 
@@ -284,7 +285,7 @@ import Glibc
     #expect(lines.dropFirst() == ["header reached", "403", "404"], "\(result.stdout)\n\(result.stderr)")
     // The audit lines name the origin's path, never the run's token.
     let token = try #require(lines.first?.split(separator: "/").dropLast().last)
-    #expect(result.stderr.contains(#""path":"/odr_"#) && !result.stderr.contains(token), "\(result.stderr)")
+    #expect(result.stderr.contains(#""path":"/sk-"#) && !result.stderr.contains(token), "\(result.stderr)")
     let bad = try await Command.odr(["exec", "--proxy", "--proxy-base", "api=ftp://x", "--", "true"], environment: world.env)
     #expect(bad.status == 2 && bad.stderr.contains("--proxy-base api: a base's name is upper case letters"), "\(bad.stderr)")
     // Only keys without hosts: nothing could go through, and the message says why.

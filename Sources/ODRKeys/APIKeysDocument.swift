@@ -73,7 +73,7 @@ public struct APIKeysDocument: Sendable, Equatable {
 
   // MARK: Validation
 
-  static let metadataFields = ["value", "env", "header", "scheme", "query", "hosts", "insecure", "placeholder"]
+  static let metadataFields = ["value", "env", "header", "scheme", "query", "hosts", "insecure", "placeholder", "headers", "basic"]
 
   private static func parseExtended(name: String, _ entry: JSONValue) throws(KeysError) -> APIKey {
     try validate(name: name)
@@ -95,8 +95,10 @@ public struct APIKeysDocument: Sendable, Equatable {
       insecure: try flag(fields["insecure"], "insecure", of: name))
     metadata.placeholder = try string(fields["placeholder"], "placeholder", of: name, rule: isPlaceholderPrefix,
                                       help: "the prefix odr exec --proxy keeps in the key's placeholder, up to 16 letters, digits, '-' and '_'")
-    if metadata.header != nil && metadata.query != nil {
-      throw invalid("Key '\(name)': set \"header\" or \"query\", not both; a key is sent one way.")
+    metadata.headers = try headers(fields["headers"], of: name)
+    metadata.basic = try basic(fields["basic"], of: name)
+    if (metadata.header != nil || metadata.headers != nil || metadata.basic != nil) && metadata.query != nil {
+      throw invalid("Key '\(name)': set headers (\"header\", \"headers\", \"basic\") or \"query\", not both; a key is sent one way.")
     }
     if metadata.scheme != nil && metadata.header == nil {
       throw invalid("Key '\(name)': \"scheme\" needs a \"header\" to go in.")
@@ -158,6 +160,33 @@ public struct APIKeysDocument: Sendable, Equatable {
   /// An HTTP token (RFC 9110 §5.6.2).
   private static func isToken(_ s: String) -> Bool {
     !s.isEmpty && s.utf8.count <= 256 && s.utf8.allSatisfy { isASCIILetterOrDigit($0) || "!#$%&'*+-.^_`|~".utf8.contains($0) }
+  }
+
+  private static func headers(_ value: JSONValue?, of name: String) throws(KeysError) -> [String]? {
+    guard let value else { return nil }
+    guard case .array(let items) = value, !items.isEmpty, items.count <= 16 else {
+      throw invalid("Key '\(name)': \"headers\" must be a non-empty array (at most 16) of headers such as \"x-api-key\" or \"Authorization: Bearer\".")
+    }
+    var headers: [String] = []
+    for item in items {
+      guard case .string(let entry) = item, KeyMetadata.HeaderPlace(entry) != nil else {
+        throw invalid("Key '\(name)': every entry of \"headers\" must be a header name, or one with its scheme such as \"Authorization: Bearer\".")
+      }
+      headers.append(entry)
+    }
+    return headers
+  }
+
+  /// `"basic": true` (any user) or the user's name: the key is the password
+  /// of `Authorization: Basic`.
+  private static func basic(_ value: JSONValue?, of name: String) throws(KeysError) -> String? {
+    switch value {
+    case nil: return nil
+    case .bool(true)?: return ""
+    case .string(let user)? where !user.isEmpty && user.utf8.count <= 256 && user.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7f && $0 != UInt8(ascii: ":") }):
+      return user
+    default: throw invalid("Key '\(name)': \"basic\" must be true (any user) or the user's name (no ':', spaces or control characters).")
+    }
   }
 
   private static func isPlaceholderPrefix(_ s: String) -> Bool {

@@ -237,8 +237,8 @@ public actor APIClient {
       logger.warning("key not attached: \(refusal)", metadata: ["key": "\(key.name)"])
       return
     }
-    if let header = key.metadata.header {
-      request.setValue(key.metadata.scheme.map { "\($0) \(key.value)" } ?? key.value, forHTTPHeaderField: header)
+    if let place = key.metadata.headerPlaces.first {
+      request.setValue(place.scheme.map { "\($0) \(key.value)" } ?? key.value, forHTTPHeaderField: place.name)
     } else if let query = key.metadata.query {
       request.url = URL(string: url.absoluteString + (url.query(percentEncoded: true) == nil ? "?" : "&") + Self.queryPair(query, key.value))
     }
@@ -247,10 +247,10 @@ public actor APIClient {
   nonisolated private func lookUp(_ name: String) async throws -> APIKey {
     guard let keys else { throw APIError(.keyUnusable, "The request names the key '\(name)' but the client has no key source.") }
     let key = try await keys(name)
-    guard key.metadata.header != nil || key.metadata.query != nil else {
+    guard !key.metadata.headerPlaces.isEmpty || key.metadata.query != nil else {
       throw APIError(.keyUnusable, "Key '\(name)' says neither \"header\" nor \"query\" in the APIKeys document, so odr does not know how to send it.")
     }
-    if key.metadata.header != nil, Self.breaksHeader(key.value) || Self.breaksHeader(key.metadata.scheme ?? "") {
+    if !key.metadata.headerPlaces.isEmpty, Self.breaksHeader(key.value) {
       throw APIError(.keyUnusable, "Key '\(name)' holds a line break (CR or LF) or NUL, so it cannot go in its header; nothing was sent. Store it again without one (a pasted file's trailing newline?): odr set drops one trailing newline from a pipe.")
     }
     return key

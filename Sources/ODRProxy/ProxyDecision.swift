@@ -1,3 +1,4 @@
+import FoundationEssentials
 import ODRBase
 import ODRKeys
 import ODRURL
@@ -72,9 +73,13 @@ public enum ProxyDecision: Sendable, Equatable {
       var found = false
       var elsewhere: [String] = []
       if holds(path, placeholder) { elsewhere.append("the path") }
-      for (index, header) in headers.enumerated() where holds(header.value, placeholder) || holds(header.name, placeholder) {
+      for (index, header) in headers.enumerated() where holds(header.value, placeholder) || holds(header.name, placeholder)
+        || basicCredentials(header.value).map({ holds($0.user, placeholder) || holds($0.password, placeholder) }) == true {
         guard route == nil, let value = headerValue(header, placeholder: placeholder, key: binding.key) else {
-          elsewhere.append("the \(printable(header.name)) header")
+          let basic = header.name.lowercased() == "authorization" && basicCredentials(header.value) != nil
+          elsewhere.append(basic && binding.key.metadata.basic == nil
+            ? "a Basic Authorization header, which its metadata does not name (git: -c http.extraHeader=\"Authorization: Bearer …\")"
+            : "the \(printable(header.name)) header")
           continue
         }
         guard !value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0x00 }) else {
@@ -164,11 +169,27 @@ public enum ProxyDecision: Sendable, Equatable {
   /// A header's value with the key in place of its placeholder, when the
   /// header and its form are the ones the key's metadata names; else nil.
   static func headerValue(_ header: ProxyRequest.Header, placeholder: String, key: APIKey) -> String? {
-    guard let named = key.metadata.header, header.name.lowercased() == named.lowercased() else { return nil }
-    guard let scheme = key.metadata.scheme else { return header.value == placeholder ? key.value : nil }
-    let parts = header.value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
-    guard parts.count == 2, parts[0].lowercased() == scheme.lowercased(), parts[1] == placeholder else { return nil }
-    return "\(parts[0]) \(key.value)"
+    if let basic = key.metadata.basic, header.name.lowercased() == "authorization", let credentials = basicCredentials(header.value),
+       credentials.password == placeholder, basic.isEmpty || credentials.user == basic {
+      return "Basic " + Data((credentials.user + ":" + key.value).utf8).base64EncodedString()
+    }
+    for place in key.metadata.headerPlaces where header.name.lowercased() == place.name.lowercased() {
+      guard let scheme = place.scheme else {
+        if header.value == placeholder { return key.value }
+        continue
+      }
+      let parts = header.value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+      if parts.count == 2, parts[0].lowercased() == scheme.lowercased(), parts[1] == placeholder { return "\(parts[0]) \(key.value)" }
+    }
+    return nil
+  }
+
+  /// The user and password of an `Authorization: Basic` value, decoded.
+  static func basicCredentials(_ value: String) -> (user: String, password: String)? {
+    let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+    guard parts.count == 2, parts[0].lowercased() == "basic", let decoded = Data(base64Encoded: trimmed(parts[1])),
+          let text = String(validating: decoded, as: UTF8.self), let colon = text.firstIndex(of: ":") else { return nil }
+    return (String(text[..<colon]), String(text[text.index(after: colon)...]))
   }
 
   /// Why the key may not go to `host:port` over `scheme`, or nil (the
@@ -180,8 +201,8 @@ public enum ProxyDecision: Sendable, Equatable {
 
   /// Where the key's metadata lets it go, for a message.
   static func places(_ metadata: KeyMetadata) -> String {
-    var places: [String] = []
-    if let header = metadata.header { places.append(metadata.scheme.map { "the \(header) header as \"\($0) <key>\"" } ?? "the \(header) header") }
+    var places = metadata.headerPlaces.map { place in place.scheme.map { "the \(place.name) header as \"\($0) <key>\"" } ?? "the \(place.name) header" }
+    if let basic = metadata.basic { places.append(basic.isEmpty ? "a Basic Authorization header's password" : "the password of \(basic) in a Basic Authorization header") }
     if let query = metadata.query { places.append("the query parameter \(query)") }
     return places.isEmpty ? "nowhere (its metadata names no header or query parameter)" : places.joined(separator: " or ")
   }

@@ -1,3 +1,4 @@
+import Foundation
 import ODRKeys
 @testable import ODRProxy
 import Testing
@@ -15,7 +16,19 @@ import Testing
   static let unbound = ProxyBinding(key: APIKey(name: "Unbound", value: "u-secret", metadata: KeyMetadata(header: "X-Key")))
   static let lineBreak = ProxyBinding(key: APIKey(name: "Broken", value: "a\r\nInjected: b",
                                                   metadata: KeyMetadata(header: "X-Key", hosts: ["api.weather.example"])))
-  static let bindings = [weather, bearer, maps, local, unbound, lineBreak]
+  static let anthropic = ProxyBinding(key: APIKey(name: "Anthropic", value: "a-secret", metadata: {
+    var metadata = KeyMetadata(hosts: ["api.anthropic.example"])
+    metadata.headers = ["x-api-key", "Authorization: Bearer"]
+    return metadata
+  }()))
+  static let github = ProxyBinding(key: APIKey(name: "GitHub", value: "g-secret", metadata: {
+    var metadata = KeyMetadata(hosts: ["github.example"])
+    metadata.basic = "x-access-token"
+    return metadata
+  }()))
+  static let bindings = [weather, bearer, maps, local, unbound, lineBreak, anthropic, github]
+
+  static func basic(_ user: String, _ password: String) -> String { "Basic " + Data("\(user):\(password)".utf8).base64EncodedString() }
 
   static func w(_ binding: ProxyBinding) -> String { binding.placeholder.text }
 
@@ -75,6 +88,16 @@ import Testing
     ("a request to a bound host without a key keeps Range, asks for identity",
      request(host: "api.weather.example", [("Range", "bytes=0-5"), ("Accept-Encoding", "gzip, br")]),
      ["Range", "Accept-Encoding"], "forward  / Range=bytes=0-5 Accept-Encoding=identity"),
+    ("one of a key's several headers", request(host: "api.anthropic.example", [("x-api-key", w(anthropic))]),
+     ["x-api-key"], "forward Anthropic / x-api-key=a-secret"),
+    ("another of its headers, with its scheme", request(host: "api.anthropic.example", [("Authorization", "Bearer \(w(anthropic))")]),
+     ["Authorization"], "forward Anthropic / Authorization=Bearer a-secret"),
+    ("Basic authentication, the key's user", request(host: "github.example", [("Authorization", basic("x-access-token", w(github)))]),
+     ["Authorization"], "forward GitHub / Authorization=\(basic("x-access-token", "g-secret"))"),
+    ("Basic authentication, another user", request(host: "github.example", [("Authorization", basic("someone", w(github)))]),
+     [], "forward  / note=placeholder of GitHub in the Authorization header, not substituted"),
+    ("Basic authentication of a key without basic", request(host: "api.weather.example", [("Authorization", basic("x", w(weather)))]),
+     [], "forward  / note=placeholder of Weather in a Basic Authorization header, which its metadata does not name (git: -c http.extraHeader=\"Authorization: Bearer …\"), not substituted"),
     ("a Host header for another host", ProxyRequest(method: "GET", scheme: "https", host: "api.weather.example", port: 443, target: "/",
                                                    headers: [.init("Host", "evil.example"), .init("X-Api-Key", w(weather))]),
      [], "refuse 421 -: the Host header names evil.example, the connection goes to api.weather.example"),

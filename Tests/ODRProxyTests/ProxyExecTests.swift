@@ -19,7 +19,7 @@ import Glibc
     let upstream: TestUpstream
     let env: [String: String]
     let bundle: String
-    var secrets: [String] { [upstream.weather, upstream.maps, "loose-\(bundle)"] }
+    var secrets: [String] { [upstream.weather, upstream.maps, upstream.github, "loose-\(bundle)"] }
     /// The command's working folder: the one place of the test it sees and writes.
     var work: URL { root.appending(path: "work") }
 
@@ -55,6 +55,7 @@ import Glibc
     let keys = """
       {"keys": {"Weather": {"value": "\(upstream.weather)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]},
                 "Maps": {"value": "\(upstream.maps)", "query": "key", "hosts": ["127.0.0.1"]},
+                "GitHub": {"value": "\(upstream.github)", "env": "GITHUB_TOKEN", "basic": "x-access-token", "hosts": ["127.0.0.1"]},
                 "Loose": {"value": "loose-\(bundle)", "header": "X-Key"}}}
       """
     try Data(keys.utf8).write(to: source.appending(path: "APIKeys.json"))
@@ -117,6 +118,26 @@ import Glibc
     // Nothing of the run is left behind: the CA bundle was never a file outside.
     let left = try FileManager.default.contentsOfDirectory(atPath: world.root.path).filter { $0.hasPrefix("odr-proxy-") }
     #expect(left.isEmpty)
+  }
+
+  /// Basic authentication: git with the token in the URL and `curl -u`
+  /// reach a server that checks it; the child holds the placeholder.
+  @Test func gitWithTheTokenInItsURLAndCurlDashUUseBasicAuthentication() async throws {
+    let world = try await Self.world()
+    defer { world.end() }
+    let port = world.upstream.port
+    let result = try await world.exec(#"""
+      curl -sS -u "x-access-token:$GITHUB_TOKEN" "https://127.0.0.1:\#(port)/basic"
+      git ls-remote "https://x-access-token:$GITHUB_TOKEN@127.0.0.1:\#(port)/basic.git" | cut -f2
+      git clone -q "https://x-access-token:$GITHUB_TOKEN@127.0.0.1:\#(port)/basic.git" clone && git -C clone log --format=%s
+      curl -s -o /dev/null -w '%{http_code}\n' -u "someone:$GITHUB_TOKEN" "https://127.0.0.1:\#(port)/basic"
+      """#)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.split(separator: "\n") == ["basic reached", "HEAD", "refs/heads/main", "hello through the proxy", "401"], "\(result.stdout)\(result.stderr)")
+    for secret in world.secrets { #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret)) }
+    let uses = Self.auditLines(result.stderr).filter { ($0["keys"] as? [String]) == ["GitHub"] }
+    #expect(uses.count >= 3, "\(result.stderr)")
+    #expect(result.stderr.contains("placeholder of GitHub in the Authorization header, not substituted"), "\(result.stderr)")
   }
 
   /// A large answer (3 MiB, flushed to the child every 64 KiB) arrives

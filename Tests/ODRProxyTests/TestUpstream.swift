@@ -17,11 +17,13 @@ struct TestUpstream: Sendable {
   let trust: URL
   let weather: String
   let maps: String
+  /// A token for Basic authentication (user x-access-token), as git sends one.
+  let github: String
 
   var port: Int { nginx.port }
   var origin: String { "https://127.0.0.1:\(nginx.port)" }
 
-  static func start(root: URL, weather: String, maps: String) async throws -> TestUpstream {
+  static func start(root: URL, weather: String, maps: String, github: String = "gh-\(UUID().uuidString)") async throws -> TestUpstream {
     let (caPEM, leafPEM, keyPEM) = try certificates()
     let files = root.appending(path: "upstream")
     try FileManager.default.createDirectory(at: files.appending(path: "www"), withIntermediateDirectories: true)
@@ -34,10 +36,13 @@ struct TestUpstream: Sendable {
                       ["-C", files.path, "clone", "-q", repository.path, "work"],
                       ["-C", files.appending(path: "work").path, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "hello through the proxy"],
                       ["-C", files.appending(path: "work").path, "push", "-q", "origin", "HEAD:main"],
-                      ["-C", repository.path, "update-server-info"]] {
+                      ["-C", repository.path, "update-server-info"],
+                      ["clone", "-q", "--bare", repository.path, files.appending(path: "www/basic.git").path],
+                      ["-C", files.appending(path: "www/basic.git").path, "update-server-info"]] {
       let git = try await Command.run("/usr/bin/git", arguments)
       guard git.status == 0 else { throw TestFailure("git \(arguments.joined(separator: " ")): \(git.stderr)") }
     }
+    let basic = "Basic " + Data("x-access-token:\(github)".utf8).base64EncodedString()
     let locations = """
       location = /header { if ($http_authorization = "Bearer \(weather)") { return 200 "header reached\\n"; } return 401 "no key in the header\\n"; }
       location = /query { if ($arg_key = "\(maps)") { return 200 "query reached\\n"; } return 401 "no key in the query\\n"; }
@@ -45,10 +50,12 @@ struct TestUpstream: Sendable {
       location = /slow.txt { limit_rate 8k; }
       location = /gzip { add_header Content-Encoding gzip always; return 200 "not really gzip"; }
       location /repo.git/ { if ($http_authorization != "Bearer \(weather)") { return 401; } }
+      location /basic.git/ { if ($http_authorization != "\(basic)") { add_header WWW-Authenticate 'Basic realm="git"' always; return 401; } }
+      location = /basic { if ($http_authorization = "\(basic)") { return 200 "basic reached\\n"; } return 401 "no basic\\n"; }
       """
     let nginx = try await Nginx.start(root: files.appending(path: "www"), locations: locations,
                                       tls: (files.appending(path: "server.pem"), files.appending(path: "server.key")))
-    return TestUpstream(nginx: nginx, root: files, trust: files.appending(path: "trust.pem"), weather: weather, maps: maps)
+    return TestUpstream(nginx: nginx, root: files, trust: files.appending(path: "trust.pem"), weather: weather, maps: maps, github: github)
   }
 
   /// A test CA and a leaf for 127.0.0.1 it signed, PEM (the leaf's key too).

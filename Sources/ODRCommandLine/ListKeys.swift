@@ -41,6 +41,12 @@ extension ODR {
         @NullWhenAbsent var query: String?
         @NullWhenAbsent var hosts: [String]?
         @NullWhenAbsent var insecure: Bool?
+        /// More headers it may go in (`Name` or `Name: Scheme`).
+        @NullWhenAbsent var headers: [String]?
+        /// Basic authentication: its user, or "" for any.
+        @NullWhenAbsent var basic: String?
+        /// "you" for metadata set with `odr set --host`, "catalog" for a fetched key's, null for none.
+        @NullWhenAbsent var metadataFrom: String?
       }
       let service: String
       let keys: [Key]
@@ -51,13 +57,15 @@ extension ODR {
       if long {
         let keys = try await store.keys().map { key in
           LongListing.Key(name: key.name, env: key.metadata.env, header: key.metadata.header, scheme: key.metadata.scheme,
-                          query: key.metadata.query, hosts: key.metadata.hosts, insecure: key.metadata.insecure)
+                          query: key.metadata.query, hosts: key.metadata.hosts, insecure: key.metadata.insecure, headers: key.metadata.headers,
+                          basic: key.metadata.basic, metadataFrom: key.metadata.setByUser == true ? "you" : key.metadata.isEmpty ? nil : "catalog")
         }
         return try reporting.print(LongListing(service: store.service, keys: keys), on: context.output) {
-          var table = TextTable(header: ["NAME", "ENV", "HEADER", "SCHEME", "QUERY", "HOSTS", "INSECURE"])
+          var table = TextTable(header: ["NAME", "ENV", "HEADER", "SCHEME", "QUERY", "BASIC", "HOSTS", "INSECURE", "FROM"])
           table.rows = keys.map { key in
-            [key.name, key.env ?? "-", key.header ?? "-", key.scheme ?? "-", key.query ?? "-", key.hosts?.joined(separator: ",") ?? "-",
-             key.insecure.map(String.init) ?? "-"]
+            [key.name, key.env ?? "-", ([key.header].compactMap { $0 } + (key.headers ?? [])).joined(separator: ",").nonEmpty ?? "-", key.scheme ?? "-",
+             key.query ?? "-", key.basic.map { $0.isEmpty ? "any user" : $0 } ?? "-", key.hosts?.joined(separator: ",") ?? "-",
+             key.insecure.map(String.init) ?? "-", key.metadataFrom ?? "-"]
           }
           table.write(to: context.output)
         }
@@ -70,4 +78,9 @@ extension ODR {
       }
     }
   }
+}
+
+extension String {
+  /// nil for "", else the string.
+  fileprivate var nonEmpty: String? { isEmpty ? nil : self }
 }

@@ -61,6 +61,10 @@ public struct KeyMetadata: Sendable, Equatable, Codable {
   /// keys imported under these (docs/trust.md, "Keys carry their
   /// provenance"). Never part of an APIKeys document.
   public var importedUnder: [String]?
+  /// True when the user stored this metadata with `odr set --host …` (a
+  /// key of their own, not a catalog's): `odr fetch --prune` never takes
+  /// it for an imported key. Never part of an APIKeys document.
+  public var setByUser: Bool?
 
   public init(env: String? = nil, header: String? = nil, scheme: String? = nil, query: String? = nil, hosts: [String]? = nil,
               insecure: Bool? = nil) {

@@ -23,8 +23,12 @@ struct KeyMetadataRecord: Equatable {
     set { entries[name] = newValue }
   }
 
-  /// The keys an `odr fetch` imported (those recorded by odr 0.2 or later).
-  var imported: Set<String> { Set(entries.keys) }
+  /// The keys an `odr fetch` imported (those recorded by odr 0.2 or
+  /// later), not those whose metadata the user set.
+  var imported: Set<String> { Set(entries.filter { $0.value.setByUser != true }.keys) }
+
+  /// Whether `name` has an entry (imported, or metadata the user set).
+  func holds(_ name: String) -> Bool { entries[name] != nil }
 
   /// The record as stable JSON, or nil when it holds nothing.
   var json: String? {

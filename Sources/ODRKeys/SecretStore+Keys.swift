@@ -33,6 +33,29 @@ extension SecretStore {
     return APIKey(name: name, value: value, metadata: try await metadataRecord()[name] ?? KeyMetadata())
   }
 
+  /// Stores `value` for `name` with metadata the user gives (`odr set
+  /// --host …`: the same fields a catalog's APIKeys document carries),
+  /// marked as set by the user, under the service's import lock. Refuses
+  /// to replace the metadata an `odr fetch` imported, unless `force` (the
+  /// next fetch of that catalog puts its own back).
+  public func setKey(_ value: String, for name: String, metadata: KeyMetadata, force: Bool) async throws {
+    try await ImportLock(for: self).withExclusive {
+      var record = try await metadataRecord()
+      if !force, record.imported.contains(name), let existing = record[name], existing != KeyMetadata() {
+        throw KeysError(.invalidDocument, """
+          \(name) of \(service) has metadata from its catalog\(existing.hosts.map { " (its hosts: \($0.joined(separator: ", ")))" } ?? ""); \
+          --force replaces it with yours (the next odr fetch of that catalog puts its own back).
+          """)
+      }
+      var mine = metadata
+      mine.setByUser = true
+      mine.importedUnder = nil
+      record[name] = mine
+      try await setValue(value, for: name)
+      if let json = record.json { try await setValue(json, for: KeyringInput.metadataName) }
+    }
+  }
+
   /// odr's metadata record, as readers must see it.
   func metadataRecord() async throws -> KeyMetadataRecord {
     let (stored, journal) = try await valueAndJournal(for: KeyringInput.metadataName)

@@ -120,6 +120,31 @@ import Glibc
     #expect(left.isEmpty)
   }
 
+  /// A developer's own key, stored with `odr set --host --header`: proxied
+  /// like a catalog's; listed as theirs; kept by `odr fetch --prune`; and a
+  /// catalog key's metadata is not replaced without --force.
+  @Test func aKeyOfYourOwnGoesThroughTheProxy() async throws {
+    let world = try await Self.world()
+    defer { world.end() }
+    let set = try await Command.odr(["set", "Mine", "--host", "127.0.0.1", "--header", "Authorization", "--scheme", "Bearer", "--env", "MINE"],
+                                    input: world.upstream.weather, environment: world.env)
+    #expect(set.status == 0, "\(set.stderr)")
+    let result = try await world.exec(#"curl -sS "\#(world.upstream.origin)/header" -H "Authorization: Bearer $MINE""#, ["--only", "Mine"])
+    #expect(result.stdout == "header reached\n", "\(result.stdout)\(result.stderr)")
+    let listed = try await Command.odr(["list", "--long", "--json"], environment: world.env)
+    let keys = (try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])?["keys"] as? [[String: Any]] ?? []
+    let from = Dictionary(uniqueKeysWithValues: keys.compactMap { key in (key["name"] as? String).map { ($0, key["metadataFrom"] as? String ?? "-") } })
+    #expect(from["Mine"] == "you" && from["Weather"] == "catalog", "\(listed.stdout)")
+    let overwrite = try await Command.odr(["set", "Weather", "--host", "evil.example", "--header", "X-Key"], input: "v", environment: world.env)
+    #expect(overwrite.status == 1 && overwrite.stderr.contains("Weather of \(world.bundle) has metadata from its catalog") && overwrite.stderr.contains("--force"),
+            "\(overwrite.stderr)")
+    let refetched = try await Command.odr(["fetch", "APIKeys", "--prune", "--catalog", world.root.appending(path: "pub").path], environment: world.env)
+    #expect(refetched.status == 0 && !refetched.stdout.contains("Mine"), "\(refetched.stdout)\(refetched.stderr)")
+    #expect(try await Command.odr(["get", "Mine"], environment: world.env).stdout == world.upstream.weather)
+    let incomplete = try await Command.odr(["set", "Half", "--host", "api.example"], input: "v", environment: world.env)
+    #expect(incomplete.status == 2 && incomplete.stderr.contains("--header, --query or --basic"), "\(incomplete.stderr)")
+  }
+
   /// Basic authentication: git with the token in the URL and `curl -u`
   /// reach a server that checks it; the child holds the placeholder.
   @Test func gitWithTheTokenInItsURLAndCurlDashUUseBasicAuthentication() async throws {

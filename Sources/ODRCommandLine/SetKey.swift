@@ -20,8 +20,8 @@ extension ODR {
         Example:
           printf '%s' "$WEATHER_KEY" | odr set Weather --service com.example.demo
           odr set Token --catalog-token-for https://cdn.example.com < token.txt
-          odr set OpenAI --host api.openai.com --header Authorization --scheme Bearer < key.txt
-          odr set GitHub --host github.com --basic --basic-user x-access-token < token.txt
+          odr set OpenAI --host api.openai.com --header 'Authorization: Bearer' < key
+          odr set GitHub --host github.com --basic --basic-user x-access-token < tok
         """
     )
 

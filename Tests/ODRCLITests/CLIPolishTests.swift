@@ -214,7 +214,7 @@ import Testing
     let long = try await Command.odr(["list", "--long", "--service", service], environment: env)
     #expect(long.status == 0, "\(long.stderr)")
     // Piped: tab-separated, no header ("-" for unset), for cut and awk.
-    #expect(long.stdout == "Weather\tWEATHER_API_KEY\tX-Api-Key\t-\t-\tapi.weather.example\t-\n")
+    #expect(long.stdout == "Weather\tWEATHER_API_KEY\tX-Api-Key\t-\t-\t-\tapi.weather.example\t-\tcatalog\n")
     let json = try await Command.odr(["list", "--long", "--json", "--service", service], environment: env)
     #expect(json.stdout.contains(#""query" : null"#) && json.stdout.contains(#""env" : "WEATHER_API_KEY""#))
     #expect(!long.output.contains(value) && !json.output.contains(value))

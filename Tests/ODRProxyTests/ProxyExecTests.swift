@@ -19,7 +19,7 @@ import Glibc
     let upstream: TestUpstream
     let env: [String: String]
     let bundle: String
-    var secrets: [String] { [upstream.weather, upstream.maps, upstream.github, "loose-\(bundle)"] }
+    var secrets: [String] { [upstream.weather, upstream.maps, upstream.github, upstream.openai, upstream.slack, "loose-\(bundle)"] }
     /// The command's working folder: the one place of the test it sees and writes.
     var work: URL { root.appending(path: "work") }
 
@@ -56,6 +56,8 @@ import Glibc
       {"keys": {"Weather": {"value": "\(upstream.weather)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]},
                 "Maps": {"value": "\(upstream.maps)", "query": "key", "hosts": ["127.0.0.1"]},
                 "GitHub": {"value": "\(upstream.github)", "env": "GITHUB_TOKEN", "basic": "x-access-token", "hosts": ["127.0.0.1"]},
+                "OpenAI": {"value": "\(upstream.openai)", "env": "OPENAI_API_KEY", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]},
+                "Slack": {"value": "\(upstream.slack)", "env": "SLACK_BOT_TOKEN", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]},
                 "Loose": {"value": "loose-\(bundle)", "header": "X-Key"}}}
       """
     try Data(keys.utf8).write(to: source.appending(path: "APIKeys.json"))
@@ -118,6 +120,40 @@ import Glibc
     // Nothing of the run is left behind: the CA bundle was never a file outside.
     let left = try FileManager.default.contentsOfDirectory(atPath: world.root.path).filter { $0.hasPrefix("odr-proxy-") }
     #expect(left.isEmpty)
+  }
+
+  /// Real SDKs in a real agent session: the OpenAI SDK and `requests`
+  /// send a conversation that quotes every placeholder of the run (as an
+  /// agent's does once it has run `env`), turn after turn, and get their
+  /// answers; Slack's SDK takes the `xoxb-` placeholder as a bot token.
+  @Test func sdksSendAConversationQuotingEveryPlaceholderAndSlackTakesItsBotToken() async throws {
+    let world = try await Self.world()
+    defer { world.end() }
+    var env = world.env
+    env["API_BASE"] = world.upstream.origin
+    let script = #"""
+      import os, requests
+      from openai import OpenAI
+      from slack_sdk import WebClient
+      placeholders = [os.environ[name] for name in ("OPENAI_API_KEY", "SLACK_BOT_TOKEN", "WEATHER", "MAPS", "GITHUB_TOKEN")]
+      client = OpenAI(base_url=os.environ["API_BASE"] + "/v1", max_retries=0)
+      conversation = [{"role": "user", "content": "my environment: " + " ".join(placeholders)}]
+      for turn in range(3):
+          answer = client.chat.completions.create(model="m", messages=conversation)
+          conversation += [{"role": "assistant", "content": answer.choices[0].message.content}, {"role": "user", "content": "again: " + " ".join(placeholders)}]
+      print("openai", len(conversation), answer.choices[0].message.content)
+      print("requests", requests.post(os.environ["API_BASE"] + "/v1/chat/completions", json={"messages": conversation},
+                                      headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]}).status_code)
+      token = os.environ["SLACK_BOT_TOKEN"]
+      print("slack", WebClient(token=token, base_url=os.environ["API_BASE"] + "/api/").auth_test()["ok"], token.startswith("xoxb-"))
+      """#
+    try Data(script.utf8).write(to: world.work.appending(path: "agent.py"))
+    let result = try await Command.odr(["exec", "--proxy", "--", "python3", "agent.py"], environment: env, in: world.work)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "openai 7 noted\nrequests 200\nslack True True\n", "\(result.stdout)\(result.stderr)")
+    for secret in world.secrets { #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret)) }
+    let notes = Self.auditLines(result.stderr).compactMap { $0["note"] as? String }
+    #expect(notes.contains { $0.contains("placeholder of Weather in the body, not substituted") }, "\(result.stderr)")
   }
 
   /// A developer's own key, stored with `odr set --host --header`: proxied

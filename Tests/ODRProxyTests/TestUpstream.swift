@@ -19,11 +19,16 @@ struct TestUpstream: Sendable {
   let maps: String
   /// A token for Basic authentication (user x-access-token), as git sends one.
   let github: String
+  /// An OpenAI-shaped key (its chat completions) and a Slack bot token (auth.test).
+  let openai: String
+  let slack: String
 
   var port: Int { nginx.port }
   var origin: String { "https://127.0.0.1:\(nginx.port)" }
 
-  static func start(root: URL, weather: String, maps: String, github: String = "gh-\(UUID().uuidString)") async throws -> TestUpstream {
+  static func start(root: URL, weather: String, maps: String, github: String = "gh-\(UUID().uuidString)",
+                    openai: String = "sk-proj-" + String(repeating: UUID().uuidString.filter(\.isLetter), count: 4).prefix(48),
+                    slack: String = "xoxb-1234567890-1234567890123-" + UUID().uuidString.filter(\.isLetter).prefix(8) + "AbCdEfGhIjKlMnOp") async throws -> TestUpstream {
     let (caPEM, leafPEM, keyPEM) = try certificates()
     let files = root.appending(path: "upstream")
     try FileManager.default.createDirectory(at: files.appending(path: "www"), withIntermediateDirectories: true)
@@ -52,10 +57,20 @@ struct TestUpstream: Sendable {
       location /repo.git/ { if ($http_authorization != "Bearer \(weather)") { return 401; } }
       location /basic.git/ { if ($http_authorization != "\(basic)") { add_header WWW-Authenticate 'Basic realm="git"' always; return 401; } }
       location = /basic { if ($http_authorization = "\(basic)") { return 200 "basic reached\\n"; } return 401 "no basic\\n"; }
+      location = /v1/chat/completions {
+        default_type application/json;
+        if ($http_authorization = "Bearer \(openai)") { return 200 '{"id": "c1", "object": "chat.completion", "created": 1, "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "noted"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}'; }
+        return 401 '{"error": {"message": "bad key", "type": "invalid_request_error"}}';
+      }
+      location = /api/auth.test {
+        default_type application/json;
+        if ($http_authorization = "Bearer \(slack)") { return 200 '{"ok": true, "url": "https://t.slack.com/", "team": "t", "user": "bot", "team_id": "T1", "user_id": "U1", "bot_id": "B1"}'; }
+        return 200 '{"ok": false, "error": "invalid_auth"}';
+      }
       """
     let nginx = try await Nginx.start(root: files.appending(path: "www"), locations: locations,
                                       tls: (files.appending(path: "server.pem"), files.appending(path: "server.key")))
-    return TestUpstream(nginx: nginx, root: files, trust: files.appending(path: "trust.pem"), weather: weather, maps: maps, github: github)
+    return TestUpstream(nginx: nginx, root: files, trust: files.appending(path: "trust.pem"), weather: weather, maps: maps, github: github, openai: openai, slack: slack)
   }
 
   /// A test CA and a leaf for 127.0.0.1 it signed, PEM (the leaf's key too).

@@ -159,7 +159,7 @@ let package = Package(
     ),
     .target(
       name: "ODRKeys",
-      dependencies: ["ODRAge", "ODRBase", "ODRKeyring", "ODRTrust", "ODRURL"],
+      dependencies: ["ODRAge", "ODRBase", "ODRKeyring", "ODRTrust", "ODRURL", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(

@@ -156,10 +156,14 @@ public actor APIKeyProvider {
     if let reading = reads[name] { return try await reading.value }
     let (store, roots) = (store, roots)
     let task = Task { () async throws -> String? in
-      if let roots, let imported = try await store.metadataRecord()[name]?.importedUnder, roots.isDisjoint(with: imported) {
+      let value: String
+      do { value = try await store.keyValue(named: name) } catch let error as KeyringError where error.code == .notFound { return nil }
+      // The provenance recorded with this very value (a same-name item
+      // another library planted carries none: served as stored by hand).
+      if let roots, let imported = try await store.metadataRecord().metadata(for: name, value: value).importedUnder, roots.isDisjoint(with: imported) {
         return nil  // imported under another publisher's roots
       }
-      do { return try await store.keyValue(named: name) } catch let error as KeyringError where error.code == .notFound { return nil }
+      return value
     }
     reads[name] = task
     let started = generation

@@ -74,7 +74,7 @@ public struct ImportTransaction: Sendable {
     for key in incoming.values.sorted(by: { $0.name < $1.name }) {
       let old = before[key.name]
       let outcome: ImportReport.Outcome = old == nil ? .added
-        : old == key.value && oldMetadata[key.name] == key.metadata ? .unchanged : .changed
+        : old == key.value && oldMetadata[key.name] == KeyMetadataRecord.recording(key.metadata, with: key.value) ? .unchanged : .changed
       entries.append(.init(name: key.name, outcome: outcome))
       if old != key.value { changes.append((key.name, key.value)) }
     }
@@ -90,7 +90,7 @@ public struct ImportTransaction: Sendable {
     changes += pruned.map { ($0, nil) }
 
     var newMetadata = oldMetadata
-    for key in incoming.values { newMetadata[key.name] = key.metadata }
+    for key in incoming.values { newMetadata[key.name] = KeyMetadataRecord.recording(key.metadata, with: key.value) }
     for name in pruned { newMetadata[name] = nil }
     if newMetadata.json != oldRecord { changes.append((KeyringInput.metadataName, newMetadata.json)) }
     before[KeyringInput.metadataName] = oldRecord

@@ -65,6 +65,12 @@ public struct KeyMetadata: Sendable, Equatable, Codable {
   /// key of their own, not a catalog's): `odr fetch --prune` never takes
   /// it for an imported key. Never part of an APIKeys document.
   public var setByUser: Bool?
+  /// The SHA-256 (hex) of the value the metadata was recorded with: the
+  /// metadata belongs to that value, not to whatever item holds the key's
+  /// name later (another library's item planted beside odr's is served as a
+  /// key stored by hand: no hosts, no provenance). Never part of an APIKeys
+  /// document.
+  public var valueDigest: String?
 
   public init(env: String? = nil, header: String? = nil, scheme: String? = nil, query: String? = nil, hosts: [String]? = nil,
               insecure: Bool? = nil) {

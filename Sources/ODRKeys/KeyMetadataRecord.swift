@@ -1,3 +1,4 @@
+import Crypto
 import FoundationEssentials
 import ODRBase
 import ODRKeyring
@@ -21,6 +22,28 @@ struct KeyMetadataRecord: Equatable {
   subscript(name: String) -> KeyMetadata? {
     get { entries[name] ?? KeyMetadata() }
     set { entries[name] = newValue }
+  }
+
+  /// `name`'s metadata as it goes with `value`: the recorded metadata when
+  /// it was recorded with that value (or before odr recorded values), else
+  /// none — the item now holding the name is not the one odr recorded.
+  func metadata(for name: String, value: String) -> KeyMetadata {
+    guard var metadata = entries[name] else { return KeyMetadata() }
+    if let digest = metadata.valueDigest, digest != Self.digest(value) { return KeyMetadata() }
+    metadata.valueDigest = nil
+    return metadata
+  }
+
+  /// `metadata` as recorded with `value`.
+  static func recording(_ metadata: KeyMetadata, with value: String) -> KeyMetadata {
+    var recorded = metadata
+    recorded.valueDigest = digest(value)
+    return recorded
+  }
+
+  /// The hex SHA-256 of `value`.
+  static func digest(_ value: String) -> String {
+    SHA256.hash(data: Data(value.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
   }
 
   /// The keys an `odr fetch` imported (those recorded by odr 0.2 or

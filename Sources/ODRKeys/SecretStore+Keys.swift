@@ -11,7 +11,7 @@ extension SecretStore {
     let all = try await (lock ?? ImportLock(for: self)).withShared { try await valuesAndRecords() }
     let items = try ImportJournal.settled(all, service: service)
     let record = KeyMetadataRecord(json: items[KeyringInput.metadataName])
-    return items.filter { !KeyringInput.isRecord($0.key) }.map { APIKey(name: $0.key, value: $0.value, metadata: record[$0.key] ?? KeyMetadata()) }
+    return items.filter { !KeyringInput.isRecord($0.key) }.map { APIKey(name: $0.key, value: $0.value, metadata: record.metadata(for: $0.key, value: $0.value)) }
       .sorted { $0.name < $1.name }
   }
 
@@ -30,7 +30,7 @@ extension SecretStore {
   /// metadata record.
   public func key(named name: String) async throws -> APIKey {
     let value = try await keyValue(named: name)
-    return APIKey(name: name, value: value, metadata: try await metadataRecord()[name] ?? KeyMetadata())
+    return APIKey(name: name, value: value, metadata: try await metadataRecord().metadata(for: name, value: value))
   }
 
   /// Stores `value` for `name` with metadata the user gives (`odr set
@@ -41,7 +41,7 @@ extension SecretStore {
   public func setKey(_ value: String, for name: String, metadata: KeyMetadata, force: Bool) async throws {
     try await ImportLock(for: self).withExclusive {
       var record = try await metadataRecord()
-      if !force, record.imported.contains(name), let existing = record[name], existing != KeyMetadata() {
+      if !force, record.imported.contains(name), let existing = record[name], existing.hosts != nil {
         throw KeysError(.invalidDocument, """
           \(name) of \(service) has metadata from its catalog\(existing.hosts.map { " (its hosts: \($0.joined(separator: ", ")))" } ?? ""); \
           --force replaces it with yours (the next odr fetch of that catalog puts its own back).
@@ -50,7 +50,7 @@ extension SecretStore {
       var mine = metadata
       mine.setByUser = true
       mine.importedUnder = nil
-      record[name] = mine
+      record[name] = KeyMetadataRecord.recording(mine, with: value)
       try await setValue(value, for: name)
       if let json = record.json { try await setValue(json, for: KeyringInput.metadataName) }
     }

@@ -93,8 +93,10 @@ import Testing
     let v2 = Self.v1.replacingOccurrences(of: "w-1", with: "w-2")
     let report = try await KeyImporter(catalog: fixture.publish(v2), store: store, lock: fixture.lock).fetch(tags: ["APIKeys"])
     #expect(report.keys == [.init(name: "Maps", outcome: .unchanged), .init(name: "Weather", outcome: .changed)])
-    // The one changed key, between opening and closing the import's journal.
-    #expect(store.written.dropFirst(writes) == [KeyringInput.journalName, "Weather", KeyringInput.journalName])
+    // The one changed key and the metadata record (which records the
+    // value each key's metadata goes with), between opening and closing
+    // the import's journal.
+    #expect(store.written.dropFirst(writes) == [KeyringInput.journalName, "Weather", KeyringInput.metadataName, KeyringInput.journalName])
     #expect(try await store.value(for: "Weather") == "w-2")
   }
 

@@ -57,4 +57,22 @@ import ODRTesting
     let unpinned = APIKeyProvider(store: store)
     #expect(try await unpinned.key("Weather") == "real")
   }
+
+  /// Provenance goes with the value it was recorded with (issue 54, item
+  /// 10): a same-name item another library wrote over or beside odr's is
+  /// served as a key stored by hand — no hosts (the proxy sends it
+  /// nowhere), no roots — and the next fetch records it again.
+  @Test func aValueAnotherLibraryPlantedCarriesNoneOfTheImportsMetadata() async throws {
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let (store, transaction) = makeSUT()
+    _ = try await transaction.apply(Self.keys(["Weather": "w", "Maps": "m"], under: [Self.real]), prune: false, dryRun: false, tags: ["APIKeys"])
+    try await store.setValue("planted", for: "Weather")
+    let keys = try await store.keys()
+    #expect(keys.first { $0.name == "Weather" }?.metadata == KeyMetadata() && keys.first { $0.name == "Weather" }?.value == "planted")
+    #expect(keys.first { $0.name == "Maps" }?.metadata.hosts == ["api.example"] && keys.first { $0.name == "Maps" }?.metadata.importedUnder == [Self.real])
+    #expect(try await store.key(named: "Weather").metadata.hosts == nil)
+    let report = try await transaction.apply(Self.keys(["Weather": "w", "Maps": "m"], under: [Self.real]), prune: false, dryRun: false, tags: ["APIKeys"])
+    #expect(report.keys.first { $0.name == "Weather" }?.outcome == .changed)
+    #expect(try await store.key(named: "Weather").metadata.hosts == ["api.example"])
+  }
 }

@@ -201,7 +201,7 @@ let package = Package(
     ),
     .target(
       name: "ODRProxy",
-      dependencies: ["ODRBase", "ODRCI", "ODRKeys", "ODRURL"],
+      dependencies: ["ODRBase", "ODRCI", "ODRKeys", "ODRTransports", "ODRURL"],
       swiftSettings: strictSettings
     ),
     // The proxy of `odr exec --proxy` on the network: the listener, TLS
@@ -316,7 +316,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRProxyTests",
-      dependencies: ["ODRKeys", "ODRProxy", "ODRProxyServer", "ODRTesting", .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+      dependencies: ["ODRKeys", "ODRProxy", "ODRProxyServer", "ODRTesting", "ODRTransports", .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
                      .product(name: "X509", package: "swift-certificates", condition: tools)],
       swiftSettings: testSettings
     ),

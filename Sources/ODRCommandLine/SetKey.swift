@@ -15,7 +15,7 @@ extension ODR {
 
         With --catalog-token-for ORIGIN (repeatable), the item is marked as the token odr.json "auth" may send to that origin (https://host[:port]); odr sends no other keyring item to a catalog host.
 
-        With --host (repeatable) and where the key goes — --header NAME (with --scheme, or as "Name: Scheme"; repeatable), --query NAME, or --basic (the password of Basic authentication, for --basic-user USER or any user) — the key gets the metadata a catalog's APIKeys document would give it, marked as set by you: `odr exec --proxy` sends it there, `odr http` and the library's APIClient too, and `odr list --long` shows it. It never replaces a catalog key's metadata without --force. A host may name a port (localhost:8080); plain http goes only to loopback ports a host names.
+        With --host (repeatable) and where the key goes — --header NAME (with --scheme, or as "Name: Scheme"; repeatable), --query NAME, or --basic (the password of Basic authentication, for --basic-user USER or any user) — the key gets the metadata a catalog's APIKeys document would give it, marked as set by you: `odr exec --proxy` sends it there, `odr http` and the library's APIClient too, and `odr list --long` shows it. It never replaces a catalog key's metadata without --force. A host may name a port (localhost:8080), or start with a dot for every name under a domain (.amazonaws.com); plain http goes only to loopback ports a host names. An AWS credential (keys whose variables are AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and AWS_SESSION_TOKEN) takes --host only: the proxy re-signs what the command signed with its placeholders.
 
         Example:
           printf '%s' "$WEATHER_KEY" | odr set Weather --service com.example.demo
@@ -36,7 +36,7 @@ extension ODR {
     @Option(help: ArgumentHelp("Mark the item as the catalog token odr.json \"auth\" may send to this origin (https://host[:port]); repeatable.", valueName: "origin"))
     var catalogTokenFor: [String] = []
 
-    @Option(help: ArgumentHelp("A host the key may be sent to (api.example.com, localhost:8080); repeatable.", valueName: "host"))
+    @Option(help: ArgumentHelp("A host the key may be sent to (api.example.com, localhost:8080, .amazonaws.com for every name under it); repeatable.", valueName: "host"))
     var host: [String] = []
 
     @Option(help: ArgumentHelp("A header the key goes in (X-Api-Key, or \"Authorization: Bearer\"); repeatable.", valueName: "name"))
@@ -71,8 +71,10 @@ extension ODR {
     func metadata() throws -> KeyMetadata? {
       let places = !header.isEmpty || query != nil || basic
       guard places || !host.isEmpty || scheme != nil || basicUser != nil || env != nil || force else { return nil }
-      guard !host.isEmpty, places else {
-        throw ValidationError("A key's metadata names its hosts (--host) and where it goes: --header, --query or --basic.")
+      // An AWS credential's keys go nowhere themselves: the proxy signs with them.
+      let signing = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"].contains(env ?? VariableName.upperSnakeCase(name))
+      guard !host.isEmpty, places || signing else {
+        throw ValidationError("A key's metadata names its hosts (--host) and where it goes: --header, --query or --basic (an AWS credential's keys, whose variables are AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, only --host).")
       }
       var entry = Entry(hosts: host)
       if header.count == 1, !header[0].contains(":") { entry.header = header[0] } else if !header.isEmpty { entry.headers = header }

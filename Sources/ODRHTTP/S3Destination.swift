@@ -56,7 +56,7 @@ public struct S3Destination: PublishDestination {
   }
 
   public func upload(_ data: Data, to path: String, cacheControl: String) async throws {
-    try await put(.data(data, sha256: SigV4Signer.hex(SHA256.hash(data: data))), to: path, cacheControl: cacheControl)
+    try await put(.data(data, sha256: SigV4Signer.payloadHash(data)), to: path, cacheControl: cacheControl)
   }
 
   private func put(_ body: HTTPTransport.RequestBody, to path: String, cacheControl: String) async throws {

@@ -146,7 +146,7 @@ public struct APIKeysDocument: Sendable, Equatable {
     var hosts: [String] = []
     for item in items {
       guard case .string(let host) = item, KeyHost(host) != nil else {
-        throw invalid("Key '\(name)': every entry of \"hosts\" must be a host name such as api.example.com, or one with a port such as localhost:8080 (lowercase, no scheme or path).")
+        throw invalid("Key '\(name)': every entry of \"hosts\" must be a host name such as api.example.com, one with a port such as localhost:8080, or a dot and a domain for every name under it such as .amazonaws.com (lowercase, no scheme or path).")
       }
       hosts.append(host)
     }

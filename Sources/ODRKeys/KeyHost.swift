@@ -1,33 +1,44 @@
 import ODRBase
 
 /// One entry of a key's `hosts`: a host name (or IPv4 literal) and, for a
-/// service on a port of its own, that port (`localhost:8080`). It holds
+/// service on a port of its own, that port (`localhost:8080`); or, with a
+/// leading dot, every name under a domain (`.amazonaws.com`: a bucket's
+/// virtual host, a regional endpoint; not the domain itself). It holds
 /// the one rule of where a key may go, which the networking wrapper and
 /// the proxy of `odr exec --proxy` both ask (``refusal(hosts:insecure:scheme:host:port:)``).
 public struct KeyHost: Sendable, Hashable, CustomStringConvertible {
-  /// The host, in lower case.
+  /// The host (a suffix entry's domain, without its dot), in lower case.
   public let name: String
   /// The one port the entry covers; nil: every port (over https).
   public let port: Int?
+  /// The entry covers the names under ``name``, not the name itself.
+  public let isSuffix: Bool
 
-  /// nil when `entry` is not a lower-case host name or IPv4 literal,
-  /// optionally followed by `:` and a port from 1 to 65535.
+  /// nil when `entry` is not a lower-case host name or IPv4 literal (or a
+  /// name after a `.`), optionally followed by `:` and a port from 1 to 65535.
   public init?(_ entry: String) {
-    var host = Substring(entry)
+    isSuffix = entry.hasPrefix(".")
+    var host = entry.dropFirst(isSuffix ? 1 : 0)
     var port: Int?
-    if let colon = entry.lastIndex(of: ":") {
-      let digits = entry[entry.index(after: colon)...]
+    if let colon = host.lastIndex(of: ":") {
+      let digits = host[host.index(after: colon)...]
       guard !digits.isEmpty, digits.count <= 5, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(digits),
             (1...65535).contains(number), digits.first != "0" else { return nil }
-      host = entry[..<colon]
+      host = host[..<colon]
       port = number
     }
-    guard Self.isHostName(host) else { return nil }
+    guard Self.isHostName(host), !(isSuffix && Self.isIPv4(host)) else { return nil }
     name = String(host)
     self.port = port
   }
 
-  public var description: String { port.map { "\(name):\($0)" } ?? name }
+  public var description: String { (isSuffix ? "." : "") + name + (port.map { ":\($0)" } ?? "") }
+
+  /// Whether the entry names `host` (a lower-case name or literal),
+  /// whatever the port.
+  public func covers(_ host: String) -> Bool {
+    isSuffix ? host.hasSuffix("." + name) : host == name
+  }
 
   /// Why a key bound to `hosts` (with `insecure`) must not go to
   /// `scheme://host:port`, or nil when it may. Over https, an entry without
@@ -37,7 +48,7 @@ public struct KeyHost: Sendable, Hashable, CustomStringConvertible {
   /// listen on another port of a loopback address.
   public static func refusal(hosts: [String], insecure: Bool, scheme: String, host: String, port: Int) -> String? {
     let host = host.lowercased()
-    let entries = hosts.compactMap(KeyHost.init).filter { $0.name == host }
+    let entries = hosts.compactMap(KeyHost.init).filter { $0.covers(host) }
     guard !entries.isEmpty else { return "\(host) is not one of its hosts" }
     switch scheme.lowercased() {
     case "https":
@@ -56,6 +67,12 @@ public struct KeyHost: Sendable, Hashable, CustomStringConvertible {
     default:
       return "\(scheme) is not http or https"
     }
+  }
+
+  /// Four decimal labels: an IPv4 literal, not a name.
+  static func isIPv4(_ s: Substring) -> Bool {
+    let labels = s.split(separator: ".", omittingEmptySubsequences: false)
+    return labels.count == 4 && labels.allSatisfy { $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }
   }
 
   /// Lower-case DNS names (labels of letters, digits, '-') or IPv4 literals.

@@ -13,7 +13,16 @@ public struct ProxyBinding: Sendable {
     self.placeholder = placeholder ?? Placeholder(for: key)
   }
 
+  /// The entries of the key's `hosts`.
+  var entries: [KeyHost] { (key.metadata.hosts ?? []).compactMap(KeyHost.init) }
+
   /// The hosts the key is bound to (whatever port its entries name), in
-  /// ``ProxyHost`` form.
-  public var hosts: Set<ProxyHost> { Set((key.metadata.hosts ?? []).compactMap { KeyHost($0).flatMap { ProxyHost($0.name) } }) }
+  /// ``ProxyHost`` form; a suffix entry (`.amazonaws.com`) as its domain,
+  /// whose subtree is what the run's CA may sign for.
+  public var hosts: Set<ProxyHost> { Set(entries.compactMap { ProxyHost($0.name) }) }
+
+  /// Whether one of the key's entries names `host` (whatever the port).
+  public func covers(_ host: ProxyHost) -> Bool {
+    entries.contains { entry in entry.isSuffix ? host.kind == .name && entry.covers(host.text) : ProxyHost(entry.name) == host }
+  }
 }

@@ -63,6 +63,18 @@ public enum ProxyDecision: Sendable, Equatable {
     var substituted = query.map { $0.split(separator: "&", omittingEmptySubsequences: false).map(String.init) }
     var used: [String] = []
     var notes: [String] = []
+    // A request the child signed with an AWS credential's placeholders
+    // (SigV4), to the credential's hosts: checked, then signed again with
+    // the real one (``SigV4Resigner``). Elsewhere it goes on as it is.
+    var resigned: Set<String> = []
+    if let aws = SigV4Resigner(bindings), let signature = SigV4Resigner.Signature(headers: headers, query: substituted),
+       signature.accessKeyID == aws.accessKeyID.placeholder.text, routeRefusal(aws.secret, scheme: request.scheme, host: host, port: request.port) == nil {
+      switch aws.resign(request, signature, headers: headers, query: substituted) {
+      case .failure(let refusal): return refuse(403, aws.secret.key.name, refusal.reason)
+      case .success(let signed): (headers, substituted, resigned) = (signed.headers, signed.query, Set(signed.keys))
+      }
+      used += resigned
+    }
     for binding in bindings {
       let placeholder = binding.placeholder.text
       let name = binding.key.name
@@ -100,7 +112,7 @@ public enum ProxyDecision: Sendable, Equatable {
         }
       }
       if !elsewhere.isEmpty { notes.append(note(name, elsewhere.joined(separator: ", "), route: route)) }
-      if found { used.append(name) }
+      if found && !used.contains(name) { used.append(name) }
     }
     guard !(upgrade && !used.isEmpty) else { return refuse(403, used.sorted().first, "an upgrade (WebSocket) request may not carry a key") }
     // APIClient's rule: a URL string the strict and the encoding parse
@@ -117,12 +129,14 @@ public enum ProxyDecision: Sendable, Equatable {
     // A request to a bound host asks for an answer the masker can read:
     // not compressed, and — when it carries a key — whole (the pieces of a
     // Range request could each hold a part of a value).
-    let bound = bindings.contains { $0.hosts.contains(host) }
+    let bound = bindings.contains { $0.covers(host) }
     if bound {
       headers.removeAll { $0.name.lowercased() == "accept-encoding" }
       headers.append(ProxyRequest.Header("Accept-Encoding", "identity"))
     }
-    if !used.isEmpty { headers.removeAll { ["range", "if-range"].contains($0.name.lowercased()) } }
+    // (A re-signed request keeps them: they are signed, and its secret
+    // never travels.)
+    if used.contains(where: { !resigned.contains($0) }) { headers.removeAll { ["range", "if-range"].contains($0.name.lowercased()) } }
     let target = path + (substituted.map { "?" + $0.joined(separator: "&") } ?? "")
     return .forward(Forward(headers: headers, target: target, keys: used.sorted(), upgrade: upgrade, toBoundHost: bound, notes: notes))
   }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-public import ODRKeys
+import ODRKeys
 
 /// Where the proxy may open a connection for the sandboxed command. The
 /// sandbox's network is its own loopback: what the proxy connects to is

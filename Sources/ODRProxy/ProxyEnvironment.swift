@@ -47,10 +47,9 @@ public struct ProxyEnvironment: Sendable {
     let proxy = "http://odr:\(token)@127.0.0.1:\(port)"
     for name in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] { environment[name] = proxy }
     environment["NODE_USE_ENV_PROXY"] = "1"
-    let bound = Set(bindings.flatMap { $0.hosts })
     for name in ["NO_PROXY", "no_proxy"] {
       guard let list = environment[name] else { continue }
-      environment[name] = Self.noProxy(list, without: bound)
+      environment[name] = Self.noProxy(list, without: bindings)
     }
     for name in Self.caBundleVariables { environment[name] = caBundle }
     for proxied in bases { environment[proxied.variable] = proxied.localURL(port: port, token: token) }
@@ -60,14 +59,22 @@ public struct ProxyEnvironment: Sendable {
   }
 
   /// A NO_PROXY list without the entries that would send a bound host
-  /// around the proxy: `*`, the host itself, or a domain it is in.
-  static func noProxy(_ list: String, without bound: Set<ProxyHost>) -> String {
-    list.split(separator: ",").map { ProxyDecision.trimmed($0) }.filter { entry in
+  /// around the proxy: `*`, a host a key is bound to, or a domain one is
+  /// in (or, for a suffix entry `.example.com`, a name under it).
+  static func noProxy(_ list: String, without bindings: [ProxyBinding]) -> String {
+    let entries = bindings.flatMap(\.entries)
+    return list.split(separator: ",").map { ProxyDecision.trimmed($0) }.filter { entry in
       guard !entry.isEmpty, entry != "*" else { return false }
       let suffix = entry.hasPrefix(".") ? String(entry.dropFirst()) : entry
       // host, host:port, [v6]:port, or a bare IPv6 literal
-      let domain = ProxyHost(suffix.filter { $0 == ":" }.count > 1 && !suffix.hasPrefix("[") ? suffix : ProxyDecision.authority(suffix).host)
-      return !bound.contains { host in host == domain || (host.kind == .name && domain?.kind == .name && host.text.hasSuffix("." + domain!.text)) }
+      guard let domain = ProxyHost(suffix.filter { $0 == ":" }.count > 1 && !suffix.hasPrefix("[") ? suffix : ProxyDecision.authority(suffix).host) else {
+        return true
+      }
+      return !entries.contains { bound in
+        guard let host = ProxyHost(bound.name) else { return false }
+        let within = host.kind == .name && domain.kind == .name
+        return host == domain || (within && host.text.hasSuffix("." + domain.text)) || (within && bound.isSuffix && domain.text.hasSuffix("." + host.text))
+      }
     }.joined(separator: ",")
   }
 }

@@ -1,3 +1,5 @@
+import ODRTransports
+
 /// A request as the proxy sees it, before anything is sent upstream.
 public struct ProxyRequest: Sendable {
   /// One header as received, in order (names keep their case).
@@ -27,6 +29,10 @@ public struct ProxyRequest: Sendable {
   /// `absolute-form` (the request line's authority). Each must equal
   /// ``host``, as the `Host` header must.
   public var routing: [(place: String, host: String)]
+  /// The body's hex SHA-256, when the request is SigV4-signed without
+  /// naming its body's hash in a header (``needsBodyHash``): what its
+  /// signature signs, which the proxy checks and signs again.
+  public var bodyHash: String?
 
   public init(method: String, scheme: String, host: String, port: Int, target: String, headers: [Header],
               routing: [(place: String, host: String)] = []) {
@@ -37,5 +43,18 @@ public struct ProxyRequest: Sendable {
     self.target = target
     self.headers = headers
     self.routing = routing
+  }
+
+  /// Sets ``bodyHash`` to `body`'s when the decision needs it.
+  public mutating func hashBody(_ body: some Collection<UInt8>) {
+    if needsBodyHash { bodyHash = SigV4Signer.payloadHash(Array(body)) }
+  }
+
+  /// Whether the decision needs ``bodyHash``: the request carries a SigV4
+  /// signature and no `x-amz-content-sha256` header.
+  var needsBodyHash: Bool {
+    let signed = headers.contains { $0.name.lowercased() == "authorization" && $0.value.hasPrefix("AWS4-HMAC-SHA256 ") }
+      || target.contains("X-Amz-Algorithm=AWS4-HMAC-SHA256")
+    return signed && !headers.contains { $0.name.lowercased() == "x-amz-content-sha256" }
   }
 }

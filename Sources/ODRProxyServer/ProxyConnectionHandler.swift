@@ -205,6 +205,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
       request = ProxyRequest(method: head.method.rawValue, scheme: "https", host: host.description, port: port, target: target,
                              headers: Self.headers(head.headers), routing: routing)
     }
+    request.hashBody(body.readableBytesView)
     switch ProxyDecision.decide(request, bindings: shared.bindings) {
     case .refuse(let refusal):
       reply(refusal.status, [refusal.key].compactMap { $0 }, request.host, "\(refusal.key.map { "\($0): " } ?? "")\(refusal.reason)", [])

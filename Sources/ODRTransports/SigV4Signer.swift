@@ -86,12 +86,8 @@ public struct SigV4Signer: Sendable {
       request.payloadHash,
     ].joined(separator: "\n")
     let scope = "\(day)/\(region)/\(service)/aws4_request"
-    let stringToSign = "AWS4-HMAC-SHA256\n\(amzDate)\n\(scope)\n\(Self.hex(SHA256.hash(data: Data(canonicalRequest.utf8))))"
-    var key = SymmetricKey(data: Data("AWS4\(credentials.secretAccessKey)".utf8))
-    for part in [day, region, service, "aws4_request"] {
-      key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(part.utf8), using: key)))
-    }
-    let signature = Self.hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: key))
+    let stringToSign = Self.stringToSign(canonicalRequest, amzDate: amzDate, scope: scope)
+    let signature = Self.signature(of: stringToSign, scope: scope, secret: credentials.secretAccessKey)
     if let token = credentials.sessionToken, !signsSessionToken { all.append(("x-amz-security-token", token)) }
     all.append(("Authorization", "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"))
     return Signature(canonicalRequest: canonicalRequest, stringToSign: stringToSign, signature: signature, headers: all)
@@ -105,6 +101,23 @@ public struct SigV4Signer: Sendable {
     let request = Request(method: method, path: url.path(percentEncoded: false), query: url.query(percentEncoded: true) ?? "",
                           headers: all, payloadHash: payloadHash)
     return sign(request, date: date).headers
+  }
+
+  /// The string a request's signature signs: the algorithm, the time
+  /// (`20130524T000000Z`), the scope (`20130524/us-east-1/s3/aws4_request`)
+  /// and the canonical request's hex SHA-256.
+  package static func stringToSign(_ canonicalRequest: String, amzDate: String, scope: String) -> String {
+    "AWS4-HMAC-SHA256\n\(amzDate)\n\(scope)\n\(payloadHash(Data(canonicalRequest.utf8)))"
+  }
+
+  /// The hex HMAC of `stringToSign` with the key derived from `secret`
+  /// for `scope` (day, region, service, `aws4_request`).
+  package static func signature(of stringToSign: String, scope: String, secret: String) -> String {
+    var key = SymmetricKey(data: Data("AWS4\(secret)".utf8))
+    for part in scope.split(separator: "/", omittingEmptySubsequences: false) {
+      key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(part.utf8), using: key)))
+    }
+    return hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: key))
   }
 
   /// The `Host` header for `url`: an IPv6 address in brackets, the port
@@ -170,23 +183,14 @@ public struct SigV4Signer: Sendable {
     return pairs.sorted { ($0.name, $0.value) < ($1.name, $1.value) }.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
   }
 
-  /// Percent-decodes `part` (a `%` not followed by two hex digits is
-  /// kept as it is) and encodes it the SigV4 way.
+  /// Percent-decodes `part` and encodes it the SigV4 way.
   private static func encode(_ part: Substring) -> String {
-    let bytes = Array(part.utf8)
-    var decoded: [UInt8] = []
-    var index = 0
-    while index < bytes.count {
-      if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-         let value = UInt8(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self), radix: 16) {
-        decoded.append(value)
-        index += 3
-      } else {
-        decoded.append(bytes[index])
-        index += 1
-      }
-    }
-    return String(decoding: PercentEncoding.encode(decoded), as: UTF8.self)
+    String(decoding: PercentEncoding.encode(PercentEncoding.decode(part)), as: UTF8.self)
+  }
+
+  /// The hex SHA-256 of a body: its payload hash.
+  public static func payloadHash(_ body: some DataProtocol) -> String {
+    hex(SHA256.hash(data: body))
   }
 
   package static func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {

@@ -30,6 +30,33 @@ public enum PercentEncoding {
     String(decoding: encode(text.utf8, keepSlash: keepSlash), as: UTF8.self)
   }
 
+  /// `text` with each `%` and two hex digits decoded to its byte (a `%`
+  /// not followed by two hex digits is kept as it is); `+` stays `+`.
+  public static func decode(_ text: some StringProtocol) -> [UInt8] {
+    let bytes = Array(text.utf8)
+    var decoded: [UInt8] = []
+    var index = 0
+    while index < bytes.count {
+      if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+        decoded.append(high << 4 | low)
+        index += 3
+      } else {
+        decoded.append(bytes[index])
+        index += 1
+      }
+    }
+    return decoded
+  }
+
+  private static func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
+  }
+
   private static let upperHex = Array("0123456789ABCDEF".utf8)
   private static let lowerHex = Array("0123456789abcdef".utf8)
 }

@@ -9,11 +9,17 @@ import Testing
   ] as [(String, String, Int?)])
   func anEntryIsAHostAndMaybeAPort(_ entry: String, _ name: String, _ port: Int?) {
     let host = KeyHost(entry)
-    #expect(host?.name == name && host?.port == port && host?.description == entry)
+    #expect(host?.name == name && host?.port == port && host?.description == entry && host?.isSuffix == false)
+  }
+
+  @Test(arguments: [(".amazonaws.com", "amazonaws.com", nil), (".localhost:9000", "localhost", 9000)] as [(String, String, Int?)])
+  func aDotStartsASuffixEntry(_ entry: String, _ name: String, _ port: Int?) {
+    let host = KeyHost(entry)
+    #expect(host?.name == name && host?.port == port && host?.isSuffix == true && host?.description == entry)
   }
 
   @Test(arguments: ["", "API.example", "api.example:", "api.example:0", "api.example:65536", "api.example:08", "http://api.example", "api.example/x",
-                    "[::1]:80", "a..b", "-a.example", "localhost:80:80", "host:+80"])
+                    "[::1]:80", "a..b", "-a.example", "localhost:80:80", "host:+80", ".", "..example", ".127.0.0.1", ".-a.example"])
   func anythingElseIsNotAnEntry(_ entry: String) {
     #expect(KeyHost(entry) == nil)
   }
@@ -32,6 +38,12 @@ import Testing
     (["api.example:80"], true, "http", "api.example", 80, true, "plain http off loopback where the key says insecure"),
     (["api.example"], true, "http", "api.example", 80, false, "insecure, still only to a named port"),
     (["api.example"], false, "ftp", "api.example", 21, false, "not http"),
+    ([".amazonaws.com"], false, "https", "bucket.s3.eu-west-1.amazonaws.com", 443, true, "a suffix entry: any name under it"),
+    ([".amazonaws.com"], false, "https", "amazonaws.com", 443, false, "a suffix entry: not the domain itself"),
+    ([".amazonaws.com"], false, "https", "evilamazonaws.com", 443, false, "a suffix entry: a name that only ends the same"),
+    ([".localhost:9000"], false, "http", "bucket.localhost", 9000, false, "plain http to a name under localhost: not known to be loopback (DNS may answer)"),
+    ([".localhost:9000"], true, "http", "bucket.localhost", 9000, true, "a suffix entry with a port, plain http where the key says insecure"),
+    ([".localhost:9000"], true, "http", "bucket.localhost", 9001, false, "a suffix entry with a port: that port only"),
   ] as [([String], Bool, String, String, Int, Bool, String)])
   func theRule(hosts: [String], insecure: Bool, scheme: String, host: String, port: Int, allowed: Bool, why: String) {
     #expect((KeyHost.refusal(hosts: hosts, insecure: insecure, scheme: scheme, host: host, port: port) == nil) == allowed, "\(why)")

@@ -65,6 +65,12 @@ import Testing
     #expect(env["NO_PROXY"] == "localhost,[::1],other.example")
     #expect(env["no_proxy"] == nil)
   }
+
+  @Test func noProxyDropsWhatASuffixEntryCovers() {
+    let aws = ProxyBinding(key: APIKey(name: "AWS", value: "v", metadata: KeyMetadata(header: "X", hosts: [".amazonaws.com"])))
+    #expect(ProxyEnvironment.noProxy("s3.amazonaws.com,.amazonaws.com,amazonaws.com,com,other.example,notamazonaws.com", without: [aws])
+            == "other.example,notamazonaws.com")
+  }
 }
 
 @Suite struct ProxyCredentialsTests {

@@ -179,6 +179,13 @@ import Glibc
     #expect(try await Command.odr(["get", "Mine"], environment: world.env).stdout == world.upstream.weather)
     let incomplete = try await Command.odr(["set", "Half", "--host", "api.example"], input: "v", environment: world.env)
     #expect(incomplete.status == 2 && incomplete.stderr.contains("--header, --query or --basic"), "\(incomplete.stderr)")
+    // An AWS credential's keys take hosts only (suffixes too): the proxy re-signs with them.
+    for (name, variable) in [("AWSKeyID", "AWS_ACCESS_KEY_ID"), ("AWSSecret", "AWS_SECRET_ACCESS_KEY")] {
+      let aws = try await Command.odr(["set", name, "--env", variable, "--host", ".amazonaws.com"], input: "v", environment: world.env)
+      #expect(aws.status == 0, "\(aws.stderr)")
+    }
+    let long = try await Command.odr(["list", "--long"], environment: world.env)
+    #expect(long.stdout.contains(".amazonaws.com"), "\(long.stdout)")
   }
 
   /// Basic authentication: git with the token in the URL and `curl -u`

@@ -73,8 +73,8 @@ struct TestUpstream: Sendable {
     return TestUpstream(nginx: nginx, root: files, trust: files.appending(path: "trust.pem"), weather: weather, maps: maps, github: github, openai: openai, slack: slack)
   }
 
-  /// A test CA and a leaf for 127.0.0.1 it signed, PEM (the leaf's key too).
-  static func certificates() throws -> (ca: String, leaf: String, key: String) {
+  /// A test CA and a leaf for 127.0.0.1 (and `names`) it signed, PEM (the leaf's key too).
+  static func certificates(names: [String] = []) throws -> (ca: String, leaf: String, key: String) {
     let caKey = P256.Signing.PrivateKey()
     let caName = try DistinguishedName { CommonName("odr proxy tests CA") }
     let now = Date()
@@ -90,7 +90,7 @@ struct TestUpstream: Sendable {
                                notValidAfter: now + 86400, issuer: caName, subject: try DistinguishedName { OrganizationName("upstream") },
                                signatureAlgorithm: .ecdsaWithSHA256,
                                extensions: try Certificate.Extensions {
-                                 SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))])
+                                 SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))] + names.map { .dnsName($0) })
                                  try ExtendedKeyUsage([.serverAuth])
                                  AuthorityKeyIdentifier(keyIdentifier: try ca.extensions.subjectKeyIdentifier?.keyIdentifier)
                                }, issuerPrivateKey: .init(caKey))

@@ -279,7 +279,7 @@ let package = Package(
       name: "odr-bench",
       dependencies: ["CLibsecret", "ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRTrust", "ODRTrustState"],
       path: "Benchmarks/odr-bench",
-      exclude: ["keepalive.py"],
+      exclude: ["keepalive.py", "sigv4.py", "sse.py"],
       swiftSettings: strictSettings
     ),
     .executableTarget(

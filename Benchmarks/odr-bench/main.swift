@@ -814,14 +814,18 @@ if wants("p") {
   let system = (try? String(contentsOfFile: "/etc/ssl/certs/ca-certificates.crt", encoding: .utf8)) ?? ""
   try Data((system + "\n" + String(contentsOf: work.appending(path: "ca.pem"), encoding: .utf8)).utf8).write(to: work.appending(path: "trust.pem"))
   let nginx = try await Nginx.start(root: work.appending(path: "www"),
-                                    locations: #"location = /header { if ($http_authorization = "Bearer \#(secret)") { return 200 "ok\n"; } return 401; }"#,
+                                    locations: #"location = /header { if ($http_authorization = "Bearer \#(secret)") { return 200 "ok\n"; } return 401; } location = /aws { return 200 "ok\n"; }"#,
                                     tls: (work.appending(path: "leaf.pem"), work.appending(path: "leaf.key")))
   defer { nginx.stop() }
   let bundle = "com.odr.bench.proxy"
   let source = work.appending(path: "src")
   try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
   try Data(#"{"bundle": "\#(bundle)", "tags": {"APIKeys": {"category": "prefetch", "secrets": true, "files": ["APIKeys.json"]}}}"#.utf8).write(to: source.appending(path: "tags.json"))
-  try Data(#"{"keys": {"Bench": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]}}}"#.utf8).write(to: source.appending(path: "APIKeys.json"))
+  try Data(#"""
+    {"keys": {"Bench": {"value": "\#(secret)", "header": "Authorization", "scheme": "Bearer", "hosts": ["127.0.0.1"]},
+              "BenchAWSKeyID": {"value": "AKIABENCHBENCHBENCH0", "env": "AWS_ACCESS_KEY_ID", "hosts": ["127.0.0.1"]},
+              "BenchAWSSecret": {"value": "bench/Secret+bench/Secret+bench/Secret+0", "env": "AWS_SECRET_ACCESS_KEY", "hosts": ["127.0.0.1"]}}}
+    """#.utf8).write(to: source.appending(path: "APIKeys.json"))
   var env = ProcessInfo.processInfo.environment
   env["XDG_CACHE_HOME"] = work.appending(path: "cache").path
   env["XDG_STATE_HOME"] = work.appending(path: "state").path
@@ -858,6 +862,41 @@ if wants("p") {
   report(String(format: "(p) 1,000 keep-alive GETs, one Python client (requests.Session): through the proxy %.0f ms   direct %.0f ms   ratio %.2f×   (target ≤ 1.20×); p99 %.2f vs %.2f ms: +%.2f ms (target ≤ +1 ms); p50 %.2f vs %.2f ms   [alternating, median of %d]",
                        med(proxied, "total") * 1000, med(plain, "total") * 1000, med(proxied, "total") / med(plain, "total"),
                        med(proxied, "p99"), med(plain, "p99"), med(proxied, "p99") - med(plain, "p99"), med(proxied, "p50"), med(plain, "p50"), proxied.count))
+  // SigV4: the proxy's check and re-signing (issue 49), against the same
+  // client's signed request that goes through unchanged, pair by pair.
+  let sigv4 = Paths.packageRoot.appending(path: "Benchmarks/odr-bench/sigv4.py").path
+  var resigned: [Double] = [], passed: [Double] = []
+  for _ in 0..<5 {
+    let text = try await loop(true, "exec python3 '\(sigv4)' 'https://127.0.0.1:\(nginx.port)/aws' 300")
+    let figures = try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Double]
+    resigned.append(figures["resigned"]!)
+    passed.append(figures["passed"]!)
+  }
+  let (resignedP50, passedP50) = (resigned.sorted()[resigned.count / 2], passed.sorted()[passed.count / 2])
+  report(String(format: "(p) SigV4 through the proxy, keep-alive: re-signed (checked, then signed with the real secret) p50 %.2f ms   passed unchanged p50 %.2f ms   added +%.2f ms (target ≤ +1 ms)   [300 pairs, median of %d runs]",
+                resignedP50, passedP50, resignedP50 - passedP50, resigned.count))
+  // Server-sent events (issue 49): each event's arrival after it was
+  // sent, through the proxy (intercepted, masked) against directly.
+  let sse = Paths.packageRoot.appending(path: "Benchmarks/odr-bench/sse.py").path
+  let events = Process()
+  events.executableURL = URL(filePath: "/usr/bin/env")
+  events.arguments = ["python3", sse, "serve", work.appending(path: "leaf.pem").path, work.appending(path: "leaf.key").path, "300"]
+  let announced = Pipe()
+  events.standardOutput = announced
+  try events.run()
+  defer { events.terminate() }
+  let eventsPort = String(decoding: announced.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+  var sseThrough: [Double] = [], sseDirect: [Double] = []
+  for _ in 0..<5 {
+    for isProxied in [true, false] {
+      let text = try await loop(isProxied, "exec python3 '\(sse)' client 'https://127.0.0.1:\(eventsPort)/'")
+      let p50 = (try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Double])["p50"]!
+      if isProxied { sseThrough.append(p50) } else { sseDirect.append(p50) }
+    }
+  }
+  let (sseProxied, ssePlain) = (sseThrough.sorted()[2], sseDirect.sorted()[2])
+  report(String(format: "(p) server-sent events (300, one every 10 ms): arrival after sending p50 through the proxy %.2f ms   direct %.2f ms   added +%.2f ms (target ≤ +1 ms)   [alternating, median of 5]",
+                sseProxied, ssePlain, sseProxied - ssePlain))
   var proxyExec: [Duration] = [], plainExec: [Duration] = [], unsandboxed: [Duration] = []
   for _ in 0..<max(runs, 21) {
     proxyExec.append(try time(odrPath, ["exec", "--proxy", "--service", bundle, "--", "true"], environment: env))

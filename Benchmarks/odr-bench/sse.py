@@ -20,15 +20,21 @@ if sys.argv[1] == "serve":
     cert, key, count = sys.argv[2], sys.argv[3], int(sys.argv[4])
 
     class Events(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # chunked, as event streams are sent
+
         def do_GET(self):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             for _ in range(count):
-                self.wfile.write(b"data: %d\n\n" % time.time_ns())
+                event = b"data: %d\n\n" % time.time_ns()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                 self.wfile.flush()
                 time.sleep(0.01)
+            self.wfile.write(b"0\r\n\r\n")
+            self.close_connection = True
 
         def log_message(self, *_):
             pass

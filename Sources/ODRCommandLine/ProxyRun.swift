@@ -50,6 +50,7 @@ struct ProxyRun {
     let authority = try RunAuthority(hosts: Set(bindings.flatMap(\.hosts)), now: context.now())
     let caBundle = authority.bundle(trusting: RunAuthority.systemBundle(environment: context.environment))
     let log = try auditLog(context)
+    defer { log.flush() }
     let base = pristine ? context.environment.filter { CommandRunner.pristineKept.contains($0.key) } : context.environment
     let server = Server(bindings: bindings, credentials: credentials, bases: bases, authority: authority,
                         trustRoots: context.environment["SSL_CERT_FILE"], log: log, limits: limits)
@@ -59,6 +60,7 @@ struct ProxyRun {
     } else {
       status = try await runUnsandboxed(context, base: base, bindings: bindings, credentials: credentials, caBundle: caBundle, server: server)
     }
+    log.flush()
     CommandRunner.exit(likeStatus: status)
   }
 

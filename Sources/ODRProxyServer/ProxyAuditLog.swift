@@ -1,21 +1,43 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NIOCore
+import NIOPosix
 import ODRProxy
 import Synchronization
 
 /// Where the proxy's audit lines go: odr's stderr, or a file of the
 /// user's (`--proxy-log FILE`, created 0600, appended to). One
 /// ``ProxyAuditRecord`` per line, written whole.
+///
+/// Lines are written off the event loops, together: a request's line
+/// waits at most ``interval`` (a stderr whose reader is slow, or paused,
+/// never holds up the proxy, and a reader is woken once per batch, not
+/// once per request). ``flush()`` writes what is left when the run ends.
+/// Lines beyond ``pendingLimit`` while the reader does not read are
+/// counted, and the count is written in their place.
 public final class ProxyAuditLog: Sendable {
+  static let interval = TimeAmount.milliseconds(10)
+  static let pendingLimit = 4 << 20
+
   private let descriptor: Int32
   private let owned: Bool
-  private let lock = Mutex(())
+  private struct Pending {
+    var bytes: [UInt8] = []
+    var scheduled = false
+    var dropped = 0
+  }
+  private let pending = Mutex(Pending())
+  /// Held while a batch is taken and written: batches go out in order.
+  private let writing = Mutex(())
+  /// The one thread that writes (blocked there, a write holds up nothing else).
+  private let writer = NIOThreadPool(numberOfThreads: 1)
 
   /// Lines to an open descriptor odr keeps (stderr).
   public init(descriptor: Int32) {
     self.descriptor = descriptor
     owned = false
+    writer.start()
   }
 
   /// Lines appended to `path`, created 0600 if it is not there.
@@ -25,15 +47,34 @@ public final class ProxyAuditLog: Sendable {
     fchmod(fd, 0o600)
     descriptor = fd
     owned = true
+    writer.start()
   }
 
   deinit {
+    flush()
+    writer.shutdownGracefully { _ in }  // not waited for: this may run on the writer's own thread
     if owned { close(descriptor) }
   }
 
   func write(_ record: ProxyAuditRecord) {
-    let bytes = Array(record.line.utf8)
-    lock.withLock { _ in
+    let schedule = pending.withLock { state -> Bool in
+      if state.bytes.count < Self.pendingLimit { state.bytes += record.line.utf8 } else { state.dropped += 1 }
+      defer { state.scheduled = true }
+      return !state.scheduled
+    }
+    guard schedule else { return }
+    MultiThreadedEventLoopGroup.singleton.next().scheduleTask(in: Self.interval) { [self] in
+      writer.submit { [self] _ in flush() }
+    }
+  }
+
+  /// Writes every line not yet written, blocking until it is out.
+  public func flush() {
+    writing.withLock { _ in
+      let bytes = pending.withLock { state in
+        defer { state = Pending() }
+        return state.bytes + (state.dropped == 0 ? [] : Array(#"{"note": "\#(state.dropped) audit lines dropped: the log's reader was not reading"}"#.utf8) + [0x0a])
+      }
       var offset = 0
       while offset < bytes.count {
         let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }

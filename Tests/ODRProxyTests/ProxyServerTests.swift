@@ -11,12 +11,13 @@ import Testing
 /// way is never cut.
 @Suite(.enabled(if: TestSelection.untagged)) struct ProxyServerTests {
   /// A proxy for one key bound to `127.0.0.1:port` (plain http to a named loopback port).
-  static func server(_ limits: ProxyServer.Limits, port: Int = 9) async throws -> (ProxyServer, ProxyCredentials, ProxyBinding) {
+  static func server(_ limits: ProxyServer.Limits, port: Int = 9, log: ProxyAuditLog = ProxyAuditLog(descriptor: -1)) async throws
+    -> (ProxyServer, ProxyCredentials, ProxyBinding) {
     let binding = ProxyBinding(key: APIKey(name: "Weather", value: "w-secret", metadata: KeyMetadata(header: "X-Key", hosts: ["127.0.0.1:\(port)"])))
     let credentials = ProxyCredentials()
     let server = try await ProxyServer.start(.loopback, bindings: [binding], credentials: credentials, bases: [],
                                              authority: try RunAuthority(hosts: [ProxyHost("127.0.0.1")!]), trustRoots: nil,
-                                             log: ProxyAuditLog(descriptor: -1), limits: limits)
+                                             log: log, limits: limits)
     return (server, credentials, binding)
   }
 
@@ -136,6 +137,42 @@ import Testing
       #expect(Self.exchange(fd, "GET \(upstream.url)/stream HTTP/1.1\r\nHost: 127.0.0.1:\(upstream.port)\r\nProxy-Authorization: Basic \(token)\r\n\r\n").hasPrefix("HTTP/1.1 200"))
       // Kept alive after its answer, then idle: closed.
       #expect(Self.closed([fd], within: 3) == [0])
+    }
+  }
+
+  /// The audit log to a reader that does not read (a paused pager on
+  /// odr's stderr): requests are still answered, and every line arrives
+  /// once the reader reads again.
+  @Test(.timeLimit(.minutes(1))) func aLogReaderThatDoesNotReadHoldsNothingUp() async throws {
+    var ends: [Int32] = [0, 0]
+    try #require(pipe(&ends) == 0)
+    defer { close(ends[0]); close(ends[1]) }
+    _ = fcntl(ends[1], 1031, 4096)  // F_SETPIPE_SZ (not in Glibc's Swift overlay): a small pipe, full sooner
+    try await TestHTTPServer.answering({ _ in TestHTTPServer.Reply(body: Data("ok".utf8)) }) { upstream in
+      let log = ProxyAuditLog(descriptor: ends[1])
+      let (server, credentials, binding) = try await Self.server(ProxyServer.Limits(), port: upstream.port, log: log)
+      defer { Task { await server.stop() } }
+      let fd = Self.connect(server.port)
+      defer { close(fd) }
+      let token = Data("odr:\(credentials.token)".utf8).base64EncodedString()
+      let count = 100
+      for index in 0..<count {
+        let answer = Self.exchange(fd, "GET \(upstream.url)/\(index) HTTP/1.1\r\nHost: 127.0.0.1:\(upstream.port)\r\n"
+                                      + "Proxy-Authorization: Basic \(token)\r\nX-Key: \(binding.placeholder.text)\r\n\r\n")
+        try #require(answer.hasPrefix("HTTP/1.1 200"), "request \(index): \(answer)")
+      }
+      // Now read: every line comes, none dropped.
+      var text = Data()
+      var buffer = [UInt8](repeating: 0, count: 65_536)
+      var polled = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+      let deadline = Date().addingTimeInterval(5)
+      while text.count(where: { $0 == 0x0a }) < count && Date() < deadline {
+        guard poll(&polled, 1, 100) > 0 else { continue }
+        let read = Glibc.read(ends[0], &buffer, buffer.count)
+        if read > 0 { text.append(contentsOf: buffer.prefix(read)) }
+      }
+      let lines = String(decoding: text, as: UTF8.self).split(separator: "\n")
+      #expect(lines.count == count && lines.allSatisfy { $0.contains(#""keys":["Weather"]"#) }, "\(lines.count) lines")
     }
   }
 

@@ -143,7 +143,8 @@ import Testing
     let output = Pipe()
     server.standardOutput = output
     try server.run()
-    defer { server.terminate() }
+    // SIGKILL: a child of Foundation's Process inherits the test thread's blocked signals, SIGTERM among them.
+    defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
     let port = try #require(output.fileHandleForReading.readLine().flatMap(Int.init))
     let client = #"python3 -c 'import socket, sys; s = socket.create_connection(("localhost", int(sys.argv[1])), timeout=3); s.sendall(b"odr"); print(s.recv(32).decode())' "#
     let relayed = try await Command.odr(["exec", "--proxy", "--allow-connect", "localhost:\(port)", "--", "/bin/sh", "-c", client + "\(port)"],

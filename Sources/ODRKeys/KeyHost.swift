@@ -2,8 +2,9 @@ import ODRBase
 
 /// One entry of a key's `hosts`: a host name (or IPv4 literal) and, for a
 /// service on a port of its own, that port (`localhost:8080`); or, with a
-/// leading dot, every name under a domain (`.amazonaws.com`: a bucket's
-/// virtual host, a regional endpoint; not the domain itself). It holds
+/// leading dot, every name under a domain of two labels or more
+/// (`.amazonaws.com`: a bucket's virtual host, a regional endpoint; not
+/// the domain itself), or under `localhost`. It holds
 /// the one rule of where a key may go, which the networking wrapper and
 /// the proxy of `odr exec --proxy` both ask (``refusal(hosts:insecure:scheme:host:port:)``).
 public struct KeyHost: Sendable, Hashable, CustomStringConvertible {
@@ -27,7 +28,9 @@ public struct KeyHost: Sendable, Hashable, CustomStringConvertible {
       host = host[..<colon]
       port = number
     }
-    guard Self.isHostName(host), !(isSuffix && Self.isIPv4(host)) else { return nil }
+    // A suffix covers a domain someone owns: two labels at least (not a
+    // whole top-level domain, `.com`), but for names under localhost.
+    guard Self.isHostName(host), !(isSuffix && (Self.isIPv4(host) || (!host.contains(".") && host != "localhost"))) else { return nil }
     name = String(host)
     self.port = port
   }

@@ -7,7 +7,8 @@ import ODRProxy
 import Synchronization
 
 /// Where the proxy's audit lines go: odr's stderr, or a file of the
-/// user's (`--proxy-log FILE`, created 0600, appended to). One
+/// user's (`--proxy-log FILE`, created 0600, appended to; a device or a
+/// pipe as it is). One
 /// ``ProxyAuditRecord`` per line, written whole.
 ///
 /// Lines are written off the event loops, together: a request's line
@@ -44,7 +45,10 @@ public final class ProxyAuditLog: Sendable {
   public init(path: String) throws(ProxyServerError) {
     let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
     guard fd >= 0 else { throw ProxyServerError("cannot open the proxy log \(path): \(String(cString: strerror(errno))).") }
-    fchmod(fd, 0o600)
+    // An existing log file of the user's is made private too; not a device
+    // or a pipe (`--proxy-log /dev/null` as root once made /dev/null 0600).
+    var status = stat()
+    if fstat(fd, &status) == 0 && status.st_mode & S_IFMT == S_IFREG { fchmod(fd, 0o600) }
     descriptor = fd
     owned = true
     writer.start()

@@ -19,7 +19,7 @@ import Testing
   }
 
   @Test(arguments: ["", "API.example", "api.example:", "api.example:0", "api.example:65536", "api.example:08", "http://api.example", "api.example/x",
-                    "[::1]:80", "a..b", "-a.example", "localhost:80:80", "host:+80", ".", "..example", ".127.0.0.1", ".-a.example"])
+                    "[::1]:80", "a..b", "-a.example", "localhost:80:80", "host:+80", ".", "..example", ".127.0.0.1", ".-a.example", ".com", ".internal:443"])
   func anythingElseIsNotAnEntry(_ entry: String) {
     #expect(KeyHost(entry) == nil)
   }

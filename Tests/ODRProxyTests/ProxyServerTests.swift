@@ -187,3 +187,24 @@ import Testing
     #expect(UpstreamAnswer.coding(HTTPHeaders(headers)) == coding)
   }
 }
+
+/// What only root shows: the audit log given a device (`--proxy-log
+/// /dev/null`) leaves its mode alone. A device of the test's own, not
+/// /dev/null: a failure must not break the machine.
+@Suite(.enabled(if: TestSelection.root)) struct ProxyAuditLogAsRootTests {
+  @Test func aDeviceKeepsItsMode() throws {
+    let folder = FileManager.default.temporaryDirectory.appending(path: "odr-null-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }  // best effort: the test is over
+    let device = folder.appending(path: "null").path
+    #expect(mknod(device, S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0, "mknod: \(String(cString: strerror(errno)))")  // 1:3, the null device
+    chmod(device, 0o666)
+    func mode(_ path: String) throws -> Int? { try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int }
+    try ProxyAuditLog(path: device).flush()
+    #expect(try mode(device) == 0o666)
+    let file = folder.appending(path: "audit.jsonl").path
+    _ = try ProxyAuditLog(path: file)
+    #expect(try mode(file) == 0o600)
+  }
+}
+

@@ -1,4 +1,5 @@
 public import Foundation
+import ODRBase
 
 /// One case of the AWS SigV4 signing test suite (awslabs/aws-c-auth,
 /// tests/aws-signing-test-suite/v4, Apache-2.0; Tests/Vectors/sigv4): its
@@ -9,7 +10,7 @@ public struct SigV4Vector: Sendable, CustomStringConvertible {
   public static let folder = Paths.packageRoot.appending(path: "Tests/Vectors/sigv4")
 
   /// The names of the suite's cases, sorted.
-  public static let names: [String] = (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?  // none: theSuiteHasItsCases fails
+  public static let names: [String] = dropping(.isTheAnswer) { try FileManager.default.contentsOfDirectory(atPath: folder.path) }?  // none: theSuiteHasItsCases fails
     .filter { FileManager.default.fileExists(atPath: folder.appending(path: "\($0)/context.json").path) }.sorted() ?? []
 
   public struct Context: Sendable, Decodable {

@@ -13,6 +13,8 @@ import ODRURL
 ///   encoding), and with `/` kept (Python's `quote`);
 /// - JSON-escaped: with and without `\/`, and with non-ASCII as `\uXXXX`
 ///   (Python's `json.dumps`), lower- and upper-case hex;
+/// - hex, whole and as space-separated bytes (S3 quotes a request so in
+///   its signature errors), lower and upper case;
 /// - for multi-line values, each line of 8 or more characters.
 public enum SecretForms {
   /// Every distinct form of `value` (none for an empty value).
@@ -43,6 +45,13 @@ public enum SecretForms {
       forms.insert(PercentEncoding.encode(bytes, upper: upper, plusForSpace: true))
       forms.insert(PercentEncoding.encode(bytes, upper: upper, keepSlash: true))
       forms.insert(jsonEscaped(value, slash: false, asciiOnly: true, upper: upper))
+    }
+    // hex, whole and as space-separated bytes (S3's CanonicalRequestBytes
+    // in a SignatureDoesNotMatch answer), either case
+    for hex in ["0123456789abcdef", "0123456789ABCDEF"].map({ Array($0.utf8) }) {
+      let pairs = bytes.map { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] }
+      forms.insert(Array(pairs.joined()))
+      forms.insert(Array(pairs.joined(separator: [UInt8(ascii: " ")])))
     }
     forms.insert(jsonEscaped(value, slash: false, asciiOnly: false, upper: false))
     forms.insert(jsonEscaped(value, slash: true, asciiOnly: false, upper: false))

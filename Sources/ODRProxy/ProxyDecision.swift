@@ -64,21 +64,20 @@ public enum ProxyDecision: Sendable, Equatable {
     var used: [String] = []
     var notes: [String] = []
     // A request the child signed with an AWS credential's placeholders
-    // (SigV4), to the credential's hosts: checked, then signed again with
-    // the real one (``SigV4Resigner``). Elsewhere it goes on as it is.
-    var resigned: Set<String> = []
-    if let aws = SigV4Resigner(bindings), let signature = SigV4Resigner.Signature(headers: headers, query: substituted),
-       signature.accessKeyID == aws.accessKeyID.placeholder.text, routeRefusal(aws.secret, scheme: request.scheme, host: host, port: request.port) == nil {
-      switch aws.resign(request, signature, headers: headers, query: substituted) {
-      case .failure(let refusal): return refuse(403, aws.secret.key.name, refusal.reason)
-      case .success(let signed): (headers, substituted, resigned) = (signed.headers, signed.query, Set(signed.keys))
+    // (SigV4), to the credential's hosts, is checked and signed again with
+    // the real one (``SigV4Resigner``) — last, over exactly what goes
+    // upstream. Elsewhere it goes on as it is.
+    let signing = SigV4Resigner(bindings).flatMap { aws in
+      SigV4Resigner.Signature(headers: request.headers, query: substituted).flatMap { signature in
+        signature.accessKeyID == aws.accessKeyID.placeholder.text
+          && aws.bindings.allSatisfy({ routeRefusal($0, scheme: request.scheme, host: host, port: request.port) == nil }) ? (aws, signature) : nil
       }
-      used += resigned
     }
     for binding in bindings {
       let placeholder = binding.placeholder.text
       let name = binding.key.name
       if holds(request.method, placeholder) { return refuse(403, name, "its placeholder is in the method") }
+      if let (aws, _) = signing, aws.bindings.contains(where: { $0.key.name == name }) { continue }
       // Substituted only where its metadata sends it, on a request to one of
       // its hosts; anywhere else it goes on as it is (worthless there), said.
       let route = routeRefusal(binding, scheme: request.scheme, host: host, port: request.port)
@@ -118,12 +117,12 @@ public enum ProxyDecision: Sendable, Equatable {
     // APIClient's rule: a URL string the strict and the encoding parse
     // disagree on never carries a key (what goes on the wire could differ
     // from what was meant).
-    if !used.isEmpty {
+    if !used.isEmpty || signing != nil {
       let url = "\(request.scheme.lowercased())://\(host):\(request.port)\(request.target)"
       do {
         _ = try URLPolicy.consistent.url(from: url)
       } catch {
-        return refuse(400, used.sorted().first, "its request's URL is ambiguous: \(error.reason)")
+        return refuse(400, used.sorted().first ?? signing?.0.accessKeyID.key.name, "its request's URL is ambiguous: \(error.reason)")
       }
     }
     // A request to a bound host asks for an answer the masker can read:
@@ -134,9 +133,13 @@ public enum ProxyDecision: Sendable, Equatable {
       headers.removeAll { $0.name.lowercased() == "accept-encoding" }
       headers.append(ProxyRequest.Header("Accept-Encoding", "identity"))
     }
-    // (A re-signed request keeps them: they are signed, and its secret
-    // never travels.)
-    if used.contains(where: { !resigned.contains($0) }) { headers.removeAll { ["range", "if-range"].contains($0.name.lowercased()) } }
+    if !used.isEmpty { headers.removeAll { ["range", "if-range"].contains($0.name.lowercased()) } }
+    if let (aws, signature) = signing {
+      switch aws.resign(request, signature, headers: headers, query: substituted) {
+      case .failure(let refusal): return refuse(403, aws.secret.key.name, refusal.reason)
+      case .success(let signed): (headers, substituted, used) = (signed.headers, signed.query, used + signed.keys)
+      }
+    }
     let target = path + (substituted.map { "?" + $0.joined(separator: "&") } ?? "")
     return .forward(Forward(headers: headers, target: target, keys: used.sorted(), upgrade: upgrade, toBoundHost: bound, notes: notes))
   }

@@ -35,6 +35,12 @@ struct SigV4Resigner: Sendable {
     (self.accessKeyID, self.secret, sessionToken) = (accessKeyID, secret, named("AWS_SESSION_TOKEN"))
   }
 
+  /// The credential's keys: each must be allowed where a request is re-signed.
+  var bindings: [ProxyBinding] { [accessKeyID, secret] + (sessionToken.map { [$0] } ?? []) }
+
+  /// The most headers a signature may name (AWS's SDKs sign a handful).
+  static let signedHeadersLimit = 64
+
   /// A request's SigV4 signature, as the request carries it.
   struct Signature: Equatable {
     /// In the query (a presigned URL), not the `Authorization` header.
@@ -51,7 +57,10 @@ struct SigV4Resigner: Sendable {
     /// The signature of a request with these headers and query, or nil
     /// when it carries none (or not the SigV4 kind).
     init?(headers: [ProxyRequest.Header], query: [String]?) {
-      if let header = headers.first(where: { $0.name.lowercased() == "authorization" }), header.value.hasPrefix("AWS4-HMAC-SHA256 ") {
+      // One of each: a second Authorization header or credential parameter
+      // leaves the request as it is (not re-signed).
+      let authorizations = headers.filter { $0.name.lowercased() == "authorization" }
+      if authorizations.count == 1, let header = authorizations.first, header.value.hasPrefix("AWS4-HMAC-SHA256 ") {
         var fields: [String: String] = [:]
         for field in header.value.dropFirst("AWS4-HMAC-SHA256 ".count).split(separator: ",") {
           let parts = ProxyDecision.trimmed(field).split(separator: "=", maxSplits: 1)
@@ -64,6 +73,7 @@ struct SigV4Resigner: Sendable {
         for parameter in query {
           let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
           guard parts.count == 2, parts[0].hasPrefix("X-Amz-") else { continue }
+          guard fields[String(parts[0])] == nil else { return nil }
           fields[String(parts[0])] = String(decoding: PercentEncoding.decode(parts[1]), as: UTF8.self)
         }
         guard fields["X-Amz-Algorithm"] == "AWS4-HMAC-SHA256" else { return nil }
@@ -87,12 +97,25 @@ struct SigV4Resigner: Sendable {
     }
   }
 
-  /// `request` (its forwarded `headers` and `query` parameters) with the
-  /// real credential in place and signed again; a reason when the child's
-  /// own signature does not check out or cannot be re-signed.
+  /// The request as it goes upstream — `headers` and `query` parameters,
+  /// everything else the proxy does to it done — with the real credential
+  /// in place and signed again; a reason when the child's own signature
+  /// (over `request` as it arrived) does not check out, or signs something
+  /// the proxy changed.
+  ///
+  /// One canonical form per service, the one AWS checks: S3's path as sent
+  /// (which must be encoded as S3 signs it), every other service's path
+  /// normalized and encoded again. A signature the upstream would compute
+  /// differently is refused here, not sent: AWS's refusal quotes the
+  /// canonical request it expected, real credential and token included.
   func resign(_ request: ProxyRequest, _ signature: Signature, headers: [ProxyRequest.Header],
               query: [String]?) -> Result<(headers: [ProxyRequest.Header], query: [String]?, keys: [String]), SigV4Refusal> {
     guard let amzDate = signature.amzDate else { return .failure(SigV4Refusal("its SigV4 signature has no X-Amz-Date")) }
+    let names = signature.signedHeaders
+    guard names.count <= Self.signedHeadersLimit, zip(names, names.dropFirst()).allSatisfy({ $0 < $1 }), names.allSatisfy({ $0 == $0.lowercased() }) else {
+      return .failure(SigV4Refusal("its SigV4 signature's signed headers are not \(Self.signedHeadersLimit) or fewer lower-case names in order"))
+    }
+    guard names.contains("host") else { return .failure(SigV4Refusal("its SigV4 signature does not sign the Host header")) }
     let contentHash = request.headers.first { $0.name.lowercased() == "x-amz-content-sha256" }.map { ProxyDecision.trimmed($0.value[...]) }
     if let contentHash, contentHash.hasPrefix("STREAMING-AWS4-") {
       return .failure(SigV4Refusal("its body is sent in signed chunks (\(contentHash)), which odr does not re-sign: let the client send an unsigned payload (the AWS SDKs do over https; Java and Go: disable chunked encoding or payload signing)"))
@@ -101,29 +124,45 @@ struct SigV4Resigner: Sendable {
     guard let payload = contentHash ?? (signature.presigned && s3 ? SigV4Signer.unsignedPayload : request.bodyHash) else {
       return .failure(SigV4Refusal("its SigV4 signature needs the body's hash, which the proxy did not compute"))
     }
-    let (path, _) = ProxyDecision.split(request.target)
-    // S3 signs the path as sent (encoded once), every other service the
-    // path normalized and encoded again; a path signed the other way (a
-    // client that encoded an S3 key its own way, a service that does not
-    // normalize) is tried too.
-    let once = SigV4Signer.canonicalPath(String(decoding: PercentEncoding.decode(path), as: UTF8.self), normalize: false)
-    var paths: [String] = []
-    for candidate in s3 ? [path.isEmpty ? "/" : path, once] : [SigV4Signer.canonicalPath(path, normalize: true), once] where !paths.contains(candidate) {
-      paths.append(candidate)
+    let (rawPath, _) = ProxyDecision.split(request.target)
+    let path: String
+    if s3 {
+      path = rawPath.isEmpty ? "/" : rawPath
+      guard path == SigV4Signer.canonicalPath(String(decoding: PercentEncoding.decode(path), as: UTF8.self), normalize: false) else {
+        return .failure(SigV4Refusal("its path is not encoded as S3 signs it (each byte but A-Z a-z 0-9 - . _ ~ / percent-encoded, upper-case hex)"))
+      }
+    } else {
+      path = SigV4Signer.canonicalPath(rawPath, normalize: true)
     }
-    // A presigned URL's session token is signed, or (a few services) added after.
-    let tokenInQuery = query?.contains { $0.hasPrefix("X-Amz-Security-Token=") } == true
-    let unsignedSets = [["X-Amz-Signature"]] + (tokenInQuery ? [["X-Amz-Signature", "X-Amz-Security-Token"]] : [])
-    let forms = paths.flatMap { path in unsignedSets.map { (path: path, unsigned: $0) } }
-    let verified = forms.first { form in
-      Self.canonicalRequest(request.method, path: form.path, query: query, unsigned: form.unsigned, headers: request.headers, signature: signature, payload: payload)
+    // The child's query, as it arrived: the signed parameters.
+    let (_, arrived) = ProxyDecision.split(request.target)
+    let childQuery = arrived.map { $0.split(separator: "&", omittingEmptySubsequences: false).map(String.init) }
+    // A presigned URL's session token is signed; a few services (not S3)
+    // add it after signing.
+    let tokenInQuery = childQuery?.contains { $0.hasPrefix("X-Amz-Security-Token=") } == true
+    let unsignedSets = [["X-Amz-Signature"]] + (tokenInQuery && !s3 ? [["X-Amz-Signature", "X-Amz-Security-Token"]] : [])
+    let unsigned = unsignedSets.first { unsigned in
+      Self.canonicalRequest(request.method, path: path, query: childQuery, unsigned: unsigned, headers: request.headers, signature: signature, payload: payload)
         .map { Self.sign($0, amzDate: amzDate, scope: signature.scope, secret: secret.placeholder.text) == signature.signature } ?? false
     }
-    guard let verified else {
-      if let missing = signature.signedHeaders.first(where: { name in !request.headers.contains { $0.name.lowercased() == name } }) {
+    guard let unsigned else {
+      if let missing = names.first(where: { name in !request.headers.contains { $0.name.lowercased() == name } }) {
         return .failure(SigV4Refusal("its SigV4 signature names the header \(ProxyDecision.printable(missing)), which the request does not carry"))
       }
-      return .failure(SigV4Refusal("its SigV4 signature does not match the request signed with the placeholder secret: odr re-signs only what the command signed (was the request changed after signing, or signed with another secret?)"))
+      return .failure(SigV4Refusal("its SigV4 signature does not match the request signed with the placeholder secret: odr re-signs only what the command signed (was the request changed after signing, signed with another secret, or its path in another form than the service's?)"))
+    }
+    // What the child signed goes upstream as it signed it, but for the
+    // credential the proxy puts in place.
+    let credentialFields = ["X-Amz-Credential=", "X-Amz-Security-Token=", "X-Amz-Signature="]
+    let others = { (query: [String]?) in (query ?? []).filter { parameter in !credentialFields.contains { parameter.hasPrefix($0) } } }
+    if others(query) != others(childQuery) {
+      return .failure(SigV4Refusal("its SigV4 signature covers the query, where the proxy put another key"))
+    }
+    for name in names where name != "x-amz-security-token" {
+      let values = { (headers: [ProxyRequest.Header]) in headers.filter { $0.name.lowercased() == name }.map(\.value) }
+      guard values(headers) == values(request.headers) else {
+        return .failure(SigV4Refusal("its SigV4 signature covers the \(ProxyDecision.printable(name)) header, which the proxy changes\(name == "accept-encoding" ? " (it asks a host a key is bound to for identity): sign without it" : name == "range" || name == "if-range" ? " (a request that carries another key asks for the whole answer)" : "")"))
+      }
     }
 
     // The same request with the real credential, signed with the real secret.
@@ -144,7 +183,7 @@ struct SigV4Resigner: Sendable {
     if signature.presigned, let index = query?.firstIndex(where: { $0.hasPrefix("X-Amz-Credential=") }) {
       query![index] = "X-Amz-Credential=" + PercentEncoding.encode(accessKeyID.key.value + "/" + signature.scope)
     }
-    guard let real = Self.canonicalRequest(request.method, path: verified.path, query: query, unsigned: verified.unsigned, headers: headers,
+    guard let real = Self.canonicalRequest(request.method, path: path, query: query, unsigned: unsigned, headers: headers,
                                            signature: signature, payload: payload) else {
       return .failure(SigV4Refusal("its SigV4 signature names a header the proxy does not forward"))
     }
@@ -152,9 +191,9 @@ struct SigV4Resigner: Sendable {
     if signature.presigned {
       if let index = query?.firstIndex(where: { $0.hasPrefix("X-Amz-Signature=") }) { query![index] = "X-Amz-Signature=" + resigned }
     } else if let index = headers.firstIndex(where: { $0.name.lowercased() == "authorization" }) {
-      headers[index].value = "AWS4-HMAC-SHA256 Credential=\(accessKeyID.key.value)/\(signature.scope), SignedHeaders=\(signature.signedHeaders.joined(separator: ";")), Signature=\(resigned)"
+      headers[index].value = "AWS4-HMAC-SHA256 Credential=\(accessKeyID.key.value)/\(signature.scope), SignedHeaders=\(names.joined(separator: ";")), Signature=\(resigned)"
     }
-    return .success((headers, query, keys))
+    return .success((headers, query, Array(Set(keys)).sorted()))
   }
 
   private static func sign(_ canonicalRequest: String, amzDate: String, scope: String, secret: String) -> String {

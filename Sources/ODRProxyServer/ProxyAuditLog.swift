@@ -83,6 +83,13 @@ public final class ProxyAuditLog: Sendable {
       while offset < bytes.count {
         let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         if written < 0 && errno == EINTR { continue }
+        if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+          // Made non-blocking by whoever shares it (the command shares
+          // odr's stderr): wait until it takes more, rather than drop lines.
+          var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+          _ = poll(&ready, 1, -1)
+          continue
+        }
         guard written > 0 else { return }
         offset += written
       }

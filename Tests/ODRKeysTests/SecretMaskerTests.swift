@@ -71,6 +71,15 @@ import Testing
     #expect(masked(#"{"k":"p@ss word/+&=ü\"x"}"#, values: [value]) == #"{"k":"***"}"#)
   }
 
+  /// S3's SignatureDoesNotMatch answer quotes the canonical request it
+  /// expected as hex bytes (CanonicalRequestBytes), a session token in it.
+  @Test func masksHexFormsWholeAndAsSpacedBytes() {
+    let hex = secret.utf8.map { String(format: "%02x", $0) }
+    #expect(masked("<B>47 45 54 0a \(hex.joined(separator: " ")) 0a</B>", values: [secret]) == "<B>47 45 54 0a *** 0a</B>")
+    #expect(masked("x=\(hex.joined().uppercased())", values: [secret]) == "x=***")
+    #expect(masked("x=\(hex.joined())", values: [secret], chunks: [5, 3, 7]) == "x=***")
+  }
+
   @Test func masksEachLongLineOfAMultiLineValue() {
     let pem = "-----BEGIN KEY-----\nMIIBVwIBADANBgkqhkiG9w0BAQEFAASCAUEwggE9\n-----END KEY-----"
     let out = masked("line: MIIBVwIBADANBgkqhkiG9w0BAQEFAASCAUEwggE9\n", values: [pem])

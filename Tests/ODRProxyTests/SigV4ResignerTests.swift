@@ -48,6 +48,15 @@ import Testing
   /// the strict and the encoding parse disagree on is refused.
   static let rawTargets: Set<String> = ["get-space-normalized", "get-space-unnormalized", "get-utf8", "get-vanilla-utf8-query"]
 
+  /// A case the suite signs without normalizing a path that normalizes to
+  /// something else: every service but S3 normalizes, so the service would
+  /// refuse the signature — and its refusal would quote the canonical
+  /// request it expected, real token included. Refused here.
+  static func signedUnnormalized(_ vector: SigV4Vector) throws -> Bool {
+    let path = try vector.request("request.txt").path
+    return !vector.context.normalize && SigV4Signer.canonicalPath(path, normalize: true) != SigV4Signer.canonicalPath(path, normalize: false)
+  }
+
   /// The suite's credentials as the child's placeholders: its signed
   /// request (header form) is checked and signed again with the real
   /// secret — the same Authorization the signer makes for the real
@@ -62,6 +71,10 @@ import Testing
     if Self.rawTargets.contains(name) {
       guard case .refuse(let refusal) = decision else { Issue.record("\(decision)"); return }
       #expect(refusal.status == 400 && refusal.reason.contains("ambiguous"))
+      return
+    }
+    if try Self.signedUnnormalized(vector) {
+      #expect(Self.refusal(decision)?.hasPrefix("403 its SigV4 signature does not match") == true, "\(decision)")
       return
     }
     guard case .forward(let forward) = decision else { Issue.record("\(name): \(decision)"); return }
@@ -92,6 +105,10 @@ import Testing
     if Self.rawTargets.contains(name) {
       guard case .refuse(let refusal) = decision else { Issue.record("\(decision)"); return }
       #expect(refusal.status == 400)
+      return
+    }
+    if try Self.signedUnnormalized(vector) {
+      #expect(Self.refusal(decision)?.hasPrefix("403 its SigV4 signature does not match") == true, "\(decision)")
       return
     }
     guard case .forward(let forward) = decision else { Issue.record("\(name): \(decision)"); return }
@@ -143,6 +160,58 @@ import Testing
     // Signed with another secret than the placeholder (the child guessed the real one? it cannot; a key of its own).
     let forged = Self.signed(Self.bindings(AWSCredentials(accessKeyID: Self.placeholders(bindings).accessKeyID, secretAccessKey: "guess", source: "x")))
     #expect(Self.refusal(ProxyDecision.decide(forged, bindings: bindings))?.hasPrefix("403 its SigV4 signature does not match") == true)
+  }
+
+  /// The real signature is made over exactly what goes upstream: a signed
+  /// part the proxy would change is refused (else the service refuses the
+  /// signature and quotes the request it expected, the real token in it).
+  @Test func whatTheProxyChangesMayNotBeSigned() {
+    let bindings = Self.bindings()
+    let encoding = Self.signed(bindings, headers: [("Accept-Encoding", "gzip")])
+    #expect(Self.refusal(ProxyDecision.decide(encoding, bindings: bindings))
+            == "403 its SigV4 signature covers the accept-encoding header, which the proxy changes (it asks a host a key is bound to for identity): sign without it")
+    let weather = ProxyBinding(key: APIKey(name: "Weather", value: "w-secret", metadata: KeyMetadata(header: "X-Api-Key", hosts: ["example.amazonaws.com"])))
+    let all = bindings + [weather]
+    let other = Self.signed(all, headers: [("X-Api-Key", weather.placeholder.text)])
+    #expect(Self.refusal(ProxyDecision.decide(other, bindings: all))?.hasPrefix("403 its SigV4 signature covers the x-api-key header, which the proxy changes") == true)
+    let query = Self.signed(all, query: "k=\(weather.placeholder.text)")
+    let maps = ProxyBinding(key: APIKey(name: "Maps", value: "m-secret", metadata: KeyMetadata(query: "k", hosts: ["example.amazonaws.com"])),
+                            placeholder: weather.placeholder)
+    #expect(Self.refusal(ProxyDecision.decide(query, bindings: bindings + [maps])) == "403 its SigV4 signature covers the query, where the proxy put another key")
+  }
+
+  @Test func aSignatureMustNameItsHeadersInOrderTheHostAmongThem() {
+    let bindings = Self.bindings()
+    for (from, to, reason) in [("SignedHeaders=host;", "SignedHeaders=", "does not sign the Host header"),
+                               ("SignedHeaders=host;", "SignedHeaders=x-amz-date;host;", "are not 64 or fewer lower-case names in order"),
+                               ("SignedHeaders=host;", "SignedHeaders=host;host;", "are not 64 or fewer lower-case names in order")] {
+      var request = Self.signed(bindings)
+      let index = request.headers.firstIndex { $0.name == "Authorization" }!
+      request.headers[index].value = request.headers[index].value.replacingOccurrences(of: from, with: to)
+      #expect(Self.refusal(ProxyDecision.decide(request, bindings: bindings))?.contains(reason) == true, "\(reason)")
+    }
+    // Two Authorization headers: not re-signed, goes on as it is.
+    var twice = Self.signed(bindings)
+    twice.headers.append(twice.headers.last!)
+    guard case .forward(let forward) = ProxyDecision.decide(twice, bindings: bindings) else { Issue.record("refused"); return }
+    #expect(forward.keys.isEmpty)
+  }
+
+  @Test func anS3PathMustBeEncodedAsS3SignsIt() {
+    let bindings = Self.bindings()
+    var request = Self.signed(bindings, path: "/bucket/a!b(c)")
+    #expect(request.target == "/bucket/a%21b%28c%29")
+    request.target = "/bucket/a!b(c)"
+    #expect(Self.refusal(ProxyDecision.decide(request, bindings: bindings))?.hasPrefix("403 its path is not encoded as S3 signs it") == true)
+  }
+
+  @Test func everyKeyOfTheCredentialMustBeBoundWhereItIsResigned() {
+    var bindings = Self.bindings()
+    bindings[2] = ProxyBinding(key: APIKey(name: "AWS_SESSION_TOKEN", value: Self.real.sessionToken!,
+                                           metadata: KeyMetadata(env: "AWS_SESSION_TOKEN", hosts: ["other.amazonaws.com"])), placeholder: bindings[2].placeholder)
+    let request = Self.signed(bindings)
+    guard case .forward(let forward) = ProxyDecision.decide(request, bindings: bindings) else { Issue.record("refused"); return }
+    #expect(forward.keys.isEmpty && Self.header(forward, "authorization") == request.headers.last?.value)
   }
 
   @Test func signedChunksAreRefusedWithWhatToDoAndUnsignedTrailersPass() {

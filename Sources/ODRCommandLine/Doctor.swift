@@ -26,6 +26,9 @@ extension ODR {
     @Option(name: .long, help: ArgumentHelp("Seconds the probe may take.", valueName: "seconds"))
     var timeout: Double = 5
 
+    @Option(name: .long, help: ArgumentHelp("The store to check: secret-service or kernel (default: $ODR_STORE, else odr.json \"store\", else secret-service).", valueName: "store"))
+    var store: KeyStoreKind?
+
     @Flag(help: "Put back the keys of an interrupted import into --service.")
     var repair = false
 
@@ -62,11 +65,13 @@ extension ODR {
       let probe = await SecretServiceStore.probe(deadline: StoreOptions.deadline(seconds: timeout))
       let address = context.environment["DBUS_SESSION_BUS_ADDRESS"]
       // The keyring in use: the kernel's when the store is configured so.
-      let kind: KeyStoreKind
+      var kind = KeyStoreKind.secretService
       var storeNote: [String] = []
-      do { kind = try StoreOptions.configuredKind(context) } catch {
-        kind = .secretService
-        storeNote.append("\(error)")
+      if let store {
+        guard store != .memory else { throw ValidationError(StoreOptions.memoryRefusal) }
+        kind = store
+      } else {
+        do { kind = try StoreOptions.configuredKind(context) } catch { storeNote.append("\(error)") }
       }
       var failure = probe.failure
       if kind == .kernel {
@@ -85,11 +90,15 @@ extension ODR {
           problem: failure.map { .init(code: $0.code.rawValue, message: $0.description) }, repaired: repaired, overview: overview),
           failed: failure != nil, on: context.output) {
         var lines: [String] = []
-        lines.append(line(probe.sessionBus, "session bus", address ?? "DBUS_SESSION_BUS_ADDRESS is not set"))
-        if probe.sessionBus { lines.append(line(probe.provider, "Secret Service", probe.provider ? "org.freedesktop.secrets answered\(probe.providerProgram.map { " (\($0))" } ?? "")" : "no answer")) }
-        if probe.provider { lines.append(line(probe.defaultCollection != nil, "default collection", probe.defaultCollection.map { "'\($0)'" } ?? "none")) }
-        if let locked = probe.locked { lines.append(line(!locked, "lock state", locked ? "locked" : "unlocked")) }
-        if kind == .kernel { lines.append(line(failure == nil, "kernel keyring", failure == nil ? "answers (keys go here: --store kernel)" : "refused")) }
+        if kind == .kernel {
+          lines.append(line(failure == nil, "kernel keyring", failure == nil ? "answers (keys go here: --store kernel)" : "refused"))
+          lines.append("     session bus: not needed by the kernel store (\(probe.sessionBus ? "one answers" : "none answers"))")
+        } else {
+          lines.append(line(probe.sessionBus, "session bus", Self.busDetail(address: address, reached: probe.sessionBus, runtime: context.environment["XDG_RUNTIME_DIR"])))
+          if probe.sessionBus { lines.append(line(probe.provider, "Secret Service", probe.provider ? "org.freedesktop.secrets answered\(probe.providerProgram.map { " (\($0))" } ?? "")" : "no answer")) }
+          if probe.provider { lines.append(line(probe.defaultCollection != nil, "default collection", probe.defaultCollection.map { "'\($0)'" } ?? "none")) }
+          if let locked = probe.locked { lines.append(line(!locked, "lock state", locked ? "locked" : "unlocked")) }
+        }
         lines.append(failure.map { "\n\($0.description)" } ?? "\nThe keyring is ready.")
         if let repaired, let service = repairing {
           lines.append(repaired == 0 ? "No interrupted import of \(service) to repair." : "Put back \(repaired) key\(repaired == 1 ? "" : "s") of an interrupted import of \(service).")
@@ -98,6 +107,14 @@ extension ODR {
         context.output.write(lines.joined(separator: "\n") + "\n")
       }
       if let failure { throw ExitCode(ExitStatus.exitCode(for: failure)) }
+    }
+
+    /// Where the session bus is: the variable's address, else the one
+    /// D-Bus clients fall back to, `$XDG_RUNTIME_DIR/bus`.
+    static func busDetail(address: String?, reached: Bool, runtime: String?) -> String {
+      if let address { return address }
+      guard let runtime, reached else { return "DBUS_SESSION_BUS_ADDRESS is not set\(runtime.map { ", and nothing answers at \($0)/bus" } ?? "")" }
+      return "unix:path=\(runtime)/bus (found in $XDG_RUNTIME_DIR; DBUS_SESSION_BUS_ADDRESS is not set)"
     }
 
     private func line(_ ok: Bool, _ what: String, _ detail: String) -> String {

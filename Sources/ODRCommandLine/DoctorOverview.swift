@@ -37,6 +37,9 @@ struct DoctorOverview: Encodable {
 
   /// `secret-service` or `kernel`: where keys go (`--store`'s default here).
   let store: String
+  /// Whether the identities and signing keys could be read: when not,
+  /// `identities` and `signingKeys` are empty because they are unknown.
+  var privateKeysRead = false
   var identities: [Identity] = []
   var signingKeys: [SigningKeyEntry] = []
   var bundles: [Bundle] = []
@@ -64,6 +67,7 @@ struct DoctorOverview: Encodable {
           // not a signing key: `odr signing-key list` says why
           (dropping(.isTheAnswer) { try SigningKey(value) }).map { SigningKeyEntry(name: name, publicKey: $0.verifyingKey.description) }
         }
+        overview.privateKeysRead = true
       } catch {
         notes.append("The private keys could not be read: \(error)")
       }
@@ -120,9 +124,10 @@ struct DoctorOverview: Encodable {
   /// come from the keyring, which any program of the user may write to).
   var lines: [String] {
     var lines = ["", "store: \(store)\(store == KeyStoreKind.kernel.rawValue ? " (the kernel keyring)" : " (the desktop keyring)")"]
-    lines.append(identities.isEmpty ? "identities: none (`odr identity new NAME` makes one, to read encrypted packs)" : "identities:")
+    let unread = "not readable (the keyring is not reachable: see above)"
+    lines.append(!privateKeysRead ? "identities: \(unread)" : identities.isEmpty ? "identities: none (`odr identity new NAME` makes one, to read encrypted packs)" : "identities:")
     lines += identities.map { "  \($0.name)  \($0.recipients.joined(separator: ", "))" }
-    lines.append(signingKeys.isEmpty ? "signing keys: none (publishers: `odr signing-key new NAME`)" : "signing keys:")
+    lines.append(!privateKeysRead ? "signing keys: \(unread)" : signingKeys.isEmpty ? "signing keys: none (publishers: `odr signing-key new NAME`)" : "signing keys:")
     lines += signingKeys.map { "  \($0.name)  \($0.publicKey)" }
     lines.append(bundles.isEmpty ? "trusted bundles: none yet" : "trusted bundles:")
     lines += bundles.map { bundle in

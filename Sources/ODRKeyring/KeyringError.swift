@@ -62,8 +62,20 @@ public struct KeyringError: Error, Sendable, CustomStringConvertible {
 }
 
 extension KeyringError {
-  static let unavailableHelp =
-    "In CI or a container, skip the keyring: `odr exec --fetch TAG -- CMD` and `odr env --fetch TAG` read the pack into memory. Or give odr a session of its own: `dbus-run-session -- sh -c 'gnome-keyring-daemon --unlock --components=secrets </dev/null >/dev/null; odr …'` (a throwaway keyring, gone when the command ends)."
+  /// What to do without a reachable keyring, in the order users need it.
+  /// The last line runs as printed, with the user's command for `odr …`,
+  /// whether or not the user has a login keyring (its own data folder, so
+  /// a locked one is never asked for; KeyringFailureTests runs it).
+  package static let unavailableHelp = """
+    On a server or in a container, use the kernel keyring: `--store kernel` (or ODR_STORE=kernel; no daemon, no D-Bus). \
+    For a one-shot job, skip the keyring: `odr exec --fetch TAG -- CMD` and `odr env --fetch TAG` read the pack into memory. \
+    Or run odr in a throwaway keyring of its own, gone when the command ends: \(throwawayKeyring)
+    """
+
+  /// A private session bus and an unlocked gnome-keyring in a data folder
+  /// of their own, around `odr …`.
+  package static let throwawayKeyring =
+    #"`dbus-run-session -- sh -c 'd=$(mktemp -d) && printf odr | XDG_DATA_HOME="$d" gnome-keyring-daemon --unlock --components=secrets >/dev/null && odr …; s=$?; rm -rf "$d"; exit $s'`"#
 
   static func noSessionBus(_ underlying: (any Error)?) -> KeyringError {
     KeyringError(.noSessionBus, "No D-Bus session bus is reachable, so the keyring cannot be used. \(unavailableHelp)", underlying: underlying)

@@ -75,6 +75,37 @@ import Testing
     #expect(result.duration < .seconds(1))
   }
 
+  /// The throwaway keyring odr advises without a bus runs as printed —
+  /// with `odr set` and `odr get` for `odr …` — in a home without a
+  /// keyring and in one whose login keyring is locked with another
+  /// password (the advice of before made no collection there: exit 5, or
+  /// asked for the locked one: exit 6).
+  @Test func theNoKeyringAdviceRunsAsPrinted() async throws {
+    let advice = try await Command.odr(["get", "Weather", "--service", service], environment: environment(bus: nil), exclusive: true).stderr
+    let start = try #require(advice.range(of: "`dbus-run-session"), "\(advice)")
+    let line = String(advice[advice.index(after: start.lowerBound)...].prefix { $0 != "`" })
+    #expect(advice.contains("`--store kernel`") && advice.contains("odr exec --fetch TAG"))
+    let root = FileManager.default.temporaryDirectory.appending(path: "odr-advice-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }  // best effort: the test is over
+    let odr = Paths.odr.path
+    var env = environment(bus: nil)
+    for name in ["DBUS_SESSION_BUS_ADDRESS", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "ODR_SERVICE"] { env[name] = nil }
+    for home in ["fresh", "locked-login"] {
+      env["HOME"] = root.appending(path: home).path
+      try FileManager.default.createDirectory(at: root.appending(path: home), withIntermediateDirectories: true)
+      if home == "locked-login" {
+        let made = try await Command.run("/usr/bin/dbus-run-session", ["--", "/bin/sh", "-c", """
+          printf other | gnome-keyring-daemon --unlock --components=secrets >/dev/null && printf v0 | '\(odr)' set Old --service \(service) --quiet
+          """], environment: env)
+        try #require(made.status == 0 && FileManager.default.fileExists(atPath: root.appending(path: "\(home)/.local/share/keyrings/login.keyring").path),
+                     "\(made.stderr)")
+      }
+      let command = "printf v1 | '\(odr)' set K --service \(service) --quiet && '\(odr)' get K --service \(service)"
+      let result = try await Command.run("/bin/sh", ["-c", line.replacingOccurrences(of: "odr …", with: command)], environment: env)
+      #expect(result.status == 0 && result.stdout == "v1", "\(home): \(result.stdout)\(result.stderr)")
+    }
+  }
+
   @Test func busWithoutProviderExitsFive() async throws {
     let session = try await KeyringSession.start()
     kill(session.daemonPID, SIGKILL)
@@ -119,5 +150,23 @@ import Testing
     let noBus = try await Command.odr(["doctor"], environment: environment(bus: "unix:path=/nonexistent/bus"))
     #expect(noBus.status == 5)
     #expect(noBus.stdout.contains("FAIL session bus"))
+    // What it could not read is not "none" (a user would make a new identity for nothing).
+    #expect(noBus.stdout.contains("identities: not readable") && !noBus.stdout.contains("identities: none"), "\(noBus.stdout)")
+    // The kernel store needs no bus: nothing fails for its absence.
+    var kernel = environment(bus: "unix:path=/nonexistent/bus")
+    kernel["XDG_STATE_HOME"] = session.environment["XDG_STATE_HOME"]
+    let withKernel = try await Command.odr(["doctor", "--store", "kernel"], environment: kernel)
+    #expect(withKernel.status == 0 && !withKernel.stdout.contains("FAIL") && withKernel.stdout.contains("session bus: not needed"), "\(withKernel.stdout)")
+    // A bus at $XDG_RUNTIME_DIR/bus, where D-Bus clients look when the variable is unset.
+    let runtime = FileManager.default.temporaryDirectory.appending(path: "odr-runtime-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: runtime) }  // best effort: the test is over
+    let busPath = try #require(session.environment["DBUS_SESSION_BUS_ADDRESS"]?.split(separator: "=", maxSplits: 1).last.map(String.init))
+    try FileManager.default.createSymbolicLink(atPath: runtime.appending(path: "bus").path, withDestinationPath: busPath)
+    var fallback = session.environment
+    fallback["DBUS_SESSION_BUS_ADDRESS"] = nil
+    fallback["XDG_RUNTIME_DIR"] = runtime.path
+    let found = try await Command.odr(["doctor"], environment: fallback)
+    #expect(found.stdout.contains("ok   session bus: unix:path=\(runtime.path)/bus (found in $XDG_RUNTIME_DIR"), "\(found.stdout)")
   }
 }

@@ -17,7 +17,8 @@ import Glibc
 /// (`<name>.gate`) is held exclusively by whoever waits for the lock
 /// exclusively, and passed (taken shared and let go) by every shared locker
 /// on its way in, so shared lockers that come after an exclusive waiter
-/// queue behind it.
+/// queue behind it. On a read-only file system shared holders hold
+/// nothing (no writer can exist there); exclusive ones fail.
 public struct FileLock: Sendable {
   /// The lock file.
   public let url: URL
@@ -36,9 +37,12 @@ public struct FileLock: Sendable {
     return try await body()
   }
 
-  /// Runs `body` holding the lock shared with other shared holders.
+  /// Runs `body` holding the lock shared with other shared holders — or
+  /// holding nothing when the lock's file system is read-only (a store
+  /// baked into a container image): nothing can write there, so there is
+  /// nothing to wait for.
   public func withShared<T>(_ body: () async throws -> T) async throws -> T {
-    let gate = try open(gateURL)
+    guard let gate = try openUnlessReadOnly(gateURL) else { return try await body() }
     do {
       try await Self.wait(gate, LOCK_SH, self)
       close(gate)  // passed: the turnstile is free for the next exclusive waiter
@@ -76,7 +80,7 @@ public struct FileLock: Sendable {
   /// waits: for short reads in synchronous code (a pair of files written
   /// together under the exclusive lock).
   public func withSharedNow<T>(_ body: () throws -> T) throws -> T {
-    let gate = try open(gateURL)
+    guard let gate = try openUnlessReadOnly(gateURL) else { return try body() }
     do {
       try Self.block(gate, LOCK_SH, self)
       close(gate)
@@ -152,6 +156,11 @@ public struct FileLock: Sendable {
 
   private func failure(_ code: Int32) -> SystemError {
     SystemError.fromErrno("Cannot lock '\(url.path)'", code: code)
+  }
+
+  /// ``open(_:)``, or nil when the file system is read-only (EROFS).
+  private func openUnlessReadOnly(_ url: URL) throws -> Int32? {
+    do { return try open(url) } catch let error as SystemError where error.errno == EROFS { return nil }
   }
 
   /// Opens (creating) a lock file without following a link, and only if it

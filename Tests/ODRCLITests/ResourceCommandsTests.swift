@@ -132,6 +132,19 @@ import Testing
     #expect(try await odr(["status", "--offline", "--verify"]).stderr.contains("verified: all"))
   }
 
+  /// A store on a read-only file system (a container image's baked
+  /// cache) is read offline without a lock file: nothing can write it.
+  @Test func aReadOnlyStoreIsReadOffline() async throws {
+    try await makeSUT()
+    defer { try? FileManager.default.removeItem(at: root) }
+    #expect(try await odr(["begin", "Onboarding", "--quiet"]).status == 0)
+    let cache = root.appending(path: "cache").path
+    let result = try await Command.run("/usr/bin/bwrap", ["--dev-bind", "/", "/", "--ro-bind", cache, cache, "--",
+                                                          Paths.odr.path, "path", "Onboarding", "Onboarding/welcome.png", "--offline"],
+                                       environment: environment)
+    #expect(result.status == 0 && result.stdout.contains("/blobs/"), "\(result.stdout)\(result.stderr)")
+  }
+
   @Test func statusVerifyFindsADamagedFile() async throws {
     try await makeSUT()
     defer { try? FileManager.default.removeItem(at: root) }

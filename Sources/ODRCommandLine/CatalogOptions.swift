@@ -98,6 +98,27 @@ struct CatalogOptions: ParsableArguments {
   /// The transport of one network location outside the catalog options
   /// (`odr verify URL`, `odr publish --check`), with odr.json's S3 endpoint
   /// and catalog token as clients use them.
+  /// Where a publishing command's CATALOG argument points: a URL read over
+  /// the network (http(s)://, s3://), or a folder (a path or file://).
+  enum Place {
+    case remote(URL)
+    case folder(URL)
+
+    init(_ text: String, _ context: CommandContext) throws {
+      if text.hasPrefix("http://") || text.hasPrefix("https://") || text.hasPrefix("s3://") {
+        guard let url = URL(string: text), url.host?.isEmpty == false, url.user == nil, url.password == nil else {
+          throw ValidationError("'\(text.prefix(200))' is not a catalog URL (http(s)://host/path/ or s3://bucket/prefix, without credentials).")
+        }
+        self = .remote(url)
+      } else {
+        guard !text.contains("://") || text.hasPrefix("file://") else {
+          throw ValidationError("Unsupported catalog '\(text.prefix(200))'; use a folder, file://, http(s):// or s3://.")
+        }
+        self = .folder(text.hasPrefix("file://") ? URL(string: text) ?? URL(filePath: text) : context.url(text))
+      }
+    }
+  }
+
   static func transport(for url: URL, stall: Double?, _ context: CommandContext) async throws -> any BlobTransport {
     var configuration = try discover(context)
     configuration.stall = .milliseconds(Int((stall ?? 15) * 1000))

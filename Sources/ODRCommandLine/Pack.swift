@@ -46,7 +46,7 @@ extension ODR {
     @Option(help: ArgumentHelp("A key allowed to sign the next versions (ed25519:…); repeatable (default: the signing key). List a new key here, signed by the old one, to rotate.", valueName: "key"))
     var nextSigner: [String] = []
 
-    @Option(help: ArgumentHelp("The folder of the catalog this one replaces, when --output starts empty (a build folder): its hand-over chain is carried and its signers decide which keys may sign (default: --output).", valueName: "folder"), completion: .directory)
+    @Option(help: ArgumentHelp("The catalog this one replaces, when --output starts empty (a build folder): the folder it was packed into, or its http(s):// or s3:// URL, read as `odr verify` reads it. Its hand-over chain is carried and its signers decide which keys may sign (default: --output).", valueName: "catalog"), completion: .directory)
     var previous: String?
 
     @Flag(help: "Sign with a key the previous catalog does not list as a next signer, starting a new trust root: no hand-over chain leads to it, so every client must pin the new key.")
@@ -86,7 +86,14 @@ extension ODR {
       options.recipients = try recipients(context)
       options.plaintextSecrets = plaintextSecrets
       options.newTrustRoot = newTrustRoot
-      options.previous = previous.map(context.url)
+      if let previous {
+        switch try CatalogOptions.Place(previous, context) {
+        case .remote(let url):
+          options.previous = try await PreviousCatalog.published(at: url, transport: CatalogOptions.transport(for: url, stall: nil, context))
+        case .folder(let folder):
+          options.previous = try PreviousCatalog.folder(folder)
+        }
+      }
       options.signingKey = try await signing.key(context)
       if let expires { options.expires = context.now().addingTimeInterval(Double(try DurationText.seconds(expires, option: "--expires"))) }
       options.nextSigners = try nextSigner.map { text in

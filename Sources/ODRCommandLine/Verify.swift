@@ -43,17 +43,12 @@ extension ODR {
       }
       let margin = try minValidity.map { try DurationText.seconds($0, option: "--min-validity") } ?? 0
       let check: PublishedCatalogCheck
-      if catalog.hasPrefix("http://") || catalog.hasPrefix("https://") || catalog.hasPrefix("s3://") {
-        guard let url = URL(string: catalog), url.host?.isEmpty == false, url.user == nil, url.password == nil else {
-          throw ValidationError("'\(catalog.prefix(200))' is not a catalog URL (http(s)://host/path/ or s3://bucket/prefix, without credentials).")
-        }
+      switch try CatalogOptions.Place(catalog, context) {
+      case .remote(let url):
         // As clients read it: odr.json's S3 endpoint and catalog token apply.
         check = PublishedCatalogCheck(location: url, transport: try await CatalogOptions.transport(for: url, stall: networkTimeout, context))
-      } else {
-        guard !catalog.contains("://") || catalog.hasPrefix("file://") else {
-          throw ValidationError("Unsupported catalog '\(catalog.prefix(200))'; use a folder, file://, http(s):// or s3://.")
-        }
-        check = PublishedCatalogCheck(location: catalog.hasPrefix("file://") ? URL(string: catalog) ?? URL(filePath: catalog) : context.url(catalog))
+      case .folder(let folder):
+        check = PublishedCatalogCheck(location: folder)
       }
       let report = try await check.run(trusted: Set(keys), minValidity: .seconds(margin))
       try reporting.print(report, failed: !report.problems.isEmpty, on: context.output) {

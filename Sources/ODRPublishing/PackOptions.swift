@@ -27,11 +27,11 @@ public struct PackOptions: Sendable {
   public var expires: Date?
   /// The keys allowed to sign the next versions (default: the signing key).
   public var nextSigners: [VerifyingKey] = []
-  /// The folder of the catalog this one replaces (default: the output
+  /// The catalog this one replaces (default: the one in the output
   /// folder): its hand-over chain is carried forward and its signers decide
   /// which keys may sign. For a build that packs into an empty folder, the
-  /// published folder (or a copy of its catalog.json and catalog.json.sig).
-  public var previous: URL?
+  /// published folder, or the published catalog read from its host.
+  public var previous: PreviousCatalog?
   /// Sign with a key the previous catalog's signers do not include, and
   /// start a new hand-over chain (clients must pin the new key).
   public var newTrustRoot = false

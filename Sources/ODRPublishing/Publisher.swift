@@ -33,9 +33,10 @@ public struct Publisher: Sendable {
     var catalog = try makeCatalog(manifest, version: version)
     warnOfKeysInPlainTags(catalog, options: options)
     let sealed = try seal(&catalog, manifest: manifest, options: options)
-    let previous = try previousCatalog(in: options.previous ?? output, needed: options.signingKey != nil)
+    let replaced = try options.previous ?? PreviousCatalog.folder(output, required: false)
+    let previous = try decode(replaced, needed: options.signingKey != nil)
     if let previous = previous?.catalog, previous.bundle == catalog.bundle, catalog.version < previous.version {
-      throw ResourceError(.integrity, "version \(catalog.version) is lower than the previous catalog's \(previous.version) (in \((options.previous ?? output).path)): every client that saw \(previous.version) would refuse it, and clients that keep no state would take the older keys. Nothing was written. Use --catalog-version \(previous.version + 1) (or \"version\" in tags.json).")
+      throw ResourceError(.integrity, "version \(catalog.version) is lower than the previous catalog's \(previous.version) (in \(replaced.origin)): every client that saw \(previous.version) would refuse it, and clients that keep no state would take the older keys. Nothing was written. Use --catalog-version \(previous.version + 1) (or \"version\" in tags.json).")
     }
     if let key = options.signingKey {
       catalog.expires = options.expires ?? Date().addingTimeInterval(Double(PackOptions.defaultValidity.components.seconds))
@@ -72,18 +73,17 @@ public struct Publisher: Sendable {
     return catalog
   }
 
-  /// The catalog already in `output` (the one this pack replaces), and
-  /// whether it was signed; nil when there is none. When signing it is
-  /// `needed` (its chain is carried forward), so an unreadable one stops the
-  /// pack; otherwise it only serves advice and is skipped.
-  private func previousCatalog(in output: URL, needed: Bool) throws -> (catalog: Catalog, signed: Bool)? {
-    let file = output.appending(path: "catalog.json")
-    guard FileIO.kind(of: file) != .missing else { return nil }
+  /// The catalog this pack replaces, and whether it was signed; nil when
+  /// there is none. When signing it is `needed` (its chain is carried
+  /// forward), so an unreadable one stops the pack; otherwise it only
+  /// serves advice and is skipped.
+  private func decode(_ previous: PreviousCatalog, needed: Bool) throws -> (catalog: Catalog, signed: Bool)? {
+    guard let bytes = previous.bytes else { return nil }
     do {
-      return (try Catalog.decode(try Data(contentsOf: file)), FileIO.kind(of: output.appending(path: "catalog.json.sig")) == .file)
+      return (try Catalog.decode(bytes), previous.signed)
     } catch {
       guard needed else { return nil }
-      throw ResourceError(.invalidSource, "\(file.path) (the catalog this pack replaces) cannot be read, so its signer hand-over chain cannot be carried forward: \(error). Nothing was written. Restore it, or pack into an empty folder with --new-trust-root.")
+      throw ResourceError(.invalidSource, "The catalog in \(previous.origin) (the one this pack replaces) cannot be read, so its signer hand-over chain cannot be carried forward: \(error). Nothing was written. Restore it, or pack into an empty folder with --new-trust-root.")
     }
   }
 
@@ -103,7 +103,7 @@ public struct Publisher: Sendable {
       chain = previous.catalog.handovers ?? []
     }
     if previous == nil && !options.newTrustRoot {
-      options.notify("no previous catalog in \(options.previous?.path ?? "the output folder"): the hand-over chain starts here. If a signed catalog is already published, pack with --previous <its folder> so its chain is carried (odr publish refuses to drop it).")
+      options.notify("no previous catalog in \(options.previous?.origin ?? "the output folder"): the hand-over chain starts here. If a signed catalog is already published, pack with --previous <its folder> so its chain is carried (odr publish refuses to drop it).")
     }
     if options.newTrustRoot {
       options.notify("new trust root: this catalog carries no hand-over chain; clients that pin an earlier key refuse it until they pin \(key.verifyingKey) (--trust, ODR_TRUST, odr.json \"trust\") or reset their trust (odr trust reset \(catalog.bundle)).")

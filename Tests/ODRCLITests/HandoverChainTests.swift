@@ -123,6 +123,33 @@ import Testing
     #expect(try await read(pinning: old, catalog: www.path).status == 4)
   }
 
+  /// `--previous` names the published catalog by URL, read as `odr verify`
+  /// reads it (its chain carried, its signers deciding), or a folder that
+  /// must exist: a typo is refused, never taken for a first publish.
+  @Test func previousIsReadFromItsHostOrRefusedWhenMissing() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let (old, new, stranger) = (SigningKey(), SigningKey(), SigningKey())
+    let www = root.appending(path: "www")
+    try #require(try await pack(7, signedBy: old, ["--next-signer", new.verifyingKey.description]).status == 0)
+    #expect(try await odr(["publish", published.path, www.path, "--quiet"]).status == 0)
+    let nginx = try await Nginx.start(root: www)
+    defer { nginx.stop() }
+    try FileManager.default.removeItem(at: published)
+    let refused = try await pack(8, signedBy: stranger, ["--previous", nginx.url.absoluteString])
+    #expect(refused.status == 4, "\(refused.stderr)")
+    #expect(refused.stderr.contains("not among the keys the previous catalog (version 7)"), "\(refused.stderr)")
+    let carried = try await pack(8, signedBy: new, ["--previous", nginx.url.absoluteString])
+    #expect(carried.status == 0, "\(carried.stderr)")
+    #expect(try await odr(["publish", published.path, www.path, "--quiet"]).status == 0)
+    #expect(try await read(pinning: old, catalog: www.path).status == 0)
+
+    try FileManager.default.removeItem(at: published)
+    let missing = try await pack(9, signedBy: new, ["--previous", root.appending(path: "ww").path])
+    #expect(missing.status == 3, "\(missing.stderr)")
+    #expect(missing.stderr.contains("does not exist"), "\(missing.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: published.path))
+  }
+
   /// The catalog in the published folder, re-signed by `signer` after `edit`.
   func forge(signer: SigningKey, _ edit: (inout Catalog) throws -> Void) throws {
     var catalog = try Catalog.decode(Data(contentsOf: published.appending(path: "catalog.json")))

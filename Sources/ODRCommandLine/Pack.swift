@@ -7,6 +7,7 @@ import ODRCatalog
 import ODRPublishing
 import ODRTrust
 import ODRAge
+import ODRBase
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,6 +39,9 @@ extension ODR {
     @Option(help: "The catalog version (overrides tags.json; default 1). Clients refuse older versions than they have seen.")
     var catalogVersion: Int?
 
+    @Option(help: ArgumentHelp("Publish under this bundle id instead of tags.json's (a staging or trial catalog of the same folder).", valueName: "id"))
+    var bundle: String?
+
     @OptionGroup var signing: SigningKeyOptions
 
     @Option(help: ArgumentHelp("How long the signed catalog is valid: 90s, 12h, 30d, 2w (default 90d when signing).", valueName: "duration"))
@@ -66,6 +70,7 @@ extension ODR {
     func validate() throws {
       if let catalogVersion, catalogVersion < 1 { throw ValidationError("--catalog-version must be 1 or more.") }
       if let expires { _ = try DurationText.seconds(expires, option: "--expires") }
+      if let bundle, !BundleID.isValid(bundle) { throw ValidationError("--bundle '\(bundle.prefix(100))' is not a bundle id (letters, digits, '.', '_', '-').") }
     }
 
     struct Summary: Encodable {
@@ -85,6 +90,7 @@ extension ODR {
       var options = PackOptions()
       options.recipients = try recipients(context)
       options.plaintextSecrets = plaintextSecrets
+      options.bundle = bundle
       options.newTrustRoot = newTrustRoot
       if let previous {
         switch try CatalogOptions.Place(previous, context) {

@@ -35,6 +35,9 @@ public struct PackOptions: Sendable {
   /// Sign with a key the previous catalog's signers do not include, and
   /// start a new hand-over chain (clients must pin the new key).
   public var newTrustRoot = false
+  /// The bundle id to publish under instead of `tags.json`'s (a staging or
+  /// trial catalog of the same folder).
+  public var bundle: String?
   /// Hears warnings and advice, one line each.
   public var notify: @Sendable (String) -> Void = { _ in }
 

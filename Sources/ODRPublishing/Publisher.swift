@@ -29,7 +29,8 @@ public struct Publisher: Sendable {
   /// check (documents, recipients, keys) runs before anything is written.
   @discardableResult
   public func pack(to output: URL, version: Int? = nil, options: PackOptions = PackOptions()) throws -> Catalog {
-    let manifest = try readManifest()
+    var manifest = try readManifest()
+    if let bundle = options.bundle { manifest.bundle = bundle }
     var catalog = try makeCatalog(manifest, version: version)
     warnOfKeysInPlainTags(catalog, options: options)
     let sealed = try seal(&catalog, manifest: manifest, options: options)

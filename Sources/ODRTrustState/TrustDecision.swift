@@ -90,7 +90,10 @@ public struct TrustDecision: Sendable {
     var next = state ?? TrustLedger.State()
     guard let valid = signedBy else {
       if next.signed {
-        throw ResourceError(.integrity, "\(name) is not signed (no catalog.json.sig), but this bundle's catalogs were signed before; refusing a downgrade to unsigned. The publisher must sign it (odr pack --sign).")
+        // A folder on this machine is most often someone trying odr out
+        // after a signed demo of the same bundle.
+        let trying = location.hasPrefix("file:") ? " Trying it out with a folder of your own? `odr trust reset \(bundle)` forgets the earlier signed catalogs (or pack it with a bundle id of its own: odr pack --bundle)." : ""
+        throw ResourceError(.integrity, "\(name) is not signed (no catalog.json.sig), but this bundle's catalogs were signed before; refusing a downgrade to unsigned. The publisher must sign it (odr pack --sign).\(trying)")
       }
       if !pinned.isEmpty {
         throw ResourceError(.integrity, "\(name) is not signed (no catalog.json.sig), but signing keys are pinned (--trust, ODR_TRUST or odr.json); refusing it. The publisher must sign it (odr pack --sign).")

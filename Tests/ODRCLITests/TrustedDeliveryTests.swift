@@ -1,5 +1,6 @@
 import Foundation
 import ODRAge
+import ODRCatalog
 import ODRTesting
 import ODRTrust
 import Testing
@@ -224,7 +225,14 @@ import Testing
     let result = try await odr(["fetch", "APIKeys"])
     #expect(result.status == 4)
     #expect(result.stderr.contains("downgrade"))
+    #expect(result.stderr.contains("odr trust reset \(bundle)"), "a folder: \(result.stderr)")
     #expect(try await lookup() == value)
+    // The way out it offers for a trial: a bundle id of its own.
+    let trial = root.appending(path: "trial")
+    #expect(try await odr(["pack", source.path, "--output", trial.path, "--bundle", "\(bundle).trial", "--plaintext-secrets", "--quiet"]).status == 0)
+    let begun = try await odr(["begin", "Onboarding", "--catalog", trial.path])
+    #expect(begun.status == 0, "\(begun.stderr)")
+    #expect(try Catalog.decode(Data(contentsOf: trial.appending(path: "catalog.json"))).bundle == "\(bundle).trial")
     // Deleting the cache does not reset trust: it lives in the state folder.
     try FileManager.default.removeItem(at: cache)
     #expect(try await odr(["fetch", "APIKeys"]).status == 4)

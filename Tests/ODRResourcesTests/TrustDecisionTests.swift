@@ -42,10 +42,11 @@ import Testing
 
   static func row(_ situation: String, _ header: CatalogHeader, signedBy: [SigningKey]?, pinned: [SigningKey] = [],
                   origin: TrustDecision.PinOrigin = .flag, state: TrustLedger.State? = nil, locationBundle: String? = nil,
-                  now: Date? = now, firstUse: Bool = true, keeping: Bool = false, refusal: String?) -> Row {
+                  now: Date? = now, firstUse: Bool = true, keeping: Bool = false,
+                  location: String = "https://cdn.example/app/catalog.json", refusal: String?) -> Row {
     Row(situation: situation, decision: TrustDecision(
       header: header, signedBy: signedBy?.map(\.verifyingKey), pinned: Set(pinned.map(\.verifyingKey)), pinOrigin: origin,
-      location: "https://cdn.example/app/catalog.json", locationBundle: locationBundle, now: now, allowsFirstUse: firstUse,
+      location: location, locationBundle: locationBundle, now: now, allowsFirstUse: firstUse,
       state: state, keeping: keeping), refusal: refusal)
   }
 
@@ -69,6 +70,8 @@ import Testing
     row("state: the next version by a remembered signer", header(6), signedBy: [real], state: state(), refusal: nil),
     row("state: a mirror serves a valid older catalog (skipped, not fatal)", header(4), signedBy: [real], state: state(), refusal: "rollback"),
     row("state: unsigned after signed (downgrade)", header(6), signedBy: nil, state: state(), refusal: "downgrade"),
+    row("state: unsigned after signed, from a folder (someone trying odr out)", header(6), signedBy: nil, state: state(),
+        location: "file:///home/u/try/catalog.json", refusal: "Trying it out with a folder of your own? `odr trust reset \(bundle)`"),
     row("state: a key nobody handed over to", header(6, signers: [attacker]), signedBy: [attacker], state: state(), refusal: "not trusted"),
     row("same version re-signed to extend it (only expires differs)", header(5, expires: later.addingTimeInterval(86_400)), signedBy: [real], state: state(), refusal: nil),
     row("same version, other content, by its own signer", header(5, digest: "B"), signedBy: [real], state: state(), refusal: "more than its expiry"),
@@ -109,6 +112,14 @@ import Testing
         Issue.record("refused: \(message)")
       }
     }
+  }
+
+  /// A downgrade served by a host is never explained away as a trial.
+  @Test func aHostsDowngradeOffersNoReset() throws {
+    let decision = Self.row("", Self.header(6), signedBy: nil, state: Self.state(), refusal: nil).decision
+    let error = try #require(throws: ResourceError.self) { try decision.decide() }
+    #expect(error.message.contains("downgrade"))
+    #expect(!error.message.contains("odr trust reset"), "\(error.message)")
   }
 
   @Test func anAdmissionRecordsTheVersionSignersAndDigest() throws {

@@ -95,9 +95,6 @@ struct CatalogOptions: ParsableArguments {
     return resources
   }
 
-  /// The transport of one network location outside the catalog options
-  /// (`odr verify URL`, `odr publish --check`), with odr.json's S3 endpoint
-  /// and catalog token as clients use them.
   /// Where a publishing command's CATALOG argument points: a URL read over
   /// the network (http(s)://, s3://), or a folder (a path or file://).
   enum Place {
@@ -119,6 +116,9 @@ struct CatalogOptions: ParsableArguments {
     }
   }
 
+  /// The transport of one network location outside the catalog options
+  /// (`odr verify URL`, `odr publish --check`), with odr.json's S3 endpoint
+  /// and catalog token as clients use them.
   static func transport(for url: URL, stall: Double?, _ context: CommandContext) async throws -> any BlobTransport {
     var configuration = try discover(context)
     configuration.stall = .milliseconds(Int((stall ?? 15) * 1000))

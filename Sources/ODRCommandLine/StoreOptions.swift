@@ -86,11 +86,12 @@ struct StoreOptions: ParsableArguments {
   /// none (" for --key").
   func makeStore(bundleOf catalog: CatalogOptions, _ context: CommandContext, purpose: String = "") async throws -> any SecretStore {
     guard service == nil, context.variable("ODR_SERVICE") == nil else { return try makeStore(context) }
-    let bundle: String
-    do { bundle = try await catalog.loadFromDisk(context).catalog.bundle } catch is ConfigurationError {
-      throw ValidationError("No service\(purpose): pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.")
+    let configuration = try catalog.configuration(context)
+    guard !configuration.locations.isEmpty else {
+      // An odr.json found but not used says why: that is the surprise.
+      throw ValidationError("No service\(purpose): pass --service BUNDLE_ID, set ODR_SERVICE, or name a catalog (--catalog, ODR_CATALOG, odr.json) whose bundle is used.\(configuration.inertFile.map { " \($0)" } ?? "")")
     }
-    return try makeStore(context, defaultService: bundle)
+    return try makeStore(context, defaultService: try await catalog.loadFromDisk(context).catalog.bundle)
   }
 
   /// ``makeStore(bundleOf:_:purpose:)`` for the catalog configured

@@ -132,6 +132,9 @@ import Testing
     try #"{"catalog": "\#(root.path)/missing-catalog"}"#.write(to: file, atomically: true, encoding: .utf8)
     let inert = try await odr(["status"], in: deep, environment: env)
     #expect(inert.status == 2 && inert.stderr.contains("\(file.path) is not adopted"), "\(inert.stderr)")
+    // A key command looking for the catalog's bundle says why too.
+    let noService = try await odr(["get", "Weather"], in: deep, environment: env)
+    #expect(noService.status == 2 && noService.stderr.contains("No service") && noService.stderr.contains("\(file.path) is not adopted"), "\(noService.stderr)")
     let adopted = try await odr(["trust", "adopt"], in: deep, environment: env)
     #expect(adopted.status == 0 && adopted.stderr.contains("adopted \(file.path) (catalog \(root.path)/missing-catalog)"), "\(adopted.stderr)")
     let found = try await odr(["status"], in: deep, environment: env)

@@ -88,9 +88,16 @@ public struct ODRConfiguration: Sendable {
         let bytes = try ProjectFile.bytes(of: found)
         project = try ProjectFile.parse(bytes, file: found.path)
         file = found
-        // With CI=true, the job's own checkout counts as adopted.
-        let status = environment["CI"]?.lowercased() == "true" ? .adopted : try ProjectAdoption(stateHome: folders.stateHome).status(of: found.path, bytes: bytes)
-        if status == .adopted {
+        let status = try ProjectAdoption(stateHome: folders.stateHome).status(of: found.path, bytes: bytes)
+        if environment["CI"]?.lowercased() == "true", status != .adopted {
+          // A CI job adopts its own checkout's odr.json, and no other.
+          let root = ProjectFile.checkoutRoot(environment: environment, from: folder)
+          if root?.path == found.deletingLastPathComponent().resolvingSymlinksInPath().path {
+            adopted = project
+          } else {
+            inert = "\(found.path) is not adopted: with CI=true only the job's own checkout's odr.json counts (\(root.map { "\($0.path)/odr.json" } ?? "none: no $GITHUB_WORKSPACE, $CI_PROJECT_DIR or repository here")); a repository cloned inside it must not choose what odr trusts. Run odr from the checkout, or adopt this one with `odr trust adopt` in a step of its own."
+          }
+        } else if status == .adopted {
           adopted = project
         } else {
           inert = "\(found.path) is not adopted\(status == .changed ? " in its current form (it changed since)" : ""): its catalog, trust, auth and endpoint count only once you run `odr trust adopt` in its folder (a cloned repository must not choose what odr trusts)."

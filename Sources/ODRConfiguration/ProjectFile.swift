@@ -102,6 +102,26 @@ public struct ProjectFile: Decodable, Sendable {
     }
   }
 
+  /// The folder whose odr.json a CI job (`CI=true`) adopts without asking:
+  /// the job's own checkout — `$GITHUB_WORKSPACE`, else `$CI_PROJECT_DIR`,
+  /// else the outermost repository (a folder with `.git`) holding
+  /// `folder`. A repository cloned inside the workspace (a dependency, a
+  /// submodule, a fork under test) is never it; nil when `folder` is in no
+  /// repository at all.
+  public static func checkoutRoot(environment: [String: String], from folder: URL) -> URL? {
+    for name in ["GITHUB_WORKSPACE", "CI_PROJECT_DIR"] {
+      if let path = environment[name], !path.isEmpty { return URL(filePath: path, directoryHint: .isDirectory).resolvingSymlinksInPath() }
+    }
+    var folder = folder.resolvingSymlinksInPath()
+    var outermost: URL?
+    while true {
+      if FileManager.default.fileExists(atPath: folder.appending(path: ".git").path) { outermost = folder }
+      let parent = folder.deletingLastPathComponent()
+      if parent.path == folder.path { return outermost }
+      folder = parent
+    }
+  }
+
   /// Why the odr.json at `file` must not be read (owned by another user,
   /// or writable by others: anyone could write what odr would follow, as
   /// git's `safe.directory`), or nil when it may.

@@ -95,10 +95,15 @@ package enum FileIO {
   }
 
   /// ``PrivateFolder/make(_:)``, its failure a ResourceError (`.outOfSpace`
-  /// on a full disk, else `.io`).
-  package static func makePrivateDirectory(_ url: URL) throws {
+  /// on a full disk, else `.io`) that says what the folder is for
+  /// (`purpose`: "the download cache of com.example.demo") and, when it
+  /// could not be made at all (a system user whose home is `/nonexistent`),
+  /// where to point odr instead.
+  package static func makePrivateDirectory(_ url: URL, for purpose: String) throws {
     do { try PrivateFolder.make(url) } catch {
-      throw ResourceError(error.isOutOfSpace ? .outOfSpace : .io, error.message, underlying: error)
+      let unmade = [ENOENT, EACCES, EROFS, ENOTDIR].contains(error.errno)
+      let advice = unmade ? " odr keeps its download cache in $XDG_CACHE_HOME (else ~/.cache) and its state (trust, pins) in $XDG_STATE_HOME (else ~/.local/state): point them at folders this user may write — for a systemd service, CacheDirectory= and StateDirectory= with Environment=XDG_CACHE_HOME=%C/NAME XDG_STATE_HOME=%S/NAME (see the README's unit)." : ""
+      throw ResourceError(error.isOutOfSpace ? .outOfSpace : .io, "Cannot make \(purpose) (\(url.path)): \(error.message)\(advice)", underlying: error)
     }
   }
 

@@ -62,7 +62,7 @@ package struct StateFile<Value: Codable>: Sendable {
   /// what `body` returns. Nothing is written when `body` throws or leaves
   /// the value as it was.
   package func update<T>(_ body: (inout Value?) async throws -> T) async throws -> T {
-    try FileIO.makePrivateDirectory(url.deletingLastPathComponent())
+    try FileIO.makePrivateDirectory(url.deletingLastPathComponent(), for: "the folder of \(what)")
     return try await FileLock(url: lock).withExclusive {
       var value = try read()
       let before: Data? = if let value { try Self.encode(value) } else { nil }

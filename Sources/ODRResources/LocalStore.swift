@@ -43,9 +43,8 @@ public struct LocalStore: Sendable {
     self.bundle = bundle
     self.now = now
     self.root = (cacheHome ?? Self.defaultCacheHome()).appending(path: "odr").appending(path: bundle)
-    try FileIO.makePrivateDirectory(root)
-    for folder in ["blobs", "partial", "locks"] {
-      try FileIO.makePrivateDirectory(root.appending(path: folder))
+    for folder in ["", "blobs", "partial", "locks"] {
+      try FileIO.makePrivateDirectory(folder.isEmpty ? root : root.appending(path: folder), for: "the download cache of \(bundle)")
     }
   }
 

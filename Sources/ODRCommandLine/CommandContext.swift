@@ -123,3 +123,13 @@ extension ContextualCommand {
     throw CommandFailure("internal error: \(Self._commandName) was run without a context.", code: 1)
   }
 }
+
+extension CommandContext {
+  /// This context, its stderr lines said only when new in `repeats`'s
+  /// rounds (``Output/sayingOnce(_:)``).
+  func sayingOnce(_ repeats: Output.Repeats) -> CommandContext {
+    var context = self
+    context.output = output.sayingOnce(repeats)
+    return context
+  }
+}

@@ -37,6 +37,37 @@ package struct Output: Sendable {
   private final class StdoutFailure: Sendable {
     let errno = Mutex<Int32?>(nil)
   }
+  /// Set for a loop that repeats a command's work (`odr exec --watch`):
+  /// the lines of the last round, said only when new.
+  private var repeats: Repeats?
+
+  /// The stderr lines of a repeating loop's rounds.
+  package final class Repeats: Sendable {
+    private let lines = Mutex<(said: Set<String>, seen: Set<String>)>(([], []))
+    package init() {}
+    /// Whether `line` is new: not said in the last round, nor in this one.
+    func isNew(_ line: String) -> Bool {
+      lines.withLock { $0.seen.insert(line); return $0.said.insert(line).inserted }
+    }
+    /// Ends a round: returns the lines said before that this round did not
+    /// repeat (their condition is over), and starts the next round.
+    package func endRound() -> [String] {
+      lines.withLock { lines in
+        let over = lines.said.subtracting(lines.seen).sorted()
+        lines = (lines.seen, [])
+        return over
+      }
+    }
+  }
+
+  /// This output, saying a stderr line of a repeating loop only when it
+  /// is new (`repeats` keeps the rounds).
+  package func sayingOnce(_ repeats: Repeats) -> Output {
+    var output = self
+    output.repeats = repeats
+    return output
+  }
+
   /// Whether stdout is a terminal (a person reads it, not a pipe).
   package let stdoutIsTerminal: Bool
   /// Whether stderr is a terminal (progress may be drawn there).
@@ -74,7 +105,11 @@ package struct Output: Sendable {
   /// names that come from catalogs and keyrings, so control characters are
   /// escaped (no terminal escape sequence, no forged line) and a message is
   /// cut to 2,000 characters.
-  package func error(_ message: String) { Self.write("odr: \(Self.oneLine(message))\n", to: stderr, failure: nil) }
+  package func error(_ message: String) {
+    let line = Self.oneLine(message)
+    guard repeats?.isNew(line) ?? true else { return }
+    Self.write("odr: \(line)\n", to: stderr, failure: nil)
+  }
 
   /// `text` with control and bidirectional-override characters escaped and
   /// the middle of an over-long text elided.

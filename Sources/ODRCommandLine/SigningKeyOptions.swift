@@ -20,7 +20,7 @@ struct SigningKeyOptions: ParsableArguments {
 
   /// The key, or nil when none is given.
   func key(_ context: CommandContext) async throws -> SigningKey? {
-    if let sign { return try await ODR.KeyringKeyCommand<SigningKey>.key(named: sign, context) }
+    if let sign { return try await ODR.KeyringKeyCommand<SigningKey>.key(named: sign, in: try StoreOptions.configuredKind(context), context) }
     if let signKeyFile {
       guard let data = FileManager.default.contents(atPath: context.path(signKeyFile)) else { throw ValidationError("Cannot read the signing key file '\(signKeyFile)'.") }
       do { return try SigningKey(String(decoding: data, as: UTF8.self)) } catch let error as TrustError {

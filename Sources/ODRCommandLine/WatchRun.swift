@@ -30,7 +30,11 @@ struct WatchRun {
   }
 
   func run(_ context: CommandContext) async throws -> Never {
-    let (entry, keys) = try await source.revalidated(since: nil, context)
+    // A warning that holds across rounds (a mirror down) is said once, and
+    // once more when it is over.
+    let repeats = Output.Repeats()
+    let (entry, keys) = try await source.revalidated(since: nil, context.sayingOnce(repeats))
+    _ = repeats.endRound()
     var current = Keys(entry: entry, variables: try await source.variables(context, keys: keys ?? []).variables)
     while true {
       let environment = CommandRunner.environment(with: current.variables.map { ($0.name, $0.value) }, pristine: pristine, base: context.environment)
@@ -42,7 +46,7 @@ struct WatchRun {
       }
       let next = Mutex<Keys?>(nil)
       let watcher = Task { [current] in
-        guard let changed = try await watch(from: current, context) else { return }
+        guard let changed = try await watch(from: current, repeats, context) else { return }
         next.withLock { $0 = changed }
         CommandRunner.signalRunningCommand(SIGTERM)
         try await Task.sleep(for: stopTimeout)
@@ -57,14 +61,16 @@ struct WatchRun {
 
   /// Revalidates every interval until the keys differ from `current`
   /// (says which, by name) and returns the new ones.
-  private func watch(from current: Keys, _ context: CommandContext) async throws -> Keys? {
+  private func watch(from current: Keys, _ repeats: Output.Repeats, _ context: CommandContext) async throws -> Keys? {
     var entry = current.entry
     var failing = false
+    let quiet = context.sayingOnce(repeats)
     while true {
       try await Task.sleep(for: interval)
       do {
-        let (newEntry, newKeys) = try await source.revalidated(since: entry, context)
+        let (newEntry, newKeys) = try await source.revalidated(since: entry, quiet)
         if failing { context.output.error("revalidated again; watching for new keys every \(Self.describe(interval))") }
+        for line in repeats.endRound() { context.output.error("no longer the case: \(line.hasPrefix("warning: ") ? String(line.dropFirst(9)) : line)") }
         failing = false
         entry = newEntry
         guard let newKeys else { continue }

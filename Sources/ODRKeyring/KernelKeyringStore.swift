@@ -63,8 +63,16 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
 
   public func value(for name: String) throws -> String {
     try KeyringInput.validate(name: name)
-    guard let value = try read(name) else { throw KeyringError.notFound(name, service: service, store: kind) }
+    guard let value = try read(name) else { throw missing(name) }
     return value
+  }
+
+  /// The error for a key `name` that is not there, saying so when the
+  /// kernel holds nothing of the service at all (as after a reboot).
+  public func missing(_ name: String) -> KeyringError {
+    // what the service's keyring is, for advice only
+    let emptied = dropping(.bestEffort) { try serviceKeyring(creating: false) == nil } ?? false
+    return KeyringError.notFound(name, service: service, store: kind, emptied: emptied)
   }
 
   public func valueAndJournal(for name: String) throws -> (value: String?, journal: String?) {

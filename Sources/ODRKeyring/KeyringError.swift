@@ -112,9 +112,12 @@ extension KeyringError {
     KeyringError(.noProvider, "The Secret Service provider was restarted or replaced while odr was using it (the one answering now does not know odr's session). Run the command again; a cut-short import is put back by the next fetch or `odr doctor --repair`.", underlying: underlying)
   }
 
-  package static func notFound(_ name: String, service: String, store: KeyStoreKind = .secretService) -> KeyringError {
+  /// No key `name`; `emptied`: the kernel keyring holds nothing of the
+  /// service at all, as after a reboot.
+  package static func notFound(_ name: String, service: String, store: KeyStoreKind = .secretService, emptied: Bool = false) -> KeyringError {
     let option = store == .secretService ? "" : " --store \(store.rawValue)"
-    return KeyringError(.notFound, "No key '\(name)' for service '\(service)' in \(store.phrase). `odr list\(option)` shows the stored keys; `odr set \(name)\(option)` stores one.")
+    let reboot = emptied ? " The kernel keyring holds nothing of \(service): it is emptied at reboot, so fetch again (`odr fetch APIKeys --store kernel`; at boot, see the README's unit)." : ""
+    return KeyringError(.notFound, "No key '\(name)' for service '\(service)' in \(store.phrase).\(reboot) `odr list\(option)` shows the stored keys; `odr set \(name)\(option)` stores one.")
   }
 
   static func timeout(_ deadline: Duration) -> KeyringError {

@@ -21,9 +21,15 @@ extension SecretStore {
   public func keyValue(named name: String) async throws -> String {
     let (stored, journal) = try await valueAndJournal(for: name)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
-      throw KeyringError.notFound(name, service: service, store: kind)
+      throw missing(name)
     }
     return value
+  }
+
+  /// The error for a key `name` that is not there (the kernel keyring's
+  /// says when it holds nothing of the service: emptied at reboot).
+  func missing(_ name: String) -> KeyringError {
+    (self as? KernelKeyringStore)?.missing(name) ?? KeyringError.notFound(name, service: service, store: kind)
   }
 
   /// The key `name` with its metadata: ``keyValue(named:)`` and the
@@ -69,7 +75,7 @@ extension BlockingReads {
   public func keyValueBlocking(named name: String) throws -> String {
     let (stored, journal) = try valueAndJournalBlocking(for: name)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
-      throw KeyringError.notFound(name, service: service, store: kind)
+      throw missing(name)
     }
     return value
   }

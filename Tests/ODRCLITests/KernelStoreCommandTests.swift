@@ -83,6 +83,28 @@ import Testing
       }
     }
   }
+
+  /// The kernel keyring is emptied at reboot: an identity made there warns
+  /// and offers a 0600 copy, and an empty store says why a key is missing
+  /// (a new user namespace is a freshly booted kernel's keyring).
+  @Test func whatTheKernelLosesAtRebootIsSaid() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await publish()
+    let result = try await inNamespace("""
+      "$ODR" get Weather; echo "get: $?"
+      "$ODR" identity new server >/dev/null
+      "$ODR" identity export server -o "$HOME/server.identity" && stat -c 'copy: %a' "$HOME/server.identity"
+      "$ODR" identity export server -o "$HOME/server.identity"; echo "again: $?"
+      "$ODR" identity delete server 2>/dev/null
+      "$ODR" identity recipient server; echo "recipient: $?"
+      "$ODR" identity import server < "$HOME/server.identity" 2>/dev/null && echo imported
+      """)
+    let lines = result.stdout.split(separator: "\n").map(String.init)
+    #expect(lines == ["get: 3", "copy: 600", "again: 1", "recipient: 3", "imported"], "\(result.stdout)\n\(result.stderr)")
+    #expect(result.stderr.contains("holds nothing of \(bundle): it is emptied at reboot, so fetch again"), "\(result.stderr)")
+    #expect(result.stderr.contains("the kernel keyring is emptied at reboot, and 'server' with it") && result.stderr.contains("export server -o FILE"), "\(result.stderr)")
+    #expect(result.stderr.contains("No identity 'server': the kernel keyring holds none, and it is emptied at reboot"), "\(result.stderr)")
+  }
 }
 
 /// What needs root: odr as another user (uid 65534, whose kernel quota no

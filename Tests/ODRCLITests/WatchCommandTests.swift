@@ -138,6 +138,28 @@ import Glibc
     #expect(said.components(separatedBy: "could not revalidate").count == 2, "\(said)")  // once
   }
 
+  /// A mirror that is down is said once, not at every interval, and once
+  /// more when it is back.
+  @Test func aMirrorOutageIsSaidOnceAndItsEnd() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await publish("w-1", version: 1)
+    let mirror = root.appending(path: "mirror")
+    let nginx = try await Nginx.start(root: published)
+    defer { nginx.stop() }
+    let run = try startWatching(catalog: "file://\(mirror.path)/,\(nginx.url.absoluteString)")
+    defer { stopOdr() }
+    #expect(try await nextStart().value == "w-1")
+    #expect(try await stderrShows("mirror file://\(mirror.path)/ failed"))
+    // Rounds at 100 ms, each read from the second mirror: four pass while the first is down.
+    try #require(try await nginx.requests(atLeast: 5) { $0.path.hasSuffix("catalog.json") }.count >= 5)
+    try FileManager.default.copyItem(at: published, to: mirror)
+    #expect(try await stderrShows("no longer the case: mirror file://\(mirror.path)/ failed"))
+    #expect(kill(try odrPid(), SIGTERM) == 0)
+    _ = try await run.value
+    let said = try String(contentsOf: errors, encoding: .utf8)
+    #expect(said.components(separatedBy: "warning: mirror file://\(mirror.path)/ failed").count == 2, "\(said)")  // once
+  }
+
   @Test func anUnchangedCatalogOnAWebServerIsRevalidatedWithoutARestart() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try await publish("w-1", version: 1)

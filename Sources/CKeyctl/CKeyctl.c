@@ -11,6 +11,7 @@ enum {
   KEYCTL_UNLINK = 9,
   KEYCTL_SEARCH = 10,
   KEYCTL_READ = 11,
+  KEYCTL_SET_TIMEOUT = 15,
 };
 
 int32_t odr_add_key(const char *type, const char *description, const void *payload, size_t length, int32_t keyring) {
@@ -39,6 +40,10 @@ long odr_keyctl_link(int32_t key, int32_t keyring) {
 
 long odr_keyctl_unlink(int32_t key, int32_t keyring) {
   return syscall(SYS_keyctl, KEYCTL_UNLINK, key, keyring);
+}
+
+long odr_keyctl_set_timeout(int32_t key, uint32_t seconds) {
+  return syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, key, seconds);
 }
 
 int32_t odr_keyctl_keyring_id(int32_t special) {

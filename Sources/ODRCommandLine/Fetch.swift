@@ -24,6 +24,8 @@ extension ODR {
 
     @OptionGroup var keyring: StoreOptions
 
+    @OptionGroup var lifetime: KernelLifetimeOption
+
     @OptionGroup var identity: IdentityOptions
 
     @Argument(help: "The tags to fetch.", completion: Completions.tags)
@@ -43,7 +45,7 @@ extension ODR {
 
     func run(_ context: CommandContext) async throws {
       let resources = try await catalog.load(context, keyringTimeout: keyring.timeout)
-      let store = try keyring.makeStore(context, defaultService: resources.catalog.bundle)
+      let store = try lifetime.applied(to: keyring.makeStore(context, defaultService: resources.catalog.bundle))
       let bar = ProgressBar(tags: tags, quiet: !reporting.isForPeople, context)
       defer { bar.finish() }
       let report: ImportReport
@@ -54,6 +56,9 @@ extension ODR {
         throw IdentityOptions.explained(error, context)
       }
       bar.finish()
+      if lifetime.ttl != nil, !dryRun, let kernel = store as? KernelKeyringStore {
+        try kernel.renew(report.keys.filter { $0.outcome == .unchanged }.map(\.name))
+      }
       try reporting.print(report, on: context.output) {
         if report.keys.isEmpty {
           context.output.error("\(tags.joined(separator: ", ")): available (no secrets)")

@@ -26,6 +26,7 @@ extension ODR {
     )
 
     @OptionGroup var options: StoreOptions
+    @OptionGroup var lifetime: KernelLifetimeOption
 
     @Argument(help: "The key name ([A-Za-z][A-Za-z0-9_.-]{0,127}).", completion: Completions.keys)
     var name: String
@@ -129,7 +130,7 @@ extension ODR {
     }
 
     func run(_ context: CommandContext) async throws {
-      let store = try await options.makeStoreOfConfiguredBundle(context)
+      let store = try lifetime.applied(to: await options.makeStoreOfConfiguredBundle(context))
       try KeyringInput.validate(userKeyName: name)
       let origins = try catalogTokenFor.map { text in
         guard let url = URL(string: text), let origin = CatalogAuth.origin(of: url), url.path.isEmpty || url.path == "/" else {

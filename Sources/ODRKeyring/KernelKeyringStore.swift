@@ -41,10 +41,31 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
   /// Creates the store of `service`; nothing is asked of the kernel until
   /// the first call. `stateHome`: where its imports' lock lives (default:
   /// this process's XDG state folder).
-  public init(service: String, stateHome: URL? = nil) throws(KeyringError) {
+  /// How long a key this store writes lives (`keyctl_set_timeout`); nil:
+  /// until deleted or reboot. Each write sets it again: the last one decides.
+  public var lifetime: Duration?
+
+  public init(service: String, stateHome: URL? = nil, lifetime: Duration? = nil) throws(KeyringError) {
     try KeyringInput.validate(service: service)
     self.service = service
     self.stateHome = stateHome
+    self.lifetime = lifetime
+  }
+
+  /// Gives the keys `names` (those that are there), and odr's metadata
+  /// record, ``lifetime`` again from now: a fetch that found them unchanged
+  /// still renews them.
+  public func renew(_ names: [String]) throws {
+    for name in names { try KeyringInput.validate(name: name) }
+    for name in names + [KeyringInput.metadataName] {
+      guard let serial = try find(name) else { continue }
+      try expire(serial, name)
+    }
+  }
+
+  private func expire(_ serial: Int32, _ name: String) throws {
+    let seconds = lifetime.map { UInt32(clamping: max(1, $0.components.seconds)) } ?? 0
+    guard Self.possessing({ odr_keyctl_set_timeout(serial, seconds) }) == 0 else { throw Self.failure(errno, "set the lifetime of \(name) of \(service)") }
   }
 
   // MARK: SecretStore
@@ -59,6 +80,7 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
     let keyring = try serviceKeyring(creating: true)!
     let serial = Self.possessing { bytes.withUnsafeBytes { odr_add_key("user", description(of: name), $0.baseAddress, bytes.count, keyring) } }
     guard serial >= 0 else { throw Self.failure(errno, "store \(name) of \(service)") }
+    try expire(serial, name)
   }
 
   public func value(for name: String) throws -> String {

@@ -105,6 +105,34 @@ import Testing
     #expect(result.stderr.contains("the kernel keyring is emptied at reboot, and 'server' with it") && result.stderr.contains("export server -o FILE"), "\(result.stderr)")
     #expect(result.stderr.contains("No identity 'server': the kernel keyring holds none, and it is emptied at reboot"), "\(result.stderr)")
   }
+
+  /// `--ttl`: kernel keys that expire (they otherwise outlive logout and
+  /// the account); a fetch of unchanged keys renews them; refused for the
+  /// Secret Service, which has no lifetime.
+  @Test func kernelKeysExpireAfterTheirTTL() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await publish()
+    // /proc/keys' fourth column: "perm", or the time left ("4m", "59s").
+    let result = try await inNamespace("""
+      expiry() { awk -v d="odr:\(bundle):$1" '$9 == d":" { print $4 }' /proc/keys; }
+      printf v | "$ODR" set Typed --ttl 5m 2>/dev/null; echo "set --ttl: $(expiry Typed)"
+      printf v | "$ODR" set Typed 2>/dev/null; echo "set again: $(expiry Typed)"
+      "$ODR" fetch APIKeys >/dev/null 2>&1; echo "fetched: $(expiry Weather)"
+      "$ODR" fetch APIKeys --ttl 1h >/dev/null 2>&1; echo "refetched unchanged --ttl: $(expiry Weather)"
+      printf v | "$ODR" set Other --ttl 5m --store secret-service; echo "secret service: $?"
+      """)
+    let lines = result.stdout.split(separator: "\n").map(String.init)
+    try #require(lines.count == 5, "\(result.stdout)\n\(result.stderr)")
+    func expires(_ line: String, _ label: String) -> Bool {
+      line.hasPrefix(label + ": ") && !["perm", ""].contains(line.dropFirst(label.count + 2))
+    }
+    #expect(expires(lines[0], "set --ttl"), "\(lines[0])")
+    #expect(lines[1] == "set again: perm")
+    #expect(lines[2] == "fetched: perm")
+    #expect(expires(lines[3], "refetched unchanged --ttl"), "\(lines[3])")
+    #expect(lines[4] == "secret service: 2")
+    #expect(result.stderr.contains("--ttl applies to the kernel store"), "\(result.stderr)")
+  }
 }
 
 /// What needs root: odr as another user (uid 65534, whose kernel quota no

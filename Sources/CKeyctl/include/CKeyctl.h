@@ -29,6 +29,9 @@ long odr_keyctl_unlink(int32_t key, int32_t keyring);
 /// keyctl(KEYCTL_LINK): links `key` into `keyring`.
 long odr_keyctl_link(int32_t key, int32_t keyring);
 
+/// keyctl(KEYCTL_SET_TIMEOUT): `key` expires `seconds` from now (0: never).
+long odr_keyctl_set_timeout(int32_t key, uint32_t seconds);
+
 /// keyctl(KEYCTL_GET_KEYRING_ID) without creating: the serial of a special keyring (-4: the user keyring).
 int32_t odr_keyctl_keyring_id(int32_t special);
 

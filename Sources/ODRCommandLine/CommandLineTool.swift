@@ -45,7 +45,8 @@ public enum CommandLineTool {
       }
       var command: any ParsableCommand
       do { command = try ODR.parseAsRoot(arguments) } catch {
-        throw CommandSuggestion.unknownBehindMissing(arguments, error: error, root: ODR.self) ?? error
+        let unknown = CommandSuggestion.unknownBehindMissing(arguments, error: error, root: ODR.self) ?? error
+        throw CommandSuggestion.unknownOption(arguments, error: unknown, root: ODR.self) ?? unknown
       }
       if let command = command as? any ContextualCommand {
         try await command.run(context)

@@ -17,6 +17,11 @@ enum CommandSuggestion {
     return "'\(shown)' is not an odr command. Did you mean '\(guess)'? (`odr --help` lists them.)"
   }
 
+  /// Words meant for a subcommand of another name: a signing key's public
+  /// half is `public`, an identity's `recipient`; other tools' verbs.
+  static let synonyms = ["public": "recipient", "recipient": "public", "create": "new", "generate": "new",
+                         "ls": "list", "rm": "delete", "remove": "delete", "show": "list"]
+
   /// The message for `arguments` when, below a command group (`odr
   /// identity`, `odr trust`, …), they name no subcommand of it, else nil.
   static func nestedProblem(_ arguments: [String], root: any ParsableCommand.Type) -> String? {
@@ -29,7 +34,8 @@ enum CommandSuggestion {
         let group = path.joined(separator: " ")
         let listed = "`\(group) --help` lists them."
         let shown = String(name.prefix(40))
-        guard let guess = NameSuggestion.closest(to: name, among: subcommands.map { $0._commandName }) else {
+        let names = subcommands.map { $0._commandName }
+        guard let guess = synonyms[name].flatMap({ names.contains($0) ? $0 : nil }) ?? NameSuggestion.closest(to: name, among: names) else {
           return "'\(shown)' is not a subcommand of \(group). \(listed)"
         }
         return "'\(shown)' is not a subcommand of \(group). Did you mean '\(guess)'? (\(listed))"
@@ -59,5 +65,24 @@ enum CommandSuggestion {
       return nil
     }
     return nil
+  }
+
+  /// "Did you mean" for an unknown option (`--verison`): the closest option
+  /// of the command the arguments name, read from its help. Nil when
+  /// `error` is not an unknown option or none is close.
+  static func unknownOption(_ arguments: [String], error: any Error, root: any ParsableCommand.Type) -> ValidationError? {
+    let message = root.message(for: error)
+    guard message.hasPrefix("Unknown option '"), let typed = message.split(separator: "'").dropFirst().first, typed.hasPrefix("--") else { return nil }
+    var command = root
+    var path = ["odr"]
+    for name in arguments {
+      guard !name.hasPrefix("-"), let next = command.configuration.subcommands.first(where: { $0._commandName == name }) else { break }
+      command = next
+      path.append(name)
+    }
+    let help = root.helpMessage(for: command, includeHidden: false, columns: 1_000)
+    let options = Set(help.split(whereSeparator: { " ,\n[]<>=".contains($0) }).filter { $0.hasPrefix("--") && $0.count > 2 }.map(String.init))
+    guard let guess = NameSuggestion.closest(to: String(typed), among: options.sorted()) else { return nil }
+    return ValidationError("Unknown option '\(typed.prefix(40))'. Did you mean '\(guess)'? See '\(path.joined(separator: " ")) --help'.")
   }
 }

@@ -10,14 +10,20 @@ struct ODR: AsyncParsableCommand {
     commandName: "odr",
     abstract: "On-Demand Resources for Linux: deliver API keys into the keyring, not the binary.",
     discussion: """
-      Keys live in the Secret Service keyring (gnome-keyring, KeePassXC, …), one item per key with the attributes `service` (the bundle id) and `key` (the key name).
+      Keys live in the Secret Service keyring (gnome-keyring, KeePassXC, …), one item per key with the attributes `service` (the bundle id) and `key` (the key name); on a server without a desktop, in the kernel keyring (--store kernel).
 
       Example:
-        printf '%s' "$WEATHER_KEY" | odr set Weather --service com.example.demo
+        printf '%s' 'k-123' | odr set Weather --service com.example.demo
         odr get Weather --service com.example.demo
         secret-tool lookup service com.example.demo key Weather
       """,
     version: "0.1.0",
-    subcommands: [Fetch.self, Exec.self, Env.self, HTTP.self, URLCommand.self, Pack.self, Verify.self, Publish.self, Sign.self, KeyringKeyCommand<SigningKey>.self, KeyringKeyCommand<AgeIdentity>.self, Trust.self, Prefetch.self, Begin.self, End.self, ResourcePath.self, Status.self, Priority.self, Purge.self, SetKey.self, GetKey.self, ReadReference.self, Inject.self, ListKeys.self, DeleteKey.self, Doctor.self]
+    groupedSubcommands: [
+      CommandGroup(name: "Key", subcommands: [SetKey.self, GetKey.self, ListKeys.self, DeleteKey.self, ReadReference.self, Inject.self, Doctor.self]),
+      CommandGroup(name: "Delivery", subcommands: [Fetch.self, Exec.self, Env.self, HTTP.self, URLCommand.self]),
+      CommandGroup(name: "Resource", subcommands: [Begin.self, End.self, ResourcePath.self, Status.self, Prefetch.self, Priority.self, Purge.self]),
+      CommandGroup(name: "Publishing", subcommands: [Pack.self, Verify.self, Publish.self, Sign.self, KeyringKeyCommand<SigningKey>.self]),
+      CommandGroup(name: "Trust", subcommands: [Trust.self, KeyringKeyCommand<AgeIdentity>.self]),
+    ]
   )
 }

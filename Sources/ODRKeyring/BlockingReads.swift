@@ -4,4 +4,6 @@
 public protocol BlockingReads: SecretStore {
   /// ``SecretStore/valueAndJournal(for:)`` on the calling thread.
   func valueAndJournalBlocking(for name: String) throws -> (value: String?, journal: String?)
+  /// ``SecretStore/names()`` on the calling thread.
+  func namesBlocking() throws -> [String]
 }

@@ -85,16 +85,16 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
 
   public func value(for name: String) throws -> String {
     try KeyringInput.validate(name: name)
-    guard let value = try read(name) else { throw missing(name) }
+    guard let value = try read(name) else { throw missing(name, among: dropping(.bestEffort) { try names() } ?? []) }
     return value
   }
 
   /// The error for a key `name` that is not there, saying so when the
   /// kernel holds nothing of the service at all (as after a reboot).
-  public func missing(_ name: String) -> KeyringError {
+  public func missing(_ name: String, among names: [String] = []) -> KeyringError {
     // what the service's keyring is, for advice only
     let emptied = dropping(.bestEffort) { try serviceKeyring(creating: false) == nil } ?? false
-    return KeyringError.notFound(name, service: service, store: kind, emptied: emptied)
+    return KeyringError.notFound(name, service: service, store: kind, emptied: emptied, among: names)
   }
 
   public func valueAndJournal(for name: String) throws -> (value: String?, journal: String?) {
@@ -133,6 +133,8 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
   public func names() throws -> [String] {
     try members().keys.filter { !KeyringInput.isRecord($0) }.sorted()
   }
+
+  public func namesBlocking() throws -> [String] { try names() }
 
   /// Deletes every key and record of the service, then its keyring.
   @discardableResult

@@ -113,10 +113,15 @@ extension KeyringError {
   }
 
   /// No key `name`; `emptied`: the kernel keyring holds nothing of the
-  /// service at all, as after a reboot.
-  package static func notFound(_ name: String, service: String, store: KeyStoreKind = .secretService, emptied: Bool = false) -> KeyringError {
+  /// service at all, as after a reboot; `names`: the keys there are, the
+  /// closest of which is suggested (a typo).
+  package static func notFound(_ name: String, service: String, store: KeyStoreKind = .secretService, emptied: Bool = false,
+                               among names: [String] = []) -> KeyringError {
     let option = store == .secretService ? "" : " --store \(store.rawValue)"
     let reboot = emptied ? " The kernel keyring holds nothing of \(service): it is emptied at reboot, so fetch again (`odr fetch APIKeys --store kernel`; at boot, see the README's unit)." : ""
+    if let close = NameSuggestion.closest(to: name, among: names) {
+      return KeyringError(.notFound, "No key '\(name)' for service '\(service)' in \(store.phrase). Did you mean '\(close)'? (`odr list\(option)` shows the stored keys.)")
+    }
     return KeyringError(.notFound, "No key '\(name)' for service '\(service)' in \(store.phrase).\(reboot) `odr list\(option)` shows the stored keys; `odr set \(name)\(option)` stores one.")
   }
 

@@ -1,4 +1,5 @@
 public import ODRKeyring
+import ODRBase
 
 extension SecretStore {
   /// Every key of the service with its metadata (from odr's metadata
@@ -21,15 +22,16 @@ extension SecretStore {
   public func keyValue(named name: String) async throws -> String {
     let (stored, journal) = try await valueAndJournal(for: name)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
-      throw missing(name)
+      // the names only serve a suggestion
+      throw missing(name, among: await droppingAsync(.bestEffort) { try await names() } ?? [])
     }
     return value
   }
 
   /// The error for a key `name` that is not there (the kernel keyring's
   /// says when it holds nothing of the service: emptied at reboot).
-  func missing(_ name: String) -> KeyringError {
-    (self as? KernelKeyringStore)?.missing(name) ?? KeyringError.notFound(name, service: service, store: kind)
+  func missing(_ name: String, among names: [String]) -> KeyringError {
+    (self as? KernelKeyringStore)?.missing(name, among: names) ?? KeyringError.notFound(name, service: service, store: kind, among: names)
   }
 
   /// The key `name` with its metadata: ``keyValue(named:)`` and the
@@ -75,7 +77,8 @@ extension BlockingReads {
   public func keyValueBlocking(named name: String) throws -> String {
     let (stored, journal) = try valueAndJournalBlocking(for: name)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
-      throw missing(name)
+      // the names only serve a suggestion
+      throw missing(name, among: dropping(.bestEffort) { try namesBlocking() } ?? [])
     }
     return value
   }

@@ -98,9 +98,12 @@ import Testing
       "$ODR" identity delete server 2>/dev/null
       "$ODR" identity recipient server; echo "recipient: $?"
       "$ODR" identity import server < "$HOME/server.identity" 2>/dev/null && echo imported
+      printf v | "$ODR" set Weather 2>/dev/null
+      "$ODR" get Weathr; echo "typo: $?"
       """)
     let lines = result.stdout.split(separator: "\n").map(String.init)
-    #expect(lines == ["get: 3", "copy: 600", "again: 1", "recipient: 3", "imported"], "\(result.stdout)\n\(result.stderr)")
+    #expect(lines == ["get: 3", "copy: 600", "again: 1", "recipient: 3", "imported", "typo: 3"], "\(result.stdout)\n\(result.stderr)")
+    #expect(result.stderr.contains("No key 'Weathr' for service '\(bundle)' in the kernel keyring. Did you mean 'Weather'?"), "\(result.stderr)")
     #expect(result.stderr.contains("holds nothing of \(bundle): it is emptied at reboot, so fetch again"), "\(result.stderr)")
     #expect(result.stderr.contains("the kernel keyring is emptied at reboot, and 'server' with it") && result.stderr.contains("export server -o FILE"), "\(result.stderr)")
     #expect(result.stderr.contains("No identity 'server': the kernel keyring holds none, and it is emptied at reboot"), "\(result.stderr)")

@@ -67,15 +67,22 @@ extension ODR {
              key.query ?? "-", key.basic.map { $0.isEmpty ? "any user" : $0 } ?? "-", key.hosts?.joined(separator: ",") ?? "-",
              key.insecure.map(String.init) ?? "-", key.metadataFrom ?? "-"]
           }
+          // No keys: the note alone, not a header over nothing.
+          if keys.isEmpty { return Self.sayEmpty(store, context) }
           table.write(to: context.output)
         }
       }
       let names = try await store.names()
       try reporting.print(Listing(service: store.service, keys: names), on: context.output) {
         context.output.write(names.map { $0 + "\n" }.joined())
-        // A pipe gets nothing (no keys, no lines); a person is told.
-        if names.isEmpty && context.output.stdoutIsTerminal { context.output.error("no keys in \(store.service) (`odr fetch` imports them; `odr set NAME` stores one)") }
+        if names.isEmpty { Self.sayEmpty(store, context) }
       }
+    }
+
+    /// Says on stderr that the service holds no keys: stdout (a pipe's
+    /// lines) stays empty either way.
+    static func sayEmpty(_ store: any SecretStore, _ context: CommandContext) {
+      context.output.error("no keys in \(store.service) in \(store.kind.phrase) (`odr fetch` imports them; `odr set NAME` stores one)")
     }
   }
 }

@@ -170,8 +170,8 @@ import Testing
     #expect(none.status == 2 && none.stderr.contains("No catalog"), "\(none.stderr)")
   }
 
-  /// Messages a daily user meets (issue 28): an empty list on a terminal
-  /// says so (a pipe gets nothing), a missing identity is named as one, bad
+  /// Messages a daily user meets (issue 28): an empty list says so on
+  /// stderr (a pipe's stdout gets nothing), a missing identity is named as one, bad
   /// dotenv input is a usage error (exit 2).
   @Test func emptyListsMissingIdentitiesAndBadDotenvSayWhatHappened() async throws {
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-msg-\(UUID().uuidString)")
@@ -179,8 +179,11 @@ import Testing
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     let env = KeyringSession.shared.environment
     let service = "com.example.empty.\(UUID().uuidString.prefix(8).lowercased())"
-    let piped = try await Command.odr(["list", "--service", service], environment: env)
-    #expect(piped.status == 0 && piped.output.isEmpty, "\(piped.output)")
+    // Piped: stdout (the lines) empty, the note on stderr; --long adds no header over nothing.
+    for long in [[], ["--long"]] {
+      let piped = try await Command.odr(["list", "--service", service] + long, environment: env)
+      #expect(piped.status == 0 && piped.stdout.isEmpty && piped.stderr.hasPrefix("odr: no keys in \(service) in the keyring"), "\(piped.output)")
+    }
     let terminal = try await Command.run("/usr/bin/script", ["-qec", "\(Paths.odr.path) list --service \(service)", "/dev/null"], environment: env)
     #expect(terminal.status == 0 && terminal.stdout.contains("odr: no keys in \(service)"), "\(terminal.stdout)")
 

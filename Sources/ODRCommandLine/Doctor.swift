@@ -83,6 +83,7 @@ extension ODR {
         let store = try StoreOptions.makeStore(kind, service: service, timeout: timeout, context)
         repaired = try await ImportTransaction(store: store).repair()
       }
+      failure = failure?.forCommandLine
       let overview = await DoctorOverview.gather(context, kind: kind, keyringUsable: failure == nil, timeout: timeout, notes: storeNote)
       try reporting.print(Report(
           sessionBusAddress: address, sessionBus: probe.sessionBus, provider: probe.provider, providerProgram: probe.providerProgram,

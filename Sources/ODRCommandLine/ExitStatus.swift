@@ -80,7 +80,7 @@ enum ExitStatus {
     }
     switch error {
     case let error as ResourceError: return fail(error.description, code: exitCode(for: error))
-    case let error as KeyringError: return fail(error.description, code: exitCode(for: error))
+    case let error as KeyringError: return fail(error.forCommandLine.description, code: exitCode(for: error))
     case let error as KeysError:
       // An import cut short by the keyring exits as the keyring's failure does.
       return fail(error.description, code: error.code == .notRecipient ? 10 : (error.underlying as? KeyringError).map(exitCode(for:)) ?? 1)

@@ -77,12 +77,29 @@ extension KeyringError {
   package static let throwawayKeyring =
     #"`dbus-run-session -- sh -c 'd=$(mktemp -d) && printf odr | XDG_DATA_HOME="$d" gnome-keyring-daemon --unlock --components=secrets >/dev/null && odr …; s=$?; rm -rf "$d"; exit $s'`"#
 
+  /// The same advice for an app that links the library.
+  package static let libraryHelp = """
+    In an app on a server or in a container, give the provider a store of its own: \
+    `APIKeyProvider(store: try KernelKeyringStore(service: …))` (the kernel keyring: no daemon, no D-Bus), \
+    or `MemoryStore(service: …)` with a catalog and trust, fetched into on the first miss (no keyring at all).
+    """
+
   static func noSessionBus(_ underlying: (any Error)?) -> KeyringError {
-    KeyringError(.noSessionBus, "No D-Bus session bus is reachable, so the keyring cannot be used. \(unavailableHelp)", underlying: underlying)
+    KeyringError(.noSessionBus, "No D-Bus session bus is reachable, so the keyring cannot be used. \(libraryHelp)", underlying: underlying)
   }
 
   static func noProvider(_ underlying: (any Error)?) -> KeyringError {
-    KeyringError(.noProvider, "No Secret Service provider is running on the session bus (nothing owns org.freedesktop.secrets). Start one with `gnome-keyring-daemon --start --components=secrets`, or: \(unavailableHelp)", underlying: underlying)
+    KeyringError(.noProvider, "No Secret Service provider is running on the session bus (nothing owns org.freedesktop.secrets). Start one with `gnome-keyring-daemon --start --components=secrets`, or: \(libraryHelp)", underlying: underlying)
+  }
+
+  /// This error as `odr` says it: the advice for a keyring that cannot be
+  /// reached names commands (``unavailableHelp``), not the library's types.
+  package var forCommandLine: KeyringError {
+    guard message.contains(Self.libraryHelp) else { return self }
+    var error = KeyringError(code, message.replacing(Self.libraryHelp, with: Self.unavailableHelp), underlying: underlying)
+    error.lockedPath = lockedPath
+    error.lockedLabel = lockedLabel
+    return error
   }
 
   static func noDefaultCollection(_ underlying: (any Error)? = nil) -> KeyringError {

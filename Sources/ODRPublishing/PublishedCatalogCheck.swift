@@ -96,8 +96,10 @@ public struct PublishedCatalogCheck: Sendable {
     if let expires = catalog.expires {
       let margin = now.addingTimeInterval(Double(minValidity.components.seconds))
       if expires < margin {
-        report.problems.append(expires < now ? "the catalog expired on \(expires.formatted(.iso8601)); re-sign it (odr pack --sign … --expires 90d)."
-                               : "the catalog expires on \(expires.formatted(.iso8601)), within the required validity; re-sign it (odr pack --sign … --expires 90d).")
+        // A pack encrypts afresh, so a re-pack is another catalog: it needs the next version.
+        let resign = "re-sign it with the next version (odr pack --sign … --catalog-version \(catalog.version + 1) --expires 90d)"
+        report.problems.append(expires < now ? "the catalog expired on \(expires.formatted(.iso8601)); \(resign)."
+                               : "the catalog expires on \(expires.formatted(.iso8601)), within the required validity; \(resign).")
       }
     } else if report.signedBy != nil {
       report.problems.append("the signed catalog has no expiry, so a stale copy could be replayed for ever; re-pack with --sign (it sets one).")

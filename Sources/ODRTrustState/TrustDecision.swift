@@ -85,7 +85,7 @@ public struct TrustDecision: Sendable {
       throw ResourceError(.integrity, "\(name) comes through \(file), which speaks for \(speaksFor) only; refusing it. A repository's odr.json can never configure another bundle's catalog. If the file is right, fix its \"bundle\".")
     }
     if let now, let expires = header.expires, expires < now {
-      throw ResourceError(.integrity, "The catalog of \(bundle) (version \(header.version)) expired on \(expires.formatted(.iso8601)); the publisher must re-sign it (odr pack --sign … --expires 90d). `--offline` keeps using the last accepted catalog meanwhile.")
+      throw ResourceError(.integrity, "The catalog of \(bundle) (version \(header.version)) expired on \(expires.formatted(.iso8601)); the publisher must re-sign it with the next version (odr pack --sign … --catalog-version \(header.version + 1) --expires 90d). `--offline` keeps using the last accepted catalog meanwhile.")
     }
     var next = state ?? TrustLedger.State()
     guard let valid = signedBy else {

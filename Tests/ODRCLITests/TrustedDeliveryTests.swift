@@ -262,7 +262,9 @@ import Testing
     let online = try await odr(["fetch", "APIKeys"])
     #expect(online.status == 4)
     #expect(online.stderr.contains("expired on 2001-01-01"))
-    #expect(try await odr(["verify", published.path]).status == 4)
+    let verify = try await odr(["verify", published.path])
+    #expect(verify.status == 4)
+    #expect(verify.stdout.contains("re-sign it with the next version (odr pack --sign … --catalog-version 2 --expires 90d)"), "\(verify.stdout)")
     // Time passes for the copy on disk too (the kept copy is the signed
     // catalog that has now expired): offline serves it with a warning.
     let stored = cache.appending(path: "odr/\(bundle)")

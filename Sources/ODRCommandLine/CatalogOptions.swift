@@ -11,7 +11,7 @@ import ODRTransports
 /// `$ODR_CATALOG` (comma-separated), else the `catalog` field of `odr.json`
 /// in the current directory (a string or a list).
 struct CatalogOptions: ParsableArguments {
-  @Option(help: ArgumentHelp("The catalog: a folder made by `odr pack`, its catalog.json, a file://, http(s):// or s3://bucket/prefix URL; repeat it for mirrors, tried in order (default: $ODR_CATALOG, comma-separated, then odr.json).", valueName: "url"))
+  @Option(help: ArgumentHelp("The catalog: a folder made by `odr pack`, its catalog.json, a file://, http(s):// or s3://bucket/prefix URL; repeat it for mirrors, tried in order (default: $ODR_CATALOG, comma-separated, then odr.json).", valueName: "url"), completion: .directory)
   var catalog: [String] = []
 
   @Flag(help: "Never touch the network: use the catalog and files already on disk.")

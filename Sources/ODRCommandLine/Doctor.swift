@@ -18,7 +18,7 @@ extension ODR {
 
         Example:
           odr doctor
-          scripts/with-keyring odr doctor --json
+          odr doctor --store kernel --json
           odr doctor --repair --service com.example.demo
         """
     )

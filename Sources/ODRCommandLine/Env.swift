@@ -12,7 +12,7 @@ extension ODR {
         Formats: shell (export NAME='value', for eval), dotenv (NAME='value', for `set -a; . file`), json, github (appends NAME<<DELIMITER blocks to $GITHUB_ENV with a random delimiter and prints ::add-mask:: for every line of every value; --allow-unmasked leaves the masks out), github-output (the same, as the step's outputs in $GITHUB_OUTPUT), gitlab (a dotenv report; values GitLab cannot mask are refused unless --allow-unmasked). Values are printed: use it in CI steps whose output is masked, or prefer `odr exec`.
 
         Example:
-          eval "$(odr env --service com.example.demo)"
+          vars=$(odr env --service com.example.demo) && eval "$vars"
           odr env --format github --only Weather,Maps
           odr env --format gitlab > keys.env
         """

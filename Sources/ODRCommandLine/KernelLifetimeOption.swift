@@ -6,7 +6,7 @@ import ODRKeyring
 /// logout, and past the account (a new account given the freed uid reads
 /// them) — so a server can bound that.
 struct KernelLifetimeOption: ParsableArguments {
-  @Option(help: ArgumentHelp("With --store kernel: the keys written expire after this long (90s, 12h, 30d; every write, and every fetch of unchanged keys, starts it again). Default: until deleted or reboot.", valueName: "duration"))
+  @Option(help: ArgumentHelp("With --store kernel: the keys written expire after this long (12h, 30d, 2w; every write, and every fetch of unchanged keys, starts it again). Default: until deleted or reboot.", valueName: "duration"))
   var ttl: String?
 
   func validate() throws {

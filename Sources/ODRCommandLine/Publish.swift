@@ -21,10 +21,10 @@ extension ODR {
         """
     )
 
-    @Argument(help: "The catalog folder made by `odr pack`.")
+    @Argument(help: "The catalog folder made by `odr pack`.", completion: .directory)
     var folder: String
 
-    @Argument(help: ArgumentHelp("Where to publish: a folder or s3://bucket/prefix.", valueName: "dest"))
+    @Argument(help: ArgumentHelp("Where to publish: a folder or s3://bucket/prefix.", valueName: "dest"), completion: .directory)
     var destination: String
 
     @Flag(help: "List what would be uploaded; change nothing.")

@@ -19,7 +19,7 @@ extension ODR {
         """
     )
 
-    @Argument(help: "The catalog: a folder made by `odr pack`, or an http(s):// or s3:// URL.")
+    @Argument(help: "The catalog: a folder made by `odr pack`, or an http(s):// or s3:// URL.", completion: .directory)
     var catalog: String
 
     @Option(name: .customLong("network-timeout"), help: ArgumentHelp("Seconds a download may stall without a byte before it fails (default 15).", valueName: "seconds"))

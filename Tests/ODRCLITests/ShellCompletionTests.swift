@@ -59,6 +59,11 @@ import Testing
     let pack = try await Command.odr(["pack", source.path, "--output", published.path, "--quiet"], environment: env)
     try #require(pack.status == 0, "\(pack.stderr)")
     #expect(try await complete(["odr", "begin", "--catalog", published.path, "Lev"], environment: env) == ["Level1", "Level2"])
+
+    // Catalog folders: verify's and publish's arguments, --catalog's value.
+    for words in [["odr", "verify"], ["odr", "publish"], ["odr", "publish", published.path], ["odr", "begin", "--catalog"]] {
+      #expect(try await complete(words + ["\(root.path)/pu"], environment: env) == [published.path], "\(words)")
+    }
   }
 
   /// Another program may store any name under a service; bash's `compgen -W`

@@ -4,7 +4,8 @@ package enum NameSuggestion {
   /// The name within two edits of `name`, or that it begins, if any.
   package static func closest(to name: String, among commands: [String]) -> String? {
     let scored = commands.map { ($0, distance(name, $0)) }.filter { $0.1 <= 2 || $0.0.hasPrefix(name) && name.count >= 2 }
-    return scored.min { $0.1 < $1.1 }?.0
+    // Among equals, a name the typed one begins wins (`stat`: status, not set).
+    return scored.min { ($0.1, $0.0.hasPrefix(name) ? 0 : 1) < ($1.1, $1.0.hasPrefix(name) ? 0 : 1) }?.0
   }
 
   /// Levenshtein distance (with adjacent transpositions counted once).

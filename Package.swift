@@ -62,7 +62,6 @@ let package = Package(
     .library(name: "ODRTrustState", targets: ["ODRTrustState"]),
     .library(name: "ODRTransports", targets: ["ODRTransports"]),
     .library(name: "ODRPublishing", targets: ["ODRPublishing"]),
-    .library(name: "ODRKeyDelivery", targets: ["ODRKeyDelivery"]),
     .library(name: "ODRKeys", targets: ["ODRKeys"]),
     .library(name: "ODRConfiguration", targets: ["ODRConfiguration"]),
     .library(name: "ODRHTTP", targets: ["ODRHTTP"]),
@@ -137,12 +136,7 @@ let package = Package(
     ),
     .target(
       name: "ODRPublishing",
-      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeys", "ODRResources", "ODRTransports", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
-      swiftSettings: strictSettings
-    ),
-    .target(
-      name: "ODRKeyDelivery",
-      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRResources", "ODRTrust"],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyFormat", "ODRResources", "ODRTransports", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -150,16 +144,23 @@ let package = Package(
       dependencies: [
         "ODRBase",
         "ODRCatalog",
-        "ODRPublishing",
         "ODRTransports",
       ] + networkStack + [
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: strictSettings
     ),
+    // The keys' format: documents, metadata, variable names, masking. Pure:
+    // it links no keyring, so the proxy, CI and publishing need none for it.
+    .target(
+      name: "ODRKeyFormat",
+      dependencies: ["ODRBase", "ODRURL"],
+      swiftSettings: strictSettings
+    ),
+    // The keys' behaviour: the provider, imports into a store, identities.
     .target(
       name: "ODRKeys",
-      dependencies: ["ODRAge", "ODRBase", "ODRKeyring", "ODRTrust", "ODRURL", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyFormat", "ODRKeyring", "ODRResources", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -174,12 +175,12 @@ let package = Package(
     ),
     .target(
       name: "ODRNetworking",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRKeys", "ODRTransports", "ODRURL", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRKeyFormat", "ODRBase", "ODRCatalog", "ODRKeys", "ODRTransports", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRKit",
-      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRConfiguration", "ODRKeyDelivery", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources",
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRConfiguration", "ODRKeyFormat", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources",
                      "ODRTransports", "ODRTrust", "ODRTrustState", "ODRURL"],
       swiftSettings: strictSettings
     ),
@@ -188,7 +189,7 @@ let package = Package(
     // replay of their kept crashers feed inputs to.
     .target(
       name: "ODRFuzzEntries",
-      dependencies: ["ODRAge", "ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeys", "ODRProxy", "ODRPublishing", "ODRTransports", "ODRTrust"],
+      dependencies: ["ODRAge", "ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeyFormat", "ODRProxy", "ODRPublishing", "ODRTransports", "ODRTrust"],
       swiftSettings: strictSettings
     ),
     // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
@@ -196,12 +197,12 @@ let package = Package(
     .target(name: "CGcryptRSA", linkerSettings: [.linkedLibrary("gcrypt")]),
     .target(
       name: "ODRCI",
-      dependencies: ["CHardening", "ODRBase", "ODRKeyring", "ODRKeys", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["CHardening", "ODRBase", "ODRKeyFormat", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRProxy",
-      dependencies: ["ODRBase", "ODRCI", "ODRKeys", "ODRTransports", "ODRURL"],
+      dependencies: ["ODRBase", "ODRCI", "ODRKeyFormat", "ODRTransports", "ODRURL"],
       swiftSettings: strictSettings
     ),
     // The proxy of `odr exec --proxy` on the network: the listener, TLS
@@ -210,7 +211,7 @@ let package = Package(
       name: "ODRProxyServer",
       dependencies: [
         "ODRBase",
-        "ODRKeys",
+        "ODRKeyFormat",
         "ODRProxy",
       ] + networkStack + [
         .product(name: "NIOTLS", package: "swift-nio", condition: tools),
@@ -228,7 +229,7 @@ let package = Package(
         "ODRCatalog",
         "ODRConfiguration",
         "ODRHTTP",
-        "ODRKeyDelivery",
+        "ODRKeyFormat",
         "ODRKeyring",
         "ODRKeys",
         "ODRProxy",
@@ -252,7 +253,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-http",
-      dependencies: ["ODRBase", "ODRCommandLine", "ODRKeys", "ODRNetworking", "ODRURL", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRBase", "ODRCommandLine", "ODRKeyFormat", "ODRNetworking", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings,
       linkerSettings: staticRuntime(networking)
     ),
@@ -277,7 +278,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-bench",
-      dependencies: ["CLibsecret", "ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRTrust", "ODRTrustState"],
+      dependencies: ["ODRKeyFormat", "CLibsecret", "ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRTrust", "ODRTrustState"],
       path: "Benchmarks/odr-bench",
       exclude: ["keepalive.py", "sigv4.py", "sse.py"],
       swiftSettings: strictSettings
@@ -301,7 +302,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRResourcesTests",
-      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRConfiguration", "ODRFuzzEntries", "ODRKeys", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRConfiguration", "ODRFuzzEntries", "ODRKeyFormat", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: testSettings
     ),
     .testTarget(
@@ -311,23 +312,23 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRKeysTests",
-      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyDelivery", "ODRKeyring", "ODRKeys", "ODRKit", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRTrust", "ODRTrustState"],
+      dependencies: ["ODRKeyFormat", "ODRAge", "ODRBase", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRKit", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRTrust", "ODRTrustState"],
       swiftSettings: testSettings
     ),
     .testTarget(
       name: "ODRProxyTests",
-      dependencies: ["ODRKeys", "ODRProxy", "ODRProxyServer", "ODRTesting", "ODRTransports", .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+      dependencies: ["ODRKeyFormat", "ODRProxy", "ODRProxyServer", "ODRTesting", "ODRTransports", .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
                      .product(name: "X509", package: "swift-certificates", condition: tools)],
       swiftSettings: testSettings
     ),
     .testTarget(
       name: "ODRCITests",
-      dependencies: ["CHardening", "ODRCI", "ODRKeys", "ODRKeyring", "ODRTesting"],
+      dependencies: ["CHardening", "ODRCI", "ODRKeyFormat", "ODRKeyring", "ODRTesting"],
       swiftSettings: testSettings
     ),
     .testTarget(
       name: "ODRNetworkingTests",
-      dependencies: ["ODRNetworking", "ODRURL", "ODRKeys", "ODRTesting", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRNetworking", "ODRURL", "ODRKeyFormat", "ODRTesting", .product(name: "Logging", package: "swift-log")],
       swiftSettings: testSettings
     ),
     .testTarget(

@@ -8,6 +8,7 @@ import ODRAge
 import ODRCatalog
 import ODRKeyring
 import ODRKeys
+import ODRKeyFormat
 import ODRNetworking
 import ODRTesting
 import ODRTrust

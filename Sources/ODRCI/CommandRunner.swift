@@ -1,5 +1,5 @@
 import CHardening
-import ODRKeys
+import ODRKeyFormat
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import ODRBase
-import ODRKeys
+import ODRKeyFormat
 
 /// A dotenv file, read the way python-dotenv reads one, strictly: every
 /// line must parse, or the file is refused naming `file:line:column`.

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import ODRBase
-import ODRKeys
+import ODRKeyFormat
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
-import ODRKeyring
-public import ODRKeys
+import ODRBase
+public import ODRKeyFormat
 
 /// A reference to a key, resolved at run time from the keyring:
 /// `odr://KEY` (a key of the current service) or `odr://SERVICE/KEY`.
@@ -19,9 +19,11 @@ public struct SecretReference: Sendable, Hashable, CustomStringConvertible {
     let service = parts.count == 2 ? String(parts[0]) : nil
     let key = String(parts[parts.count - 1])
     if let service {
-      do { try KeyringInput.validate(service: service) } catch { throw CIError(.invalidInput, "in \(Self.shown(text)): \(error.message)", underlying: error) }
+      guard BundleID.isValid(service) else {
+        throw CIError(.invalidInput, "in \(Self.shown(text)): Invalid service \(KeyName.quoted(service)): use a bundle id such as com.example.demo (letters, digits, '.', '_', '-').")
+      }
     }
-    do { try KeyringInput.validate(userKeyName: key) } catch { throw CIError(.invalidInput, "in \(Self.shown(text)): \(error.message)", underlying: error) }
+    if let problem = KeyName.problem(userKeyName: key) { throw CIError(.invalidInput, "in \(Self.shown(text)): \(problem)") }
     self.service = service
     self.key = key
   }

@@ -1,4 +1,4 @@
-public import ODRKeys
+public import ODRKeyFormat
 
 /// The keys of a service as environment variables, in a stable order.
 ///

@@ -1,7 +1,7 @@
 import ArgumentParser
 import ODRBase
 import ODRCI
-import ODRKeys
+import ODRKeyFormat
 import ODRProxy
 import ODRProxyServer
 

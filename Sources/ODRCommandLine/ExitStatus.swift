@@ -3,7 +3,7 @@ import ODRBase
 import ODRCI
 import ODRConfiguration
 import ODRKeyring
-import ODRKeys
+import ODRKeyFormat
 import ODRURL
 import ODRCatalog
 import ODRTrust

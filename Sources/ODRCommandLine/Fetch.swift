@@ -1,5 +1,4 @@
 import ArgumentParser
-import ODRKeyDelivery
 import ODRKeyring
 import ODRKeys
 import ODRCatalog

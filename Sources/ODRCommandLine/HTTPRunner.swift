@@ -1,5 +1,5 @@
 package import FoundationEssentials
-package import ODRKeys
+package import ODRKeyFormat
 package import ODRURL
 
 /// `odr http`, the command-line face of ``APIClient``: URLSession, so

@@ -3,6 +3,7 @@ import ODRAge
 import ODRCI
 import ODRKeyring
 import ODRKeys
+import ODRKeyFormat
 
 /// Where the age identities that open encrypted secrets tags come from:
 /// `--identity-file`, `$ODR_IDENTITY`, else the store the keys go to

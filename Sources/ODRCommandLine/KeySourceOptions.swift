@@ -2,9 +2,9 @@ import ArgumentParser
 import ODRBase
 import ODRCI
 import ODRConfiguration
-import ODRKeyDelivery
 import ODRKeyring
 import ODRKeys
+import ODRKeyFormat
 import ODRCatalog
 import ODRResources
 

@@ -1,3 +1,4 @@
+import ODRKeyFormat
 import ArgumentParser
 import ODRCatalog
 import ODRKeyring

@@ -2,7 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import ODRCI
 import ODRKeyring
-import ODRKeys
+import ODRKeyFormat
 import ODRCatalog
 import ODRPublishing
 import ODRTrust

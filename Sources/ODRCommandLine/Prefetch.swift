@@ -1,6 +1,5 @@
 import ArgumentParser
 import ODRCatalog
-import ODRKeyDelivery
 import ODRKeyring
 import ODRKeys
 import ODRResources

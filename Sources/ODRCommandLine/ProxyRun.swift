@@ -2,7 +2,7 @@ import FoundationEssentials
 import ODRBase
 import ODRCatalog
 import ODRCI
-import ODRKeys
+import ODRKeyFormat
 import ODRProxy
 import ODRProxyServer
 import SystemPackage

@@ -85,3 +85,7 @@ extension ODR {
     }
   }
 }
+
+/// S3 as `odr publish`'s destination: ODRHTTP uploads, ODRPublishing decides
+/// what goes where; neither needs the other.
+extension S3Destination: PublishDestination {}

@@ -3,6 +3,7 @@ import FoundationEssentials
 import ODRConfiguration
 import ODRKeyring
 import ODRKeys
+import ODRKeyFormat
 
 extension ODR {
   /// `odr set NAME`: stores a key whose value comes from stdin.

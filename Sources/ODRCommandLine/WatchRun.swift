@@ -2,7 +2,6 @@ import FoundationEssentials
 import ODRBase
 import ODRCI
 import ODRCatalog
-import ODRKeys
 import Synchronization
 #if canImport(Glibc)
 import Glibc

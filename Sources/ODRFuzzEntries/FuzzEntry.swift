@@ -4,7 +4,7 @@ import ODRBase
 import ODRCI
 import ODRCatalog
 import ODRConfiguration
-import ODRKeys
+import ODRKeyFormat
 import ODRProxy
 import ODRPublishing
 import ODRTransports

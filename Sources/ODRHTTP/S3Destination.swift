@@ -1,12 +1,11 @@
-public import FoundationEssentials
+package import FoundationEssentials
 import ODRBase
 import AsyncHTTPClient
 import Crypto
 import NIOCore
 import NIOHTTP1
 import ODRCatalog
-public import ODRTransports
-public import ODRPublishing
+package import ODRTransports
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,44 +17,44 @@ import Glibc
 /// Each object is sent in one request, streamed from disk (a blob) or from
 /// memory (the small catalog files), signed with its SHA-256, which S3
 /// checks; an object may be at most 5 GiB (S3's limit for a single PUT).
-public struct S3Destination: PublishDestination {
-  public let location: URL
+package struct S3Destination: Sendable {
+  package let location: URL
   let transport: HTTPTransport
 
   /// `location` is `s3://bucket/prefix`; `access` says how to reach it.
-  public init(_ location: URL, access: S3Access, timeouts: HTTPTransport.Timeouts = .init()) {
+  package init(_ location: URL, access: S3Access, timeouts: HTTPTransport.Timeouts = .init()) {
     self.location = location
     var transport = HTTPTransport(timeouts: timeouts, s3: access)
     transport.purpose = .publishing
     self.transport = transport
   }
 
-  public var name: String { location.redacted }
+  package var name: String { location.redacted }
 
   private func url(_ path: String) -> URL {
     let base = location.absoluteString.hasSuffix("/") ? location.absoluteString : location.absoluteString + "/"
     return URL(string: base + path)!
   }
 
-  public func size(of path: String) async throws -> Int64? {
+  package func size(of path: String) async throws -> Int64? {
     let response = try await transport.send("HEAD", url(path))
     if response.status == .notFound { return nil }
     try await transport.check(response, url: url(path))
     return response.headers.first(name: "content-length").flatMap { Int64($0) }
   }
 
-  public func read(_ path: String, limit: Int) async throws -> Data? {
+  package func read(_ path: String, limit: Int) async throws -> Data? {
     try await transport.dataIfPresent(at: url(path), limit: limit)
   }
 
-  public func upload(_ file: URL, sha256: String, to path: String, cacheControl: String) async throws {
+  package func upload(_ file: URL, sha256: String, to path: String, cacheControl: String) async throws {
     var info = stat()
     guard stat(file.path, &info) == 0 else { throw ResourceError(.io, "Cannot read '\(file.path)'.") }
     let size = Int64(info.st_size)
     try await put(.file(file, size: size, sha256: sha256), to: path, cacheControl: cacheControl)
   }
 
-  public func upload(_ data: Data, to path: String, cacheControl: String) async throws {
+  package func upload(_ data: Data, to path: String, cacheControl: String) async throws {
     try await put(.data(data, sha256: SigV4Signer.payloadHash(data)), to: path, cacheControl: cacheControl)
   }
 
@@ -68,7 +67,7 @@ public struct S3Destination: PublishDestination {
   /// Lists `prefix/blobs/` with ListObjectsV2, page after page (at most
   /// 10,000 pages of 1,000 keys), asking by the first segment of the
   /// prefix and keeping the keys under `prefix/blobs/`.
-  public func blobs() async throws -> [String] {
+  package func blobs() async throws -> [String] {
     let prefix = location.path(percentEncoded: false).drop { $0 == "/" }
     let blobs = (prefix.isEmpty || prefix.hasSuffix("/") ? String(prefix) : prefix + "/") + "blobs/"
     // RFC 3986's unreserved characters as they are, every other byte %XX:
@@ -95,14 +94,14 @@ public struct S3Destination: PublishDestination {
       do { page = try S3ListingPage(Array(buffer: body)) } catch {
         throw ResourceError(.network, "\(location.redacted) answered the listing of its blobs with something odr cannot read (\(error.reason)); nothing was deleted.")
       }
-      names += page.keys.compactMap { key in key.hasPrefix(blobs) && Self.isBlobName(key.dropFirst(blobs.count)) ? String(key.dropFirst(blobs.count)) : nil }
+      names += page.keys.compactMap { key in key.hasPrefix(blobs) && Naming.isSHA256Hex(String(key.dropFirst(blobs.count))) ? String(key.dropFirst(blobs.count)) : nil }
       guard let next = page.next else { return names.sorted() }
       token = next
     }
     throw ResourceError(.network, "\(location.redacted) listed more than 10,000 pages of blobs; nothing was deleted.")
   }
 
-  public func delete(_ path: String) async throws {
+  package func delete(_ path: String) async throws {
     let response = try await transport.send("DELETE", url(path))
     if response.status == .notFound { return }
     try await transport.check(response, url: url(path))

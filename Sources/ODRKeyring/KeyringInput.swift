@@ -4,7 +4,7 @@ import ODRBase
 /// before anything touches the keyring.
 public enum KeyringInput {
   /// The largest value accepted, in UTF-8 bytes.
-  public static let maxValueBytes = 64 * 1024
+  public static let maxValueBytes = KeyName.maxValueBytes
 
   /// The item where odr keeps the keys' metadata (env, header, hosts…).
   public static let metadataName = "_odr.metadata"
@@ -24,29 +24,21 @@ public enum KeyringInput {
   /// one of odr's records).
   public static func validate(name: String) throws(KeyringError) {
     if name == metadataName || name == journalName { return }
-    let bytes = Array(name.utf8)
-    guard let first = bytes.first, isLetter(first), bytes.count <= 128,
-          bytes.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") })
-    else {
-      throw KeyringError(.invalidInput, "Invalid key name \(quoted(name)): a name starts with a letter and holds at most 128 letters, digits, '_', '.' or '-'.")
-    }
+    if let problem = KeyName.problem(name) { throw KeyringError(.invalidInput, problem) }
   }
 
   /// `validate(name:)` for a name a user typed: odr's own records
   /// (names beginning `_odr.`) are refused too, so `odr get`, `set` and
   /// `delete` never touch the journal or the metadata.
   public static func validate(userKeyName name: String) throws(KeyringError) {
-    if name.hasPrefix("_odr.") {
-      throw KeyringError(.invalidInput, "Invalid key name \(quoted(name)): names beginning with '_odr.' are reserved for odr's own records.")
-    }
-    try validate(name: name)
+    if let problem = KeyName.problem(userKeyName: name) { throw KeyringError(.invalidInput, problem) }
   }
 
   /// Throws unless `service` looks like a bundle id: 1–255 of letters,
   /// digits, '.', '_' or '-', starting with a letter or digit.
   public static func validate(service: String) throws(KeyringError) {
     guard BundleID.isValid(service) else {
-      throw KeyringError(.invalidInput, "Invalid service \(quoted(service)): use a bundle id such as com.example.demo (letters, digits, '.', '_', '-').")
+      throw KeyringError(.invalidInput, "Invalid service \(KeyName.quoted(service)): use a bundle id such as com.example.demo (letters, digits, '.', '_', '-').")
     }
   }
 
@@ -61,26 +53,11 @@ public enum KeyringInput {
     try validate(service: service)
   }
 
-  /// Throws unless `value` is non-empty and at most ``maxValueBytes`` bytes.
-  /// The message names the key, never the value.
+  /// Throws unless `value` is non-empty and at most ``maxValueBytes`` bytes
+  /// (a record: ``maxRecordBytes``). The message names the key, never the value.
   public static func validate(value: String, for name: String) throws(KeyringError) {
-    if value.isEmpty {
-      throw KeyringError(.invalidInput, "The value for key '\(name)' is empty; a key needs a non-empty value.")
+    if let problem = KeyName.valueProblem(value, for: name, limit: isRecord(name) ? maxRecordBytes : maxValueBytes) {
+      throw KeyringError(.invalidInput, problem)
     }
-    let limit = isRecord(name) ? maxRecordBytes : maxValueBytes
-    if value.utf8.count > limit {
-      // (Input is read only up to just past the limit, so its full size may be unknown.)
-      throw KeyringError(.invalidInput, "The value for key '\(name)' is more than \(limit) bytes, the limit for one key.")
-    }
-  }
-
-  private static func isLetter(_ b: UInt8) -> Bool { (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z") }
-  private static func isDigit(_ b: UInt8) -> Bool { b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") }
-
-  /// A name quoted for an error message, shortened and with control
-  /// characters escaped so a message stays one readable line.
-  private static func quoted(_ s: String) -> String {
-    let shown = s.count > 40 ? String(s.prefix(40)) + "…" : s
-    return "'" + shown.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? $0.escaped(asASCII: true) : String($0) }.joined() + "'"
   }
 }

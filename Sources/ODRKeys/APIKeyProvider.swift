@@ -1,3 +1,4 @@
+public import ODRKeyFormat
 import FoundationEssentials
 public import ODRKeyring
 public import ODRBase

@@ -1,3 +1,4 @@
+import ODRKeyFormat
 import FoundationEssentials
 import ODRKeyring
 import ODRBase

@@ -1,3 +1,4 @@
+public import ODRKeyFormat
 import FoundationEssentials
 import ODRBase
 public import ODRKeyring

@@ -1,3 +1,4 @@
+import ODRKeyFormat
 import Crypto
 import FoundationEssentials
 import ODRBase

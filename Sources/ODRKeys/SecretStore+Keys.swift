@@ -1,3 +1,4 @@
+public import ODRKeyFormat
 public import ODRKeyring
 import ODRBase
 

@@ -3,7 +3,6 @@ import ODRBase
 import ODRKeyring
 import ODRKeys
 import ODRAge
-import ODRKeyDelivery
 import ODRTransports
 import ODRTrustState
 

@@ -6,9 +6,9 @@
 @_exported public import protocol ODRBase.ODRError
 
 @_exported public import class ODRKeys.APIKeyProvider
-@_exported public import struct ODRKeys.APIKey
-@_exported public import struct ODRKeys.KeyMetadata
-@_exported public import struct ODRKeys.KeysError
+@_exported public import struct ODRKeyFormat.APIKey
+@_exported public import struct ODRKeyFormat.KeyMetadata
+@_exported public import struct ODRKeyFormat.KeysError
 
 @_exported public import protocol ODRKeyring.SecretStore
 @_exported public import struct ODRKeyring.SecretServiceStore

@@ -3,6 +3,7 @@ import FoundationNetworking
 import ODRBase
 public import Logging
 public import ODRKeys
+public import ODRKeyFormat
 public import ODRURL
 
 /// An HTTP client for apps and CI smoke tests, over `URLSession`, in the

@@ -1,5 +1,5 @@
 public import FoundationEssentials
-public import ODRKeys
+public import ODRKeyFormat
 public import ODRBase
 
 /// Where one request's key may go (docs/design.md, "APIKeys documents"): only to the origin —

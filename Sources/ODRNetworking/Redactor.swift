@@ -1,4 +1,4 @@
-import ODRKeys
+import ODRKeyFormat
 
 /// Replaces key values, in every form ``SecretForms`` knows (as they are,
 /// percent-encoded in either case or as form data, JSON-escaped, base64…),

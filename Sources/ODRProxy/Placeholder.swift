@@ -1,4 +1,4 @@
-public import ODRKeys
+public import ODRKeyFormat
 #if canImport(Glibc)
 import Glibc
 #endif

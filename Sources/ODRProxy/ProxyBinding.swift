@@ -1,4 +1,4 @@
-public import ODRKeys
+public import ODRKeyFormat
 
 /// One key a proxied child may use: its value (which the child never
 /// sees), the placeholder it sees instead, and where the key's metadata

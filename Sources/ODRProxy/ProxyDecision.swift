@@ -1,6 +1,6 @@
 import FoundationEssentials
 import ODRBase
-import ODRKeys
+import ODRKeyFormat
 import ODRURL
 
 /// What the proxy of `odr exec --proxy` does with one request: its one decision,

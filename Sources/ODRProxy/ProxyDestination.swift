@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ODRKeys
+import ODRKeyFormat
 
 /// Where the proxy may open a connection for the sandboxed command. The
 /// sandbox's network is its own loopback: what the proxy connects to is

@@ -1,4 +1,4 @@
-public import ODRKeys
+public import ODRKeyFormat
 import ODRCI
 
 /// The environment a child of `odr exec --proxy` starts with: a

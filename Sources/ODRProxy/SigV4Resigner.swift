@@ -1,4 +1,4 @@
-import ODRKeys
+import ODRKeyFormat
 import ODRTransports
 import ODRURL
 

@@ -6,7 +6,6 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 import ODRBase
-import ODRKeys
 import ODRProxy
 import Synchronization
 

@@ -5,7 +5,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import ODRBase
-import ODRKeys
+import ODRKeyFormat
 public import ODRProxy
 import Synchronization
 

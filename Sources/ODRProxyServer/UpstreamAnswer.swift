@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import ODRBase
-import ODRKeys
+import ODRKeyFormat
 import ODRProxy
 
 /// The upstream's answer to one forwarded request, written to the child

@@ -1,7 +1,7 @@
 public import FoundationEssentials
 public import ODRAge
 import ODRCatalog
-import ODRKeys
+import ODRKeyFormat
 public import ODRTrust
 
 /// How `odr pack` protects what it publishes (docs/design.md, "The published catalog", §3.4).

@@ -29,9 +29,7 @@ public protocol PublishDestination: Sendable {
 
 extension PublishDestination {
   /// Whether `name` is a blob's name: 64 lower-case hex digits.
-  public static func isBlobName(_ name: some StringProtocol) -> Bool {
-    name.utf8.count == 64 && name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
-  }
+  public static func isBlobName(_ name: some StringProtocol) -> Bool { Naming.isSHA256Hex(String(name)) }
 }
 
 /// A folder as a destination (a web server's document root, a mounted

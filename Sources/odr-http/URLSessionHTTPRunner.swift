@@ -1,7 +1,7 @@
+import ODRKeyFormat
 import Foundation
 import ODRBase
 import ODRCommandLine
-import ODRKeys
 import ODRNetworking
 import ODRURL
 import Logging

@@ -1,6 +1,6 @@
 import Foundation
 @testable import ODRCI
-import ODRKeys
+import ODRKeyFormat
 import ODRTesting
 import Testing
 

@@ -1,6 +1,6 @@
 @testable import ODRCI
 import ODRKeyring
-import ODRKeys
+import ODRKeyFormat
 import Testing
 import ODRTesting
 

@@ -1,4 +1,4 @@
-import ODRKeys
+import ODRKeyFormat
 import Testing
 
 /// Where a key may go, as one rule for the networking wrapper and the

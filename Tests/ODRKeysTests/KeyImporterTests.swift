@@ -1,9 +1,9 @@
 import Foundation
 import ODRBase
 import ODRCatalog
-import ODRKeyDelivery
 import ODRKeyring
 import ODRKeys
+import ODRKeyFormat
 import ODRKit
 import ODRPublishing
 import ODRResources

@@ -1,6 +1,7 @@
 import Foundation
 import ODRKeyring
 @testable import ODRKeys
+import ODRKeyFormat
 import Testing
 import ODRTesting
 

@@ -1,6 +1,6 @@
 import Foundation
 import FoundationEssentials
-@testable import ODRKeys
+import ODRKeyFormat
 import ODRTesting
 import Testing
 

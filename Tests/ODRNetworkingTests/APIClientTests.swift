@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import ODRKeys
+import ODRKeyFormat
 @testable import ODRNetworking
 import ODRTesting
 import Synchronization

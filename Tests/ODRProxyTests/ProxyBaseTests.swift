@@ -1,4 +1,4 @@
-import ODRKeys
+import ODRKeyFormat
 @testable import ODRProxy
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import ODRKeys
+import ODRKeyFormat
 @testable import ODRProxy
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
 import NIOHTTP1
-import ODRKeys
+import ODRKeyFormat
 import ODRProxy
 @testable import ODRProxyServer
 import ODRTesting

@@ -2,7 +2,7 @@ import Foundation
 import ODRBase
 @testable import ODRCatalog
 import ODRConfiguration
-import ODRKeys
+import ODRKeyFormat
 @testable import ODRPublishing
 import ODRTesting
 @testable import ODRTrustState

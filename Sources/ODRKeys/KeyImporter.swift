@@ -1,9 +1,9 @@
+public import ODRKeyFormat
 import FoundationEssentials
 import ODRBase
 public import ODRAge
 import ODRCatalog
 public import ODRKeyring
-public import ODRKeys
 public import ODRResources
 import ODRTrust
 

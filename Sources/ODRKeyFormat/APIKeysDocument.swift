@@ -1,5 +1,4 @@
 public import FoundationEssentials
-import ODRKeyring
 import ODRBase
 
 /// An APIKeys JSON document (docs/design.md, "APIKeys documents"), parsed and validated strictly.
@@ -107,14 +106,14 @@ public struct APIKeysDocument: Sendable, Equatable {
   }
 
   private static func validate(name: String) throws(KeysError) {
-    do { try KeyringInput.validate(userKeyName: name) } catch { throw invalid(error.message) }
+    if let problem = KeyName.problem(userKeyName: name) { throw invalid(problem) }
   }
 
   private static func validate(value: JSONValue, of name: String) throws(KeysError) -> String {
     guard case .string(let text) = value else {
       throw invalid("Key '\(name)': the value must be a string, not \(value.kind).")
     }
-    do { try KeyringInput.validate(value: text, for: name) } catch { throw invalid(error.message) }
+    if let problem = KeyName.valueProblem(text, for: name) { throw invalid(problem) }
     if text.utf8.contains(0) {
       throw invalid("Key '\(name)': the value contains a NUL character, which environment variables and many programs cannot carry.")
     }

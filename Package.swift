@@ -52,22 +52,11 @@ let package = Package(
   products: [
     .executable(name: "odr", targets: ["odr"]),
     .executable(name: "odr-http", targets: ["odr-http"]),
-    // What an app adds: the provider, APIClient, trust and configuration in one import.
+    // The one library product: what an app adds — the provider, its stores,
+    // APIClient, trust, configuration and resources, in one import. The
+    // modules behind it are odr's own (no product): only the names
+    // ODRKit/Exports.swift exports are a promise to apps.
     .library(name: "ODRKit", targets: ["ODRKit"]),
-    .library(name: "ODRKeyring", targets: ["ODRKeyring"]),
-    .library(name: "ODRTrust", targets: ["ODRTrust"]),
-    .library(name: "ODRAge", targets: ["ODRAge"]),
-    .library(name: "ODRResources", targets: ["ODRResources"]),
-    .library(name: "ODRCatalog", targets: ["ODRCatalog"]),
-    .library(name: "ODRTrustState", targets: ["ODRTrustState"]),
-    .library(name: "ODRTransports", targets: ["ODRTransports"]),
-    .library(name: "ODRPublishing", targets: ["ODRPublishing"]),
-    .library(name: "ODRKeys", targets: ["ODRKeys"]),
-    .library(name: "ODRConfiguration", targets: ["ODRConfiguration"]),
-    .library(name: "ODRHTTP", targets: ["ODRHTTP"]),
-    .library(name: "ODRCI", targets: ["ODRCI"]),
-    .library(name: "ODRNetworking", targets: ["ODRNetworking"]),
-    .library(name: "ODRURL", targets: ["ODRURL"]),
   ],
   traits: [
     .trait(name: "Tools", description: "The odr and odr-http executables, tests and benchmarks (argument parsing, AsyncHTTPClient, test servers)."),

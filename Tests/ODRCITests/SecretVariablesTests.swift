@@ -1,5 +1,4 @@
 @testable import ODRCI
-import ODRKeyring
 import ODRKeyFormat
 import Testing
 import ODRTesting
@@ -44,11 +43,13 @@ import ODRTesting
     #expect((#expect(throws: CIError.self) { try SecretVariables(keys: []) })?.code == .notFound)
   }
 
-  /// A refusal keeps what refused it: the keyring's own rule, as `underlying`.
+  /// A refusal names the reference and the rule it broke (the bundle id
+  /// and key name rules of ODRBase, which the keyring applies too).
   @Test func aBadReferenceKeepsTheRuleItBroke() {
-    let error = #expect(throws: CIError.self) { try SecretReference("odr://bad service/Weather") }
-    #expect(error?.code == .invalidInput)
-    #expect((error?.underlying as? KeyringError)?.code == .invalidInput)
-    #expect(error?.message.contains("odr://bad service/Weather") == true)
+    let service = #expect(throws: CIError.self) { try SecretReference("odr://bad service/Weather") }
+    #expect(service?.code == .invalidInput)
+    #expect(service?.message.contains("odr://bad service/Weather") == true && service?.message.contains("Invalid service 'bad service'") == true, "\(service?.message ?? "")")
+    let key = #expect(throws: CIError.self) { try SecretReference("odr://com.example.demo/_odr.metadata") }
+    #expect(key?.message.contains("reserved for odr's own records") == true, "\(key?.message ?? "")")
   }
 }

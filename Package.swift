@@ -246,17 +246,24 @@ let package = Package(
       swiftSettings: strictSettings,
       linkerSettings: staticRuntime(networking)
     ),
+    // Test support: servers, keyring sessions, child processes. It links no
+    // odr module but ODRBase, so a low module's tests build without the CLI.
     .target(
       name: "ODRTesting",
       dependencies: [
         "ODRBase",
-        "ODRCommandLine",
         .product(name: "Subprocess", package: "swift-subprocess", condition: tools),
         // the loopback HTTP server that scripts answers and injects faults (TestHTTPServer)
         .product(name: "NIOCore", package: "swift-nio", condition: tools),
         .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
         .product(name: "NIOPosix", package: "swift-nio", condition: tools),
       ],
+      swiftSettings: strictSettings
+    ),
+    // The CLI run in the test process (Command.odr): for the suites that test odr's commands.
+    .target(
+      name: "ODRCLITesting",
+      dependencies: ["ODRBase", "ODRCommandLine", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .executableTarget(
@@ -306,7 +313,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRProxyTests",
-      dependencies: ["ODRKeyFormat", "ODRProxy", "ODRProxyServer", "ODRTesting", "ODRTransports", .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+      dependencies: ["ODRCLITesting", "ODRKeyFormat", "ODRProxy", "ODRProxyServer", "ODRTesting", "ODRTransports", .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
                      .product(name: "X509", package: "swift-certificates", condition: tools)],
       swiftSettings: testSettings
     ),
@@ -322,7 +329,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["WeatherClient", "ODRAge", "ODRCatalog", "ODRCommandLine", "ODRTesting", "ODRTrust", "ODRURL",
+      dependencies: ["ODRCLITesting", "WeatherClient", "ODRAge", "ODRCatalog", "ODRCommandLine", "ODRTesting", "ODRTrust", "ODRURL",
                      .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools)],
       exclude: ["Golden"],
       swiftSettings: testSettings

@@ -11,10 +11,10 @@ import Foundation
 /// meanwhile: had it held later requests back, the machine would idle while
 /// the slowest running child (a proxy session, a download from a slow
 /// server) finished — seconds of an idle phase, measured.
-actor ChildSlots {
+package actor ChildSlots {
   /// Three times the processor count (children mostly wait on D-Bus, sockets and
   /// disks), or `$ODR_TEST_CHILDREN`.
-  static let shared = ChildSlots(limit: Int(ProcessInfo.processInfo.environment["ODR_TEST_CHILDREN"] ?? "")
+  package static let shared = ChildSlots(limit: Int(ProcessInfo.processInfo.environment["ODR_TEST_CHILDREN"] ?? "")
     ?? 3 * ProcessInfo.processInfo.activeProcessorCount)
 
   let limit: Int
@@ -68,7 +68,7 @@ actor ChildSlots {
   /// asked for, milliseconds waited, milliseconds held, slots, `label` (what
   /// ran), so a phase's critical path and its stalls can be read off
   /// (docs/performance.md).
-  nonisolated func holding<T: Sendable>(all: Bool, label: String = "", _ body: @Sendable () async throws -> T) async rethrows -> T {
+  package nonisolated func holding<T: Sendable>(all: Bool, label: String = "", _ body: @Sendable () async throws -> T) async rethrows -> T {
     if Self.holdsAll { return try await body() }
     _ = Self.firstHold  // the run's first hold starts the trace's clock
     let clock = ContinuousClock()

@@ -2,9 +2,9 @@ public import Foundation
 import ODRBase
 import Subprocess
 #if canImport(System)
-import System
+package import System
 #else
-import SystemPackage
+package import SystemPackage
 #endif
 
 /// Runs a program to completion and captures what it printed.
@@ -24,6 +24,10 @@ public enum Command {
     public let stderr: String
     /// Wall-clock time from launch to exit.
     public let duration: Duration
+
+    package init(status: Int32, signaled: Bool, stdout: String, stderr: String, duration: Duration) {
+      (self.status, self.signaled, self.stdout, self.stderr, self.duration) = (status, signaled, stdout, stderr, duration)
+    }
     /// stdout and stderr together, for searching.
     public var output: String { stdout + stderr }
   }
@@ -66,19 +70,13 @@ public enum Command {
                   stderr: String(decoding: result.standardError, as: UTF8.self), duration: clock.now - start)
   }
 
-  /// Runs `odr arguments` to completion: in this process (``InProcessODR``)
-  /// wherever the behaviour under test is not the process itself, else the
-  /// built binary (`exec`, `http`, `url`, completion, another D-Bus
-  /// session, or `process: true`). `folder`: the working folder. Either way it takes a slot
-  /// (``ChildSlots``); `exclusive` takes them all, for a run whose duration a
-  /// test asserts (no other test's command competes for the cores).
-  public static func odr(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
-                         in folder: URL? = nil, exclusive: Bool = false, process: Bool = false) async throws -> Result {
-    if !process, InProcessODR.canRun(arguments, environment: environment) {
-      return try await ChildSlots.shared.holding(all: exclusive, label: "in-process odr " + arguments.prefix(2).joined(separator: " ")) {
-        try await InProcessODR.run(arguments, input: input, environment: environment, in: folder)
-      }
-    }
+  /// Runs the built `odr` with `arguments` to completion, in `folder` (the
+  /// working folder) when given. It takes a slot (``ChildSlots``);
+  /// `exclusive` takes them all, for a run whose duration a test asserts
+  /// (no other test's command competes for the cores). ODRCLITesting's
+  /// `Command.odr` runs a command in the test process where it can.
+  public static func odrProcess(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
+                                in folder: URL? = nil, exclusive: Bool = false) async throws -> Result {
     guard let folder else { return try await run(Paths.odr.path, arguments, input: input, environment: environment, exclusive: exclusive) }
     return try await run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", folder.path, Paths.odr.path] + arguments,
                          input: input, environment: environment, exclusive: exclusive)
@@ -141,7 +139,7 @@ public enum Command {
   /// The read end of a pipe that delivers `text` and then EOF. A thread of
   /// its own writes it, so a child that exits without reading (a refused
   /// command) costs an ignored EPIPE, not a blocked or crashed test.
-  static func stdinPipe(_ text: String) throws -> FileDescriptor {
+  package static func stdinPipe(_ text: String) throws -> FileDescriptor {
     _ = ignoreSIGPIPE
     var ends: [Int32] = [-1, -1]
     guard pipe(&ends) == 0 else { throw Errno(rawValue: errno) }

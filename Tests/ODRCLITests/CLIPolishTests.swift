@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 @testable import ODRCommandLine
+import ODRCLITesting
 import ODRTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import ODRCatalog
+import ODRCLITesting
 import ODRTesting
 import ODRTrust
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 @testable import ODRCommandLine
 import ODRKeyring
+import ODRCLITesting
 import ODRTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import ODRAge
+import ODRCLITesting
 import ODRTesting
 import ODRTrust
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 @testable import ODRCommandLine
+import ODRCLITesting
 import ODRTesting
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import ODRAge
 import ODRCatalog
+import ODRCLITesting
 import ODRTesting
 import ODRTrust
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import ODRCLITesting
 import ODRTesting
 import Testing
 #if canImport(Glibc)

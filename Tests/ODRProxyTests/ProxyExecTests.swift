@@ -1,6 +1,7 @@
 import Foundation
 import ODRProxy
 import ODRProxyServer
+import ODRCLITesting
 import ODRTesting
 import Testing
 #if canImport(Glibc)

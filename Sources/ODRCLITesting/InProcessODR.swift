@@ -1,6 +1,7 @@
-import Foundation
+public import Foundation
 import ODRBase
 import ODRCommandLine
+public import ODRTesting
 #if canImport(System)
 import System
 #else
@@ -12,7 +13,7 @@ import SystemPackage
 /// from `input`, stdout and stderr captured, the keyring of the test's
 /// D-Bus session. No process is started, so a command costs what its work
 /// costs.
-public enum InProcessODR {
+enum InProcessODR {
   /// The commands whose behaviour is the process's own: `exec` replaces or
   /// supervises a process, `http` and `url` are the helper's, completion
   /// answers before the concurrency runtime starts.
@@ -45,5 +46,23 @@ public enum InProcessODR {
     let start = clock.now
     let status = await CommandLineTool.run(arguments, in: context)
     return Command.Result(status: status, signaled: false, stdout: stdout.text, stderr: stderr.text, duration: clock.now - start)
+  }
+}
+
+extension Command {
+  /// Runs `odr arguments` to completion: in this process (``InProcessODR``)
+  /// wherever the behaviour under test is not the process itself, else the
+  /// built binary (`exec`, `http`, `url`, completion, another D-Bus
+  /// session, or `process: true`). `folder`: the working folder. Either way
+  /// it takes a slot (``ChildSlots``); `exclusive` takes them all, for a run
+  /// whose duration a test asserts.
+  public static func odr(_ arguments: [String], input: String? = nil, environment: [String: String]? = nil,
+                         in folder: URL? = nil, exclusive: Bool = false, process: Bool = false) async throws -> Result {
+    if !process, InProcessODR.canRun(arguments, environment: environment) {
+      return try await ChildSlots.shared.holding(all: exclusive, label: "in-process odr " + arguments.prefix(2).joined(separator: " ")) {
+        try await InProcessODR.run(arguments, input: input, environment: environment, in: folder)
+      }
+    }
+    return try await odrProcess(arguments, input: input, environment: environment, in: folder, exclusive: exclusive)
   }
 }

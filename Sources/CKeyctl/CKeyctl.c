@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 enum {
-  KEYCTL_GET_KEYRING_ID = 0,
-  KEYCTL_SETPERM = 5,
   KEYCTL_DESCRIBE = 6,
   KEYCTL_LINK = 8,
   KEYCTL_UNLINK = 9,
@@ -30,10 +28,6 @@ long odr_keyctl_describe(int32_t key, char *buffer, size_t length) {
   return syscall(SYS_keyctl, KEYCTL_DESCRIBE, key, buffer, length);
 }
 
-long odr_keyctl_setperm(int32_t key, uint32_t permissions) {
-  return syscall(SYS_keyctl, KEYCTL_SETPERM, key, permissions);
-}
-
 long odr_keyctl_link(int32_t key, int32_t keyring) {
   return syscall(SYS_keyctl, KEYCTL_LINK, key, keyring);
 }
@@ -44,8 +38,4 @@ long odr_keyctl_unlink(int32_t key, int32_t keyring) {
 
 long odr_keyctl_set_timeout(int32_t key, uint32_t seconds) {
   return syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, key, seconds);
-}
-
-int32_t odr_keyctl_keyring_id(int32_t special) {
-  return (int32_t)syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, special, 0);
 }

@@ -73,6 +73,14 @@ public struct TrustDecision: Sendable {
     public var roots: [String] = []
   }
 
+  /// The refusal of a catalog that expired before `now`, or nil: the one
+  /// expiry rule, for a catalog admitted and for one kept and revalidated
+  /// (``TrustPolicy/refuseIfExpired(_:)``).
+  package static func expiry(of bundle: String, version: Int, expires: Date?, now: Date) -> ResourceError? {
+    guard let expires, expires < now else { return nil }
+    return ResourceError(.integrity, "The catalog of \(bundle) (version \(version)) expired on \(expires.formatted(.iso8601)); the publisher must re-sign it with the next version (odr pack --sign … --catalog-version \(version + 1) --expires 90d). `--offline` keeps using the last accepted catalog meanwhile.")
+  }
+
   /// Admits the catalog, or throws an `.integrity` ``ResourceError`` saying
   /// why not and what to do.
   public func decide() throws -> Admission {
@@ -84,9 +92,7 @@ public struct TrustDecision: Sendable {
     if case .repository(let file, let speaksFor?) = pinOrigin, speaksFor != bundle {
       throw ResourceError(.integrity, "\(name) comes through \(file), which speaks for \(speaksFor) only; refusing it. A repository's odr.json can never configure another bundle's catalog. If the file is right, fix its \"bundle\".")
     }
-    if let now, let expires = header.expires, expires < now {
-      throw ResourceError(.integrity, "The catalog of \(bundle) (version \(header.version)) expired on \(expires.formatted(.iso8601)); the publisher must re-sign it with the next version (odr pack --sign … --catalog-version \(header.version + 1) --expires 90d). `--offline` keeps using the last accepted catalog meanwhile.")
-    }
+    if let now, let expired = Self.expiry(of: bundle, version: header.version, expires: header.expires, now: now) { throw expired }
     var next = state ?? TrustLedger.State()
     guard let valid = signedBy else {
       if next.signed {

@@ -40,7 +40,6 @@ public struct TrustPolicy: Sendable {
   /// revalidated with a 304 is checked again: a 304 never extends trust
   /// past the date its publisher signed.
   public func refuseIfExpired(_ catalog: Catalog) throws {
-    guard let expires = catalog.expires, expires < now() else { return }
-    throw ResourceError(.integrity, "The catalog of \(catalog.bundle) (version \(catalog.version)) expired on \(expires.formatted(.iso8601)); the publisher must re-sign it with the next version (odr pack --sign … --catalog-version \(catalog.version + 1) --expires 90d). `--offline` keeps using the last accepted catalog meanwhile.")
+    if let expired = TrustDecision.expiry(of: catalog.bundle, version: catalog.version, expires: catalog.expires, now: now()) { throw expired }
   }
 }

@@ -20,9 +20,6 @@ long odr_keyctl_read(int32_t key, void *buffer, size_t length);
 /// keyctl(KEYCTL_DESCRIBE): "type;uid;gid;perm;description" of `key`, with its full length returned.
 long odr_keyctl_describe(int32_t key, char *buffer, size_t length);
 
-/// keyctl(KEYCTL_SETPERM).
-long odr_keyctl_setperm(int32_t key, uint32_t permissions);
-
 /// keyctl(KEYCTL_UNLINK): removes `key` from `keyring`.
 long odr_keyctl_unlink(int32_t key, int32_t keyring);
 
@@ -31,8 +28,5 @@ long odr_keyctl_link(int32_t key, int32_t keyring);
 
 /// keyctl(KEYCTL_SET_TIMEOUT): `key` expires `seconds` from now (0: never).
 long odr_keyctl_set_timeout(int32_t key, uint32_t seconds);
-
-/// keyctl(KEYCTL_GET_KEYRING_ID) without creating: the serial of a special keyring (-4: the user keyring).
-int32_t odr_keyctl_keyring_id(int32_t special);
 
 #endif

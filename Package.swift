@@ -154,7 +154,7 @@ let package = Package(
     ),
     .target(
       name: "ODRConfiguration",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRResources", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(

@@ -70,11 +70,11 @@ struct CatalogOptions: ParsableArguments {
     var resources: ResourceCatalog
     if offline {
       resources = try ResourceCatalog.loadOffline(from: urls[0], cacheHome: configuration.folders.cacheHome, trust: configuration.trust)
-      resources.budget = configuration.maxSize
     } else {
       let transport = try await Self.transport(configuration, context)
-      resources = try await configuration.loadCatalog(transport: transport)
+      resources = try await ResourceCatalog.load(from: urls[0], cacheHome: configuration.folders.cacheHome, transport: transport, trust: configuration.trust)
     }
+    resources.budget = configuration.maxSize
     for notice in resources.notices { context.output.error(notice) }
     return resources
   }
@@ -129,6 +129,8 @@ struct CatalogOptions: ParsableArguments {
   /// for the network, mirrors reported on stderr.
   static func transport(_ configuration: ODRConfiguration, _ context: CommandContext) async throws -> any BlobTransport {
     let output = context.output
-    return try await configuration.transport(notice: { output.error($0) }) { HTTPTransport($0) }
+    return try await MirrorTransport.reading(try configuration.requireLocations(), notice: { output.error($0) }) {
+      HTTPTransport(try await configuration.networkLocation($0))
+    }
   }
 }

@@ -1,7 +1,6 @@
 public import FoundationEssentials
 public import ODRBase
 import ODRCatalog
-public import ODRResources
 public import ODRTransports
 import ODRTrust
 public import ODRTrustState
@@ -17,12 +16,8 @@ public import ODRTrustState
 /// adopted it (`odr trust adopt`; with `CI=true`, the job's own checkout).
 /// The library never adopts.
 ///
-/// ```swift
-/// let configuration = try ODRConfiguration.discover(folder: URL(filePath: "/srv/demo"))
-/// let catalog = try await configuration.loadCatalog(transport: try await configuration.transport { location in
-///   URLSessionTransport(location)
-/// })
-/// ```
+/// It only reads: loading the catalog it names (`loadCatalog`,
+/// `transport(network:)`) is ODRKit's, which wires the resources to it.
 public struct ODRConfiguration: Sendable {
   /// Values that win over the environment and odr.json (`odr`'s flags).
   public struct Overrides: Sendable {
@@ -154,33 +149,6 @@ public struct ODRConfiguration: Sendable {
       location.credential = try await CatalogAuth.credential(auth, for: url, tokens: catalogTokens)
     }
     return location
-  }
-
-  /// How the catalog is read: files directly, each network location through
-  /// the transport `network` makes for it, several locations as mirrors
-  /// tried in order (`notice` hears when one is skipped).
-  public func transport(notice: @escaping @Sendable (String) -> Void = { _ in },
-                        network: (NetworkLocation) throws -> any BlobTransport) async throws -> any BlobTransport {
-    let urls = try requireLocations()
-    var transports: [any BlobTransport] = []
-    for url in urls {
-      transports.append(url.isFileURL ? FileTransport() : try network(try await networkLocation(url)))
-    }
-    guard urls.count > 1 else { return transports[0] }
-    let mirrors = zip(urls, transports).map { url, transport in
-      let catalogURL = url.pathExtension == "json" ? url : url.appending(path: "catalog.json")
-      return MirrorTransport.Mirror(folder: catalogURL.deletingLastPathComponent(), transport: transport)
-    }
-    return MirrorTransport(mirrors, notice: notice)
-  }
-
-  /// The catalog, admitted under ``trust`` and read through `transport`
-  /// (from ``transport(notice:network:)``), with its store's budget set.
-  public func loadCatalog(transport: any BlobTransport, cacheHome: URL? = nil) async throws -> ResourceCatalog {
-    var catalog = try await ResourceCatalog.load(from: try requireLocations()[0], cacheHome: cacheHome ?? folders.cacheHome,
-                                                 transport: transport, trust: trust)
-    catalog.budget = maxSize
-    return catalog
   }
 
   // MARK: Reading each setting

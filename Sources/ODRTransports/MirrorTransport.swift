@@ -36,6 +36,24 @@ public final class MirrorTransport: BlobTransport {
 
   /// Mirrors in the order they are tried. `notice` hears one line for each
   /// mirror taken out of service.
+  /// How a catalog at `locations` (at least one) is read: files directly,
+  /// each network location through the transport `network` makes for it,
+  /// several locations as mirrors tried in order (`notice` hears when one
+  /// is skipped).
+  public static func reading(_ locations: [URL], notice: @escaping @Sendable (String) -> Void = { _ in },
+                             network: (URL) async throws -> any BlobTransport) async throws -> any BlobTransport {
+    var transports: [any BlobTransport] = []
+    for url in locations {
+      transports.append(url.isFileURL ? FileTransport() : try await network(url))
+    }
+    guard locations.count > 1 else { return transports[0] }
+    let mirrors = zip(locations, transports).map { url, transport in
+      let catalogURL = url.pathExtension == "json" ? url : url.appending(path: "catalog.json")
+      return Mirror(folder: catalogURL.deletingLastPathComponent(), transport: transport)
+    }
+    return MirrorTransport(mirrors, notice: notice)
+  }
+
   public init(_ mirrors: [Mirror], notice: @escaping @Sendable (String) -> Void = { _ in }) {
     precondition(!mirrors.isEmpty, "a mirror set needs a mirror")
     self.mirrors = mirrors

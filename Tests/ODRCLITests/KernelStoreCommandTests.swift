@@ -32,9 +32,11 @@ import Testing
   }
 
   /// Runs `script` with sh in a new user namespace (as root in it, or as
-  /// `user` outside it).
+  /// `user` outside it), in a session keyring of its own: the test
+  /// process's session keyring is shared by every test running at once, and
+  /// odr links its user keyring into the session keyring it runs in.
   func inNamespace(_ script: String, as user: Int? = nil) async throws -> Command.Result {
-    let unshare = ["unshare", "--user"] + (user == nil ? ["--map-root-user"] : []) + ["sh", "-c", script]
+    let unshare = ["unshare", "--user"] + (user == nil ? ["--map-root-user"] : []) + ["keyctl", "session", "-", "sh", "-c", script]
     let drop = user.map { ["setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups"] } ?? []
     return try await Command.run("/usr/bin/env", drop + unshare, environment: environment)
   }

@@ -186,12 +186,12 @@ let package = Package(
     .target(name: "CGcryptRSA", linkerSettings: [.linkedLibrary("gcrypt")]),
     .target(
       name: "ODRCI",
-      dependencies: ["CHardening", "ODRBase", "ODRKeyFormat", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["CHardening", "ODRBase", "ODRKeyFormat", "ODRProxy", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRProxy",
-      dependencies: ["ODRBase", "ODRCI", "ODRKeyFormat", "ODRTransports", "ODRURL"],
+      dependencies: ["ODRBase", "ODRKeyFormat", "ODRTransports", "ODRURL"],
       swiftSettings: strictSettings
     ),
     // The proxy of `odr exec --proxy` on the network: the listener, TLS
@@ -319,7 +319,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCITests",
-      dependencies: ["CHardening", "ODRCI", "ODRKeyFormat", "ODRKeyring", "ODRTesting"],
+      dependencies: ["CHardening", "ODRCI", "ODRKeyFormat", "ODRKeyring", "ODRProxy", "ODRTesting"],
       swiftSettings: testSettings
     ),
     .testTarget(

@@ -14,7 +14,7 @@ public struct ProxyBinding: Sendable {
   }
 
   /// The entries of the key's `hosts`.
-  var entries: [KeyHost] { (key.metadata.hosts ?? []).compactMap(KeyHost.init) }
+  package var entries: [KeyHost] { (key.metadata.hosts ?? []).compactMap(KeyHost.init) }
 
   /// The hosts the key is bound to (whatever port its entries name), in
   /// ``ProxyHost`` form; a suffix entry (`.amazonaws.com`) as its domain,

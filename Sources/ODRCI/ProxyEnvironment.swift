@@ -1,5 +1,5 @@
 public import ODRKeyFormat
-import ODRCI
+public import ODRProxy
 
 /// The environment a child of `odr exec --proxy` starts with: a
 /// placeholder where each key's variable would hold its value, the proxy

@@ -1,6 +1,7 @@
 import Foundation
 import ODRKeyFormat
-@testable import ODRProxy
+@testable import ODRCI
+import ODRProxy
 import Testing
 
 @Suite struct ProxyEnvironmentTests {

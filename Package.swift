@@ -164,13 +164,13 @@ let package = Package(
     ),
     .target(
       name: "ODRNetworking",
-      dependencies: ["ODRKeyFormat", "ODRBase", "ODRCatalog", "ODRKeys", "ODRTransports", "ODRURL", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRKeyFormat", "ODRBase", "ODRCatalog", "ODRTransports", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRKit",
       dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRConfiguration", "ODRKeyFormat", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources",
-                     "ODRTransports", "ODRTrust", "ODRTrustState", "ODRURL"],
+                     "ODRTransports", "ODRTrust", "ODRTrustState", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .target(name: "CHardening"),

@@ -94,23 +94,23 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .target(
-      name: "ODRTrust",
+      name: "ODRSigning",
       dependencies: ["ODRBase", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRAge",
-      dependencies: ["CGcryptRSA", "ODRBase", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["CGcryptRSA", "ODRBase", "ODRSigning", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRCatalog",
-      dependencies: ["ODRBase", "ODRTrust", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRBase", "ODRSigning", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .target(
-      name: "ODRTrustState",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRTrust"],
+      name: "ODRTrust",
+      dependencies: ["ODRBase", "ODRCatalog", "ODRSigning"],
       swiftSettings: strictSettings
     ),
     .target(
@@ -120,12 +120,12 @@ let package = Package(
     ),
     .target(
       name: "ODRResources",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRTransports", "ODRSigning", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRPublishing",
-      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyFormat", "ODRResources", "ODRTransports", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyFormat", "ODRResources", "ODRTransports", "ODRSigning", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -149,12 +149,12 @@ let package = Package(
     // The keys' behaviour: the provider, imports into a store, identities.
     .target(
       name: "ODRKeys",
-      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyFormat", "ODRKeyring", "ODRResources", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyFormat", "ODRKeyring", "ODRResources", "ODRSigning", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
       name: "ODRConfiguration",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRTransports", "ODRSigning", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(
@@ -170,7 +170,7 @@ let package = Package(
     .target(
       name: "ODRKit",
       dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRConfiguration", "ODRKeyFormat", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRResources",
-                     "ODRTransports", "ODRTrust", "ODRTrustState", "ODRURL", .product(name: "Logging", package: "swift-log")],
+                     "ODRTransports", "ODRSigning", "ODRTrust", "ODRURL", .product(name: "Logging", package: "swift-log")],
       swiftSettings: strictSettings
     ),
     .target(name: "CHardening"),
@@ -178,7 +178,7 @@ let package = Package(
     // replay of their kept crashers feed inputs to.
     .target(
       name: "ODRFuzzEntries",
-      dependencies: ["ODRAge", "ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeyFormat", "ODRProxy", "ODRPublishing", "ODRTransports", "ODRTrust"],
+      dependencies: ["ODRAge", "ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeyFormat", "ODRProxy", "ODRPublishing", "ODRTransports", "ODRSigning"],
       swiftSettings: strictSettings
     ),
     // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
@@ -226,8 +226,8 @@ let package = Package(
         "ODRPublishing",
         "ODRResources",
         "ODRTransports",
+        "ODRSigning",
         "ODRTrust",
-        "ODRTrustState",
         "ODRURL",
         .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
         .product(name: "SystemPackage", package: "swift-system"),
@@ -274,7 +274,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-bench",
-      dependencies: ["ODRKeyFormat", "CLibsecret", "ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRTrust", "ODRTrustState"],
+      dependencies: ["ODRKeyFormat", "CLibsecret", "ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRSigning", "ODRTrust"],
       path: "Benchmarks/odr-bench",
       exclude: ["keepalive.py", "sigv4.py", "sse.py"],
       swiftSettings: strictSettings
@@ -292,23 +292,29 @@ let package = Package(
       swiftSettings: testSettings
     ),
     .testTarget(
+      name: "ODRSigningTests",
+      dependencies: ["ODRAge", "ODRTesting", "ODRSigning"],
+      swiftSettings: testSettings
+    ),
+    // The trust decision's table, at its own level.
+    .testTarget(
       name: "ODRTrustTests",
-      dependencies: ["ODRAge", "ODRTesting", "ODRTrust"],
+      dependencies: ["ODRCatalog", "ODRSigning", "ODRTesting", "ODRTrust"],
       swiftSettings: testSettings
     ),
     .testTarget(
       name: "ODRResourcesTests",
-      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRConfiguration", "ODRFuzzEntries", "ODRKeyFormat", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRTrust", "ODRTrustState", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRConfiguration", "ODRFuzzEntries", "ODRKeyFormat", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRSigning", "ODRTrust", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: testSettings
     ),
     .testTarget(
       name: "ODRHTTPTests",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRHTTP", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTrustState"],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRHTTP", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTrust"],
       swiftSettings: testSettings
     ),
     .testTarget(
       name: "ODRKeysTests",
-      dependencies: ["ODRKeyFormat", "ODRAge", "ODRBase", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRKit", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRTrust", "ODRTrustState"],
+      dependencies: ["ODRKeyFormat", "ODRAge", "ODRBase", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRKit", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTransports", "ODRSigning", "ODRTrust"],
       swiftSettings: testSettings
     ),
     .testTarget(
@@ -329,7 +335,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["ODRCLITesting", "WeatherClient", "ODRAge", "ODRCatalog", "ODRCommandLine", "ODRTesting", "ODRTrust", "ODRURL",
+      dependencies: ["ODRCLITesting", "WeatherClient", "ODRAge", "ODRCatalog", "ODRCommandLine", "ODRTesting", "ODRSigning", "ODRURL",
                      .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools)],
       exclude: ["Golden"],
       swiftSettings: testSettings

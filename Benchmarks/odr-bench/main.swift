@@ -11,8 +11,8 @@ import ODRKeys
 import ODRKeyFormat
 import ODRNetworking
 import ODRTesting
+import ODRSigning
 import ODRTrust
-import ODRTrustState
 
 let runs = Int(ProcessInfo.processInfo.environment["ODR_BENCH_RUNS"] ?? "") ?? 21
 let odrPath = CommandLine.arguments.dropFirst().first ?? ".build/release/odr"

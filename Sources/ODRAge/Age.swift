@@ -1,7 +1,7 @@
 package import Crypto
 import ODRBase
 public import FoundationEssentials
-import ODRTrust
+import ODRSigning
 
 /// The age v1 file format (age-encryption.org/v1): what the stock `age`
 /// tool reads and writes, with X25519, hybrid post-quantum

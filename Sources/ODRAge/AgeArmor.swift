@@ -1,4 +1,4 @@
-package import ODRTrust
+package import ODRSigning
 /// age's ASCII armor: strict PEM (RFC 7468 §3) with the case-sensitive
 /// label "AGE ENCRYPTED FILE". As the spec asks, only white space before
 /// and after the block is tolerated, LF or CRLF line ends, and canonical

@@ -1,5 +1,5 @@
 import FoundationEssentials
-package import ODRTrust
+package import ODRSigning
 
 /// The text header of an age v1 file: stanzas and the MAC line
 /// (age-encryption.org/v1, "Header"), parsed strictly. Every failure here

@@ -1,7 +1,7 @@
 package import Crypto
 import ODRBase
 import FoundationEssentials
-import ODRTrust
+import ODRSigning
 
 /// An age identity (private key): X25519 (`AGE-SECRET-KEY-1…`), hybrid
 /// post-quantum ML-KEM-768 + X25519 (`AGE-SECRET-KEY-PQ-1…`), or an

@@ -1,7 +1,7 @@
 package import Crypto
 import ODRBase
 import FoundationEssentials
-import ODRTrust
+import ODRSigning
 
 /// An age recipient: the public half of an ``AgeIdentity``. Packs of
 /// secrets are encrypted to recipients. Three kinds, as age defines them:

@@ -1,5 +1,5 @@
 import CGcryptRSA
-import ODRTrust
+import ODRSigning
 
 /// RSA-OAEP with SHA-256 under a label, as age's ssh-rsa stanza uses it
 /// (label `age-encryption.org/v1/ssh-rsa`), by libgcrypt: swift-crypto's

@@ -1,7 +1,7 @@
 import Crypto
 import ODRBase
 import FoundationEssentials
-import ODRTrust
+import ODRSigning
 
 /// The SSH key forms age reads for its ssh-ed25519 and ssh-rsa recipient
 /// types: a public key as an authorized_keys line shows it (`ssh-ed25519

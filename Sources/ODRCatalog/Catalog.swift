@@ -1,6 +1,6 @@
 public import FoundationEssentials
 import ODRBase
-public import ODRTrust
+public import ODRSigning
 import Synchronization
 
 /// A published catalog (`catalog.json`, docs/design.md, "The published catalog"): which tags exist and

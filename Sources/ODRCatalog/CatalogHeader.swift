@@ -1,6 +1,6 @@
 public import FoundationEssentials
 import ODRBase
-public import ODRTrust
+public import ODRSigning
 
 /// What the trust decision reads of a catalog before anything else of it is
 /// decoded (docs/trust.md, "Trust before decode"): its format, bundle,

@@ -1,7 +1,7 @@
 import Crypto
 package import FoundationEssentials
 package import ODRBase
-import ODRTrust
+import ODRSigning
 
 /// Reads `catalog.json` straight into a ``Catalog``, in one pass over the
 /// bytes with odr's one JSON reader (``JSONReader``: strict, depth and size

@@ -6,8 +6,8 @@ import ODRConfiguration
 import ODRKeyring
 import ODRKeys
 import ODRResources
+import ODRSigning
 import ODRTrust
-import ODRTrustState
 
 /// What `odr doctor` shows beyond the keyring's probe: the store keys go
 /// to, this machine's identities (with recipients) and signing keys (with

@@ -6,7 +6,7 @@ import ODRKeyring
 import ODRKeyFormat
 import ODRURL
 import ODRCatalog
-import ODRTrust
+import ODRSigning
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,7 @@
 import ArgumentParser
 import ODRAge
 import ODRCI
-import ODRTrust
+import ODRSigning
 
 /// The `odr` command: parsing, output and exit codes only; the work is done
 /// by the ODR* libraries.

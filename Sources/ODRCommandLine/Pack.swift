@@ -5,7 +5,7 @@ import ODRKeyring
 import ODRKeyFormat
 import ODRCatalog
 import ODRPublishing
-import ODRTrust
+import ODRSigning
 import ODRAge
 import ODRBase
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import ODRCI
-import ODRTrust
+import ODRSigning
 
 extension ODR {
   /// `odr sign FILE`: a detached OpenPGP signature made with an odr

@@ -1,5 +1,5 @@
 import ODRKeys
-import ODRTrust
+import ODRSigning
 
 /// `odr signing-key`: the publisher's Ed25519 catalog signing keys.
 extension SigningKey: KeyringKey {

@@ -2,7 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import ODRKeyring
 import ODRKeys
-import ODRTrust
+import ODRSigning
 
 /// Which signing key `odr pack` and `odr sign` use: --sign NAME (the
 /// keyring), --sign-key-file F, else $ODR_SIGNING_KEY.

@@ -3,8 +3,8 @@ import FoundationEssentials
 import ODRBase
 import ODRCatalog
 import ODRConfiguration
-import ODRTrustState
 import ODRTrust
+import ODRSigning
 
 extension ODR {
   /// `odr trust show|reset|adopt`: what this machine trusts for each

@@ -2,7 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import ODRCatalog
 import ODRPublishing
-import ODRTrust
+import ODRSigning
 
 extension ODR {
   /// `odr verify DIR|URL`: checks a published catalog.

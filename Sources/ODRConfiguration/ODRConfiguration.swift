@@ -2,8 +2,8 @@ public import FoundationEssentials
 public import ODRBase
 import ODRCatalog
 public import ODRTransports
-import ODRTrust
-public import ODRTrustState
+import ODRSigning
+public import ODRTrust
 
 /// Where a client's catalog is and what it trusts: the one reading of
 /// odr.json and the `ODR_*` variables that `odr` and apps share, so an app

@@ -8,7 +8,7 @@ import ODRKeyFormat
 import ODRProxy
 import ODRPublishing
 import ODRTransports
-import ODRTrust
+import ODRSigning
 
 /// What each fuzz target feeds its input to (FuzzTesting/, `scripts/checks/fuzz`),
 /// and what the ordinary suite replays every kept crasher through

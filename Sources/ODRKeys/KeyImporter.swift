@@ -5,7 +5,7 @@ public import ODRAge
 import ODRCatalog
 public import ODRKeyring
 public import ODRResources
-import ODRTrust
+import ODRSigning
 
 /// The `odr fetch` pipeline (docs/design.md, "Keyring layout"): read the files of the secrets
 /// tags (verified against the catalog, decrypted in memory), parse them,

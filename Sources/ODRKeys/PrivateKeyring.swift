@@ -1,7 +1,7 @@
 import FoundationEssentials
 public import ODRAge
 public import ODRKeyring
-import ODRTrust
+import ODRSigning
 
 /// The private keys odr keeps in the keyring, never on disk: age identities
 /// (service `odr.identity`) and catalog signing keys (service

@@ -4,7 +4,7 @@ import ODRKeyring
 import ODRKeys
 import ODRAge
 import ODRTransports
-import ODRTrustState
+import ODRTrust
 
 extension APIKeyProvider {
   /// A provider of the keys of `service` whose misses run `odr fetch TAG`

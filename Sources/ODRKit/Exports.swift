@@ -29,9 +29,9 @@
 @_exported public import struct ODRConfiguration.ConfigurationError
 @_exported public import protocol ODRConfiguration.CatalogTokenSource
 
-@_exported public import struct ODRTrustState.TrustPolicy
-@_exported public import struct ODRTrust.VerifyingKey
-@_exported public import struct ODRTrust.TrustError
+@_exported public import struct ODRTrust.TrustPolicy
+@_exported public import struct ODRSigning.VerifyingKey
+@_exported public import struct ODRSigning.TrustError
 @_exported public import struct ODRAge.AgeIdentity
 
 @_exported public import struct ODRResources.ResourceCatalog

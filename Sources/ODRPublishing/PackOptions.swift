@@ -2,7 +2,7 @@ public import FoundationEssentials
 public import ODRAge
 import ODRCatalog
 import ODRKeyFormat
-public import ODRTrust
+public import ODRSigning
 
 /// How `odr pack` protects what it publishes (docs/design.md, "The published catalog", §3.4).
 public struct PackOptions: Sendable {

@@ -1,7 +1,7 @@
 public import FoundationEssentials
 import ODRCatalog
 public import ODRTransports
-import ODRTrust
+import ODRSigning
 
 /// The catalog a pack replaces, named by `odr pack --previous`: a folder,
 /// or the published catalog read from its host as `odr verify` reads it.

@@ -2,7 +2,7 @@ public import FoundationEssentials
 import ODRBase
 import ODRCatalog
 import ODRTransports
-import ODRTrust
+import ODRSigning
 
 /// `odr publish DIR DEST` (docs/hosting.md): copies a folder made by `odr pack`
 /// to a destination in an order that never shows a reader a catalog whose

@@ -4,7 +4,7 @@ public import FoundationEssentials
 public import ODRCatalog
 import ODRResources
 public import ODRTransports
-public import ODRTrust
+public import ODRSigning
 
 /// `odr verify DIR|URL`: checks a published catalog the way a client will
 /// see it, for the publisher's CI and for a schedule against the live host

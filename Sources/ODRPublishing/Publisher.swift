@@ -2,7 +2,7 @@ public import FoundationEssentials
 import ODRBase
 import Crypto
 public import ODRCatalog
-import ODRTrust
+import ODRSigning
 import ODRAge
 #if canImport(Glibc)
 import Glibc

@@ -2,9 +2,9 @@ public import FoundationEssentials
 import Crypto
 import ODRBase
 public import ODRCatalog
-public import ODRTrustState
+public import ODRTrust
 public import ODRTransports
-package import ODRTrust
+package import ODRSigning
 #if canImport(Glibc)
 import Glibc
 #endif

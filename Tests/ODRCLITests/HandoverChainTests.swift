@@ -2,7 +2,7 @@ import Foundation
 import ODRCatalog
 import ODRCLITesting
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// Trust for fleets and CI (issue "Trust that survives fleets and CI"): a

@@ -2,7 +2,7 @@ import Foundation
 import ODRAge
 import ODRCLITesting
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// The README's examples marked ```` ```sh runnable ```` run as written, in
@@ -120,7 +120,7 @@ import Testing
     }
     // Every module whose names ODRKit exports (Sources/ODRKit/Exports.swift).
     for module in ["ODRKit", "ODRKeys", "ODRNetworking", "ODRConfiguration", "ODRResources", "ODRCatalog", "ODRTransports", "ODRKeyring",
-                   "ODRTrust", "ODRTrustState", "ODRAge", "ODRURL", "ODRBase"] {
+                   "ODRSigning", "ODRTrust", "ODRAge", "ODRURL", "ODRBase"] {
       for name in try files.contentsOfDirectory(atPath: root.appending(path: "Sources/\(module)").path) where name.hasSuffix(".swift") {
         try add("Sources/\(module)/\(name)", docComments: true)
       }

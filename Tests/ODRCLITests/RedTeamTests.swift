@@ -2,7 +2,7 @@ import Foundation
 import ODRAge
 import ODRCLITesting
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// The outside red team's findings (issue "Trust anchored in what the user

@@ -3,7 +3,7 @@ import ODRAge
 import ODRCatalog
 import ODRCLITesting
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// Signed catalogs, encrypted secrets packs and no plaintext at rest, end

@@ -1,7 +1,7 @@
 import Foundation
 import ODRCLITesting
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// The Examples/WeatherClient app, as an app runs it: APIKeyProvider fetches

@@ -4,7 +4,7 @@ import ODRHTTP
 import ODRPublishing
 import ODRResources
 import ODRTesting
-import ODRTrustState
+import ODRTrust
 import Testing
 
 /// Requests against a catalog served over HTTP by a test server on

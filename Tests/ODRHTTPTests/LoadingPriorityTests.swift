@@ -3,7 +3,7 @@ import ODRHTTP
 @testable import ODRPublishing
 @testable import ODRResources
 import ODRTesting
-@testable import ODRTrustState
+@testable import ODRTrust
 import Testing
 @testable import ODRCatalog
 

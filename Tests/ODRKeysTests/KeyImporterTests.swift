@@ -8,7 +8,7 @@ import ODRKit
 import ODRPublishing
 import ODRResources
 import ODRTesting
-import ODRTrustState
+import ODRTrust
 import Synchronization
 import Testing
 

@@ -2,7 +2,7 @@ import ODRAge
 import ODRKeyring
 import ODRKeys
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// The keyring of odr's own private keys fails loudly: a damaged item is

@@ -3,7 +3,7 @@ import ODRBase
 @testable import ODRCatalog
 @testable import ODRPublishing
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// The catalog's own reader against `JSONDecoder` with the synthesized
@@ -78,18 +78,5 @@ import Testing
     }
     #expect(agreed > 5000)
     print("CatalogReader vs JSONDecoder: \(agreed) agreed, \(stricter) refused only by the stricter reader")
-  }
-}
-
-/// A reproducible generator (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

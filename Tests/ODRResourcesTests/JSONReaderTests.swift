@@ -5,7 +5,7 @@ import ODRConfiguration
 import ODRKeyFormat
 @testable import ODRPublishing
 import ODRTesting
-@testable import ODRTrustState
+@testable import ODRTrust
 import Testing
 
 /// odr's one JSON reader, and every document read through it: bounded

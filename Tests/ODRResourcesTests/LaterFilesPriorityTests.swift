@@ -3,7 +3,7 @@ import Foundation
 @testable import ODRResources
 import ODRTesting
 @testable import ODRTransports
-@testable import ODRTrustState
+@testable import ODRTrust
 import Synchronization
 import Testing
 @testable import ODRCatalog

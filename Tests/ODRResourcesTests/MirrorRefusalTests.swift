@@ -4,8 +4,8 @@ import ODRPublishing
 import ODRResources
 import ODRTesting
 import ODRTransports
+import ODRSigning
 import ODRTrust
-import ODRTrustState
 import Synchronization
 import Testing
 

@@ -3,8 +3,8 @@ import ODRCatalog
 import ODRPublishing
 import ODRResources
 import ODRTesting
+import ODRSigning
 import ODRTrust
-import ODRTrustState
 import Testing
 
 /// `odr publish`'s order: interrupted at any step, the destination still

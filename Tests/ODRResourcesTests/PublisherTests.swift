@@ -3,7 +3,7 @@ import ODRAge
 import ODRCatalog
 import ODRPublishing
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Synchronization
 import Testing
 

@@ -4,7 +4,7 @@ import ODRPublishing
 import ODRResources
 import ODRTesting
 import ODRTransports
-import ODRTrustState
+import ODRTrust
 import Synchronization
 import Testing
 

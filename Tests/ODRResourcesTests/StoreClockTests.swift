@@ -2,7 +2,7 @@ import Foundation
 import ODRConfiguration
 @testable import ODRResources
 import Testing
-@testable import ODRTrustState
+@testable import ODRTrust
 
 /// One clock for a store: the uses and leases it records are dated by the
 /// clock it was opened with (a catalog's store gets its trust policy's,

@@ -3,8 +3,8 @@ import ODRCatalog
 import ODRPublishing
 import ODRResources
 import ODRTesting
+import ODRSigning
 import ODRTrust
-import ODRTrustState
 import Testing
 
 /// Verify, then parse (DESIGN §3.2): a signed catalog whose bytes changed is

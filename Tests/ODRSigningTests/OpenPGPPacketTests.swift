@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// odr's OpenPGP packets read back by a reader written here from RFC 9580

@@ -1,5 +1,5 @@
 import ODRAge
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// How recipients are read from text, and what a wrong one is told.

@@ -1,6 +1,6 @@
 public import FoundationEssentials
 public import ODRCatalog
-public import ODRTrust
+public import ODRSigning
 
 /// The one trust decision (docs/trust.md, "One decision"): whether a catalog
 /// is admitted, from typed inputs only — the catalog's header and the keys

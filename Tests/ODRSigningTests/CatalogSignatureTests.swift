@@ -1,6 +1,6 @@
 import Foundation
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct CatalogSignatureTests {

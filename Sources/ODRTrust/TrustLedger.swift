@@ -1,7 +1,7 @@
 import ODRBase
 public import FoundationEssentials
 package import ODRCatalog
-public import ODRTrust
+public import ODRSigning
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,8 +1,8 @@
 import Foundation
 import ODRCatalog
 import ODRTesting
+import ODRSigning
 import ODRTrust
-import ODRTrustState
 import Testing
 
 /// The one trust decision as a table (docs/trust.md, "Threat model"): one

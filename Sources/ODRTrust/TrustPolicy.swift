@@ -1,6 +1,6 @@
 public import FoundationEssentials
 public import ODRCatalog
-public import ODRTrust
+public import ODRSigning
 
 /// What a client trusts when it loads a catalog (docs/design.md, "The published catalog"): keys pinned
 /// by the user, plus what earlier accepted catalogs of the bundle said,

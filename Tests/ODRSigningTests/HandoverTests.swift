@@ -1,5 +1,5 @@
 import Foundation
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// The hand-over chain at its own level: what `verify` refuses, what

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import ODRAge
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// Every C2SP/CCTV age test vector (Tests/Vectors/age, 0BSD/CC0/Unlicense)

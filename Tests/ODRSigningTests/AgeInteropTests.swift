@@ -1,7 +1,7 @@
 import Foundation
 import ODRAge
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// odr's age v1 against the stock `age` and `age-keygen` tools, both ways.

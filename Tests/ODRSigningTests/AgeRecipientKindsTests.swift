@@ -1,7 +1,7 @@
 import Foundation
 import ODRAge
 import ODRTesting
-import ODRTrust
+import ODRSigning
 import Testing
 
 /// odr's post-quantum, SSH (ed25519 and rsa) and X25519 recipients against

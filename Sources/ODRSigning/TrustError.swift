@@ -1,5 +1,5 @@
 public import ODRBase
-/// The one error type of ODRTrust: signatures, keys and age encryption.
+/// The one error type of ODRSigning: signatures, keys and age encryption.
 /// Messages never contain key material or plaintext.
 public struct TrustError: Error, Sendable, CustomStringConvertible {
   /// What kind of failure this is. New codes may be added.

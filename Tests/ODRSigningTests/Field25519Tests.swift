@@ -1,6 +1,6 @@
 import Foundation
 @testable import ODRAge
-@testable import ODRTrust
+@testable import ODRSigning
 import Testing
 
 

@@ -120,10 +120,6 @@ public struct Catalog: Codable, Sendable, Equatable {
     self.tags = tags
   }
 
-  /// Whether this catalog's signatures cover ``CatalogSignature/domain``
-  /// first (format 2) or the bytes alone (format 1).
-  public var signaturesArePrefixed: Bool { formatVersion >= 2 }
-
   /// Decodes and validates a catalog; nothing unsafe survives this.
   public static func decode(_ data: Data) throws -> Catalog {
     decodeSpy?.record()

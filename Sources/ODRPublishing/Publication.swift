@@ -74,8 +74,10 @@ public struct Publication: Sendable {
     } catch let error as TrustError {
       throw ResourceError(.integrity, "catalog.json.sig: \(error.message)")
     }
-    if let signature, !signature.verifiesInSomeForm(catalogBytes) {
-      throw ResourceError(.integrity, "\(signatureFile.path) does not verify for catalog.json beside it; run `odr pack` again. Nothing was uploaded.")
+    // The client's rule: a line in the form of the catalog's own format.
+    let signedBy = signature?.signers(of: catalogBytes, format: catalog.formatVersion) ?? []
+    if signature != nil, signedBy.isEmpty {
+      throw ResourceError(.integrity, "\(signatureFile.path) holds no signature of catalog.json beside it in the form of its format (\(catalog.formatVersion)), so every client would refuse it; run `odr pack` again. Nothing was uploaded.")
     }
     // a published catalog that does not read is being repaired: nothing to compare
     if let publishedCatalog, let published = dropping(.isTheAnswer, { try CatalogHeader.read(publishedCatalog) }) {
@@ -86,7 +88,7 @@ public struct Publication: Sendable {
     if let signature, !newTrustRoot, let publishedCatalog, publishedSignature?.entries.isEmpty == false,
        // a published catalog that does not decode is being repaired: no chain to check
        let published = dropping(.isTheAnswer, { try Catalog.decode(publishedCatalog) }), published.bundle == catalog.bundle {
-      try Self.refuseBrokenChain(catalog, signedBy: signature.validSigners(of: catalogBytes), replacing: published)
+      try Self.refuseBrokenChain(catalog, signedBy: signedBy, replacing: published)
     }
     var seen = Set<String>()
     var blobs: [(sha256: String, size: Int64)] = []

@@ -140,7 +140,7 @@ public struct ResourceCatalog: Sendable {
       throw ResourceError(.integrity, "catalog.json at \(catalogURL.redacted) does not match its signature: it was changed after signing. Nothing was changed here.")
     }
     let header = try CatalogHeader.read(bytes)
-    let signedBy = header.formatVersion >= 2 ? prefixed : plain
+    let signedBy = CatalogSignature.isPrefixed(format: header.formatVersion) ? prefixed : plain
     guard !signedBy.isEmpty else {
       throw ResourceError(.integrity, "catalog.json at \(catalogURL.redacted) is signed in the form of another catalog format than its own (\(header.formatVersion)); refusing it. Nothing was changed here.")
     }

@@ -29,6 +29,17 @@ public struct CatalogSignature: Sendable {
     entries = [(key.verifyingKey, try key.signature(for: catalog))]
   }
 
+  /// Whether a catalog of format `format` is signed in the prefixed form
+  /// (``domain`` + the bytes): the one rule of which form a catalog's
+  /// signature must take, for the client, `odr verify` and `odr publish`.
+  public static func isPrefixed(format: Int) -> Bool { format >= 2 }
+
+  /// The keys whose signatures of `catalog` verify in the form of its
+  /// format, `format` (``isPrefixed(format:)``).
+  public func signers(of catalog: Data, format: Int) -> [VerifyingKey] {
+    validSigners(of: catalog, prefixed: Self.isPrefixed(format: format))
+  }
+
   /// What a signature of `catalog` covers.
   package static func signed(_ catalog: Data, prefixed: Bool) -> Data {
     prefixed ? Data(domain.utf8) + catalog : catalog
@@ -77,11 +88,5 @@ public struct CatalogSignature: Sendable {
   public func lines(verifying catalog: Data) -> [(key: VerifyingKey, signature: [UInt8])] {
     let forms = [Self.signed(catalog, prefixed: true), catalog]
     return entries.filter { entry in forms.contains { entry.key.isValidSignature(entry.signature, for: $0) } }
-  }
-
-  /// True when some line verifies `catalog` in either form: checked on the
-  /// raw bytes before anything decodes them.
-  public func verifiesInSomeForm(_ catalog: Data) -> Bool {
-    !validSigners(of: catalog, prefixed: true).isEmpty || !validSigners(of: catalog, prefixed: false).isEmpty
   }
 }

@@ -139,6 +139,21 @@ import Testing
     }
   }
 
+  /// `odr publish` applies the client's rule of which form a signature
+  /// takes: a format-2 catalog whose only line is in format 1's form (which
+  /// every client refuses) is refused before anything is uploaded.
+  @Test func aSignatureInAnotherFormatsFormIsRefused() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let folder = try pack(1)
+    let bytes = try Data(contentsOf: folder.appending(path: "catalog.json"))
+    #expect(try Catalog.decode(bytes).formatVersion == 2)
+    try CatalogSignature(signingUnprefixed: bytes, with: key).encoded.write(to: folder.appending(path: "catalog.json.sig"))
+    let destination = root.appending(path: "www")
+    let error = await #expect(throws: ResourceError.self) { try await Publication(folder: folder, destination: FolderDestination(destination)) }
+    #expect(error?.message.contains("in the form of its format (2)") == true, "\(error?.message ?? "")")
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+  }
+
   @Test func aFolderMissingABlobIsRefusedBeforeAnythingIsUploaded() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let folder = try pack(1)

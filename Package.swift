@@ -125,7 +125,7 @@ let package = Package(
     ),
     .target(
       name: "ODRPublishing",
-      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyFormat", "ODRResources", "ODRTransports", "ODRSigning", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["ODRAge", "ODRBase", "ODRCatalog", "ODRKeyFormat", "ODRResources", "ODRTransports", "ODRSigning", "ODRTrust", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: strictSettings
     ),
     .target(

@@ -3,6 +3,7 @@ import ODRBase
 import ODRCatalog
 import ODRTransports
 import ODRSigning
+import ODRTrust
 
 /// `odr publish DIR DEST` (docs/hosting.md): copies a folder made by `odr pack`
 /// to a destination in an order that never shows a reader a catalog whose
@@ -85,10 +86,12 @@ public struct Publication: Sendable {
     }
     // A signed catalog is published over it: clients must be able to follow.
     // (A published catalog that does not decode is being repaired: no check.)
-    if let signature, !newTrustRoot, let publishedCatalog, publishedSignature?.entries.isEmpty == false,
+    if signature != nil, !newTrustRoot, let publishedCatalog, let publishedSignature,
        // a published catalog that does not decode is being repaired: no chain to check
-       let published = dropping(.isTheAnswer, { try Catalog.decode(publishedCatalog) }), published.bundle == catalog.bundle {
-      try Self.refuseBrokenChain(catalog, signedBy: signedBy, replacing: published)
+       let published = dropping(.isTheAnswer, { try Catalog.decode(publishedCatalog) }), published.bundle == catalog.bundle,
+       case let publishedSigners = publishedSignature.signers(of: publishedCatalog, format: published.formatVersion), !publishedSigners.isEmpty {
+      try Self.refuseBrokenChain(catalogBytes, signedBy: signedBy, replacing: published, bytes: publishedCatalog, signedBy: publishedSigners,
+                                 at: destination.name)
     }
     var seen = Set<String>()
     var blobs: [(sha256: String, size: Int64)] = []
@@ -145,17 +148,28 @@ public struct Publication: Sendable {
     }
   }
 
-  static func refuseBrokenChain(_ catalog: Catalog, signedBy: [VerifyingKey], replacing published: Catalog) throws {
-    let old = published.handovers ?? [], new = catalog.handovers ?? []
+  static func refuseBrokenChain(_ bytes: Data, signedBy: [VerifyingKey], replacing published: Catalog, bytes publishedBytes: Data,
+                                signedBy publishedSigners: [VerifyingKey], at destination: String) throws {
+    let header = try CatalogHeader.read(bytes)
+    let old = published.handovers ?? [], new = header.handovers ?? []
     guard new.count >= old.count, Array(new.prefix(old.count)) == old else {
       throw ResourceError(.integrity, "This catalog does not carry the hand-over chain of the one published (version \(published.version)), so clients that pin an earlier key would refuse it. Nothing was uploaded. Pack with --previous <the published folder> so the chain is carried, or publish with --new-trust-root if you started over on purpose.")
     }
-    // a chain that does not verify reaches no signer: refused below
-    let reachable = (dropping(.isTheAnswer) { try Handover.follow(new, from: Set(published.signers ?? []), bundle: catalog.bundle, upTo: catalog.version) }) ?? []
-    guard signedBy.contains(where: reachable.contains) else {
-      throw ResourceError(.integrity, "This catalog is signed by \(signedBy.map(\.description).joined(separator: ", ")), which the published catalog (version \(published.version)) does not hand over to (its signers: \((published.signers ?? []).map(\.description).joined(separator: ", "))), so clients would refuse it. Nothing was uploaded. Sign with one of those keys, or publish with --new-trust-root if you started over on purpose (clients must then pin the new key).")
+    // The client's own decision, as a client that accepted the published
+    // catalog makes it: one rule of which signer a chain reaches.
+    let digest = try CatalogHeader.read(publishedBytes).digest
+    var state = TrustLedger.State(signed: true)
+    for signer in publishedSigners {
+      state.roots[signer.description] = .init(firstUse: false, version: published.version, signers: published.signers ?? [signer], signer: signer,
+                                              digest: digest)
+    }
+    do {
+      _ = try TrustDecision(header: header, signedBy: signedBy, location: destination, now: nil, allowsFirstUse: false, state: state).decide()
+    } catch let error as ResourceError {
+      throw ResourceError(.integrity, "Clients that accepted the catalog published at \(destination) (version \(published.version), whose signers are \((published.signers ?? []).map(\.description).joined(separator: ", "))) would refuse this one: \(error.message) Nothing was uploaded. Sign with one of those keys (or one they hand over to), or publish with --new-trust-root if you started over on purpose (clients must then pin the new key).")
     }
   }
+
 
   /// True when the catalog being published is unsigned and replaces a
   /// signed one: clients that trusted the signature will refuse it.

@@ -33,7 +33,11 @@ import Testing
   }
 
   /// Packs version `version` (its level file says which) signed by `key`.
-  func pack(_ version: Int) throws -> URL {
+  func pack(_ version: Int) throws -> URL { try pack(version, into: "out\(version)") }
+
+  /// ``pack(_:)`` into the folder `name`, allowing `nextSigners` to sign
+  /// the next versions, expiring at `expires`.
+  func pack(_ version: Int, into name: String, nextSigners: [VerifyingKey] = [], expires: Date? = nil) throws -> URL {
     let source = root.appending(path: "src\(version)")
     try FileManager.default.createDirectory(at: source.appending(path: "levels"), withIntermediateDirectories: true)
     try Data("level of version \(version)".utf8).write(to: source.appending(path: "levels/1.txt"))
@@ -41,7 +45,9 @@ import Testing
       .write(to: source.appending(path: "tags.json"))
     var options = PackOptions()
     options.signingKey = key
-    let output = root.appending(path: "out\(version)")
+    options.nextSigners = nextSigners
+    options.expires = expires
+    let output = root.appending(path: name)
     _ = try Publisher(source: source).pack(to: output, options: options)
     return output
   }
@@ -152,6 +158,30 @@ import Testing
     let error = await #expect(throws: ResourceError.self) { try await Publication(folder: folder, destination: FolderDestination(destination)) }
     #expect(error?.message.contains("in the form of its format (2)") == true, "\(error?.message ?? "")")
     #expect(!FileManager.default.fileExists(atPath: destination.path))
+  }
+
+  /// The publisher asks the client's decision: the signer of the published
+  /// version may re-serve that version (re-signed to extend it) even after
+  /// handing the next versions over — clients accept it, and publish used
+  /// to refuse it (its own reach started from the next signers only) — and
+  /// a signer nobody hands over to is refused with the clients' reason.
+  @Test func publishAcceptsWhatClientsAcceptAndRefusesWhatTheyRefuse() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let next = SigningKey()
+    let destination = root.appending(path: "www")
+    try await Publication(folder: try pack(5, into: "first", nextSigners: [next.verifyingKey]), destination: FolderDestination(destination)).run()
+    let extended = try pack(5, into: "extended", nextSigners: [next.verifyingKey], expires: Date().addingTimeInterval(200 * 86_400))
+    try await Publication(folder: extended, destination: FolderDestination(destination)).run()
+    #expect(try await read(destination, client: "after-extension").version == 5)
+    // Version 6 by the same key, carrying the chain: handed over to `next`, so clients refuse it.
+    let stray = root.appending(path: "stray")
+    try FileManager.default.copyItem(at: extended, to: stray)
+    var catalog = try Catalog.decode(Data(contentsOf: stray.appending(path: "catalog.json")))
+    catalog.version = 6
+    try catalog.encoded().write(to: stray.appending(path: "catalog.json"))
+    try CatalogSignature(signing: catalog.encoded(), with: key).encoded.write(to: stray.appending(path: "catalog.json.sig"))
+    let error = await #expect(throws: ResourceError.self) { try await Publication(folder: stray, destination: FolderDestination(destination)) }
+    #expect(error?.message.contains("Clients that accepted the catalog published at") == true, "\(error?.message ?? "")")
   }
 
   @Test func aFolderMissingABlobIsRefusedBeforeAnythingIsUploaded() async throws {

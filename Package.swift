@@ -293,7 +293,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRSigningTests",
-      dependencies: ["ODRAge", "ODRTesting", "ODRSigning"],
+      dependencies: ["ODRBase", "ODRAge", "ODRTesting", "ODRSigning"],
       swiftSettings: testSettings
     ),
     // The trust decision's table, at its own level.

@@ -4,32 +4,8 @@ public import ODRBase
 /// Swift 6.3.1's optimizer crashes splitting async callers of typed-throws
 /// code in release builds.)
 public struct CIError: Error, Sendable, CustomStringConvertible {
-  /// What kind of failure this is. New codes may be added.
-  public struct Code: Hashable, Sendable, CustomStringConvertible {
-    /// A stable identifier, used in `--json` output.
-    public let rawValue: String
-    init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-
-    /// A key asked for with `--only` that the service does not hold, or no
-    /// keys at all.
-    public static let notFound = Code("not-found")
-    /// A variable name that is not valid, is reserved, or is used twice.
-    public static let invalidVariable = Code("invalid-variable")
-    /// A value the chosen output format cannot carry (or GitLab cannot mask).
-    public static let unsupportedValue = Code("unsupported-value")
-    /// The command to run does not exist (exit 127, as in a shell).
-    public static let commandNotFound = Code("command-not-found")
-    /// The command exists but cannot be run (exit 126, as in a shell).
-    public static let commandNotExecutable = Code("command-not-executable")
-    /// Writing output or starting the command failed.
-    public static let io = Code("io")
-    /// A dotenv file, template or `odr://` reference that does not parse.
-    public static let invalidInput = Code("invalid-input")
-    /// The sandbox of `odr exec --proxy` could not be made; the command
-    /// was not run (exit 11).
-    public static let noSandbox = Code("no-sandbox")
-  }
+  /// What kind of failure this is (its codes: `ErrorCode where Owner == CIError`).
+  public typealias Code = ErrorCode<CIError>
 
   /// What kind of failure this is.
   public let code: Code
@@ -48,11 +24,30 @@ public struct CIError: Error, Sendable, CustomStringConvertible {
     self.underlying = underlying
   }
 
-  public var description: String { message }
 }
 
-extension CIError: ODRError {
+extension CIError: CodedError {
   public var domain: String { "ci" }
-  public var kind: String { code.rawValue }
   public var isTransient: Bool { false }
+}
+
+extension ErrorCode where Owner == CIError {
+  /// A key asked for with `--only` that the service does not hold, or no
+  /// keys at all.
+  public static let notFound = Self("not-found")
+  /// A variable name that is not valid, is reserved, or is used twice.
+  public static let invalidVariable = Self("invalid-variable")
+  /// A value the chosen output format cannot carry (or GitLab cannot mask).
+  public static let unsupportedValue = Self("unsupported-value")
+  /// The command to run does not exist (exit 127, as in a shell).
+  public static let commandNotFound = Self("command-not-found")
+  /// The command exists but cannot be run (exit 126, as in a shell).
+  public static let commandNotExecutable = Self("command-not-executable")
+  /// Writing output or starting the command failed.
+  public static let io = Self("io")
+  /// A dotenv file, template or `odr://` reference that does not parse.
+  public static let invalidInput = Self("invalid-input")
+  /// The sandbox of `odr exec --proxy` could not be made; the command
+  /// was not run (exit 11).
+  public static let noSandbox = Self("no-sandbox")
 }

@@ -2,41 +2,8 @@ public import ODRBase
 /// The one error type of ODRResources: a code, a message that says what
 /// happened and what to do, and the path or tag it is about.
 public struct ResourceError: Error, Sendable, CustomStringConvertible {
-  /// What kind of failure this is. New codes may be added.
-  public struct Code: Hashable, Sendable, CustomStringConvertible, Encodable {
-    /// A stable identifier, used in `--json` output.
-    public let rawValue: String
-    package init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-    /// Encoded as its ``rawValue``.
-    public func encode(to encoder: any Encoder) throws {
-      var container = encoder.singleValueContainer()
-      try container.encode(rawValue)
-    }
-
-    /// A publisher folder or catalog that breaks the format's rules.
-    public static let invalidSource = Code("invalid-source")
-    /// A file, folder or tag that does not exist (Apple's 4994 for tags).
-    public static let notFound = Code("not-found")
-    /// Bytes whose SHA-256 or size do not match the catalog.
-    public static let integrity = Code("integrity")
-    /// A state file of odr's (trust state, location bindings, the catalog
-    /// index) that is there but cannot be read: odr refuses rather than
-    /// start over (exit 4, like integrity).
-    public static let unreadableState = Code("unreadable-state")
-    /// Reading or writing the file system failed.
-    public static let io = Code("io")
-    /// A download failed: connection refused or dropped, HTTP error status.
-    public static let network = Code("network")
-    /// The source refused the credentials (HTTP 401/403, S3 AccessDenied or
-    /// SignatureDoesNotMatch), or there were none and it wants some.
-    public static let accessDenied = Code("access-denied")
-    /// The disk is full (Apple's 4992).
-    public static let outOfSpace = Code("out-of-space")
-    /// A secrets tag asked for as files: its keys only go to the keyring
-    /// (`odr fetch`) or to memory (`odr exec --fetch`), never to disk.
-    public static let secretsTag = Code("secrets-tag")
-  }
+  /// What kind of failure this is (its codes: `ErrorCode where Owner == ResourceError`).
+  public typealias Code = ErrorCode<ResourceError>
 
   /// What kind of failure this is.
   public let code: Code
@@ -55,11 +22,34 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
     self.underlying = underlying
   }
 
-  public var description: String { message }
 }
 
-extension ResourceError: ODRError {
+extension ResourceError: CodedError {
   public var domain: String { "resources" }
-  public var kind: String { code.rawValue }
   public var isTransient: Bool { code == .network }
+}
+
+extension ErrorCode where Owner == ResourceError {
+  /// A publisher folder or catalog that breaks the format's rules.
+  public static let invalidSource = Self("invalid-source")
+  /// A file, folder or tag that does not exist (Apple's 4994 for tags).
+  public static let notFound = Self("not-found")
+  /// Bytes whose SHA-256 or size do not match the catalog.
+  public static let integrity = Self("integrity")
+  /// A state file of odr's (trust state, location bindings, the catalog
+  /// index) that is there but cannot be read: odr refuses rather than
+  /// start over (exit 4, like integrity).
+  public static let unreadableState = Self("unreadable-state")
+  /// Reading or writing the file system failed.
+  public static let io = Self("io")
+  /// A download failed: connection refused or dropped, HTTP error status.
+  public static let network = Self("network")
+  /// The source refused the credentials (HTTP 401/403, S3 AccessDenied or
+  /// SignatureDoesNotMatch), or there were none and it wants some.
+  public static let accessDenied = Self("access-denied")
+  /// The disk is full (Apple's 4992).
+  public static let outOfSpace = Self("out-of-space")
+  /// A secrets tag asked for as files: its keys only go to the keyring
+  /// (`odr fetch`) or to memory (`odr exec --fetch`), never to disk.
+  public static let secretsTag = Self("secrets-tag")
 }

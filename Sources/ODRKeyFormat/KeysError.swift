@@ -1,21 +1,8 @@
 public import ODRBase
 /// The one error type of ODRKeys. Messages name keys, never their values.
 public struct KeysError: Error, Sendable, CustomStringConvertible {
-  /// What kind of failure this is. New codes may be added.
-  public struct Code: Hashable, Sendable, CustomStringConvertible {
-    /// A stable identifier, used in `--json` output.
-    public let rawValue: String
-    init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-
-    /// An APIKeys document that breaks the rules of docs/design.md, "APIKeys documents".
-    public static let invalidDocument = Code("invalid-document")
-    /// An import failed and some keys could not be put back as they were
-    /// yet: its journal puts them back at the next read of the keys.
-    public static let interruptedImport = Code("interrupted-import")
-    /// An encrypted secrets tag none of this machine's identities can open.
-    public static let notRecipient = Code("not-recipient")
-  }
+  /// What kind of failure this is (its codes: `ErrorCode where Owner == KeysError`).
+  public typealias Code = ErrorCode<KeysError>
 
   /// What kind of failure this is.
   public let code: Code
@@ -34,11 +21,19 @@ public struct KeysError: Error, Sendable, CustomStringConvertible {
     self.underlying = underlying
   }
 
-  public var description: String { message }
 }
 
-extension KeysError: ODRError {
+extension KeysError: CodedError {
   public var domain: String { "keys" }
-  public var kind: String { code.rawValue }
   public var isTransient: Bool { code == .interruptedImport }
+}
+
+extension ErrorCode where Owner == KeysError {
+  /// An APIKeys document that breaks the rules of docs/design.md, "APIKeys documents".
+  public static let invalidDocument = Self("invalid-document")
+  /// An import failed and some keys could not be put back as they were
+  /// yet: its journal puts them back at the next read of the keys.
+  public static let interruptedImport = Self("interrupted-import")
+  /// An encrypted secrets tag none of this machine's identities can open.
+  public static let notRecipient = Self("not-recipient")
 }

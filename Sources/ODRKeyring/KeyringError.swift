@@ -4,36 +4,8 @@ public import ODRBase
 /// `message` says what happened and what to do about it. It never contains a
 /// secret value: messages name keys and services only.
 public struct KeyringError: Error, Sendable, CustomStringConvertible {
-  /// What kind of failure this is. New codes may be added.
-  public struct Code: Hashable, Sendable, CustomStringConvertible {
-    /// A stable identifier, used in `--json` output.
-    public let rawValue: String
-    init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-
-    /// No D-Bus session bus could be reached.
-    public static let noSessionBus = Code("no-session-bus")
-    /// A bus is there, but nothing provides `org.freedesktop.secrets`.
-    public static let noProvider = Code("no-provider")
-    /// The provider has no `default` collection to store items in.
-    public static let noDefaultCollection = Code("no-default-collection")
-    /// The collection holding (or meant to hold) the item is locked.
-    public static let locked = Code("locked")
-    /// No item with that name exists for the service.
-    public static let notFound = Code("not-found")
-    /// The provider did not answer within the deadline.
-    public static let timeout = Code("timeout")
-    /// A name, service or value was refused before anything was sent.
-    public static let invalidInput = Code("invalid-input")
-    /// A service reserved for odr's own private keys (`odr.identity`,
-    /// `odr.signing-key`, anything under `odr.`), asked of a command that
-    /// handles API keys.
-    public static let reserved = Code("reserved")
-    /// The kernel keyring's quota for this user is full.
-    public static let quotaExceeded = Code("quota-exceeded")
-    /// Any other failure reported by the provider.
-    public static let failed = Code("failed")
-  }
+  /// What kind of failure this is (its codes: `ErrorCode where Owner == KeyringError`).
+  public typealias Code = ErrorCode<KeyringError>
 
   /// What kind of failure this is.
   public let code: Code
@@ -154,8 +126,32 @@ extension Duration {
   }
 }
 
-extension KeyringError: ODRError {
+extension KeyringError: CodedError {
   public var domain: String { "keyring" }
-  public var kind: String { code.rawValue }
   public var isTransient: Bool { [.timeout, .locked, .noSessionBus, .noProvider].contains(code) }
+}
+
+extension ErrorCode where Owner == KeyringError {
+  /// No D-Bus session bus could be reached.
+  public static let noSessionBus = Self("no-session-bus")
+  /// A bus is there, but nothing provides `org.freedesktop.secrets`.
+  public static let noProvider = Self("no-provider")
+  /// The provider has no `default` collection to store items in.
+  public static let noDefaultCollection = Self("no-default-collection")
+  /// The collection holding (or meant to hold) the item is locked.
+  public static let locked = Self("locked")
+  /// No item with that name exists for the service.
+  public static let notFound = Self("not-found")
+  /// The provider did not answer within the deadline.
+  public static let timeout = Self("timeout")
+  /// A name, service or value was refused before anything was sent.
+  public static let invalidInput = Self("invalid-input")
+  /// A service reserved for odr's own private keys (`odr.identity`,
+  /// `odr.signing-key`, anything under `odr.`), asked of a command that
+  /// handles API keys.
+  public static let reserved = Self("reserved")
+  /// The kernel keyring's quota for this user is full.
+  public static let quotaExceeded = Self("quota-exceeded")
+  /// Any other failure reported by the provider.
+  public static let failed = Self("failed")
 }

@@ -6,32 +6,8 @@ public import ODRBase
 /// re-exports it): the CLI's one table of exit codes handles it without
 /// `odr` linking URLSession (Foundation networking and libcurl).
 public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-  /// What kind of failure this is. New codes may be added.
-  public struct Code: Hashable, Sendable, CustomStringConvertible {
-    /// A stable identifier.
-    public let rawValue: String
-    init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-
-    /// The URL string was refused by the policy.
-    public static let invalidURL = Code("invalid-url")
-    /// The key asked for cannot be attached (no header or query in its metadata).
-    public static let keyUnusable = Code("key-unusable")
-    /// A header name or value that cannot be one line of a request (CR, LF, NUL).
-    public static let invalidHeader = Code("invalid-header")
-    /// The connection failed or dropped.
-    public static let transport = Code("transport")
-    /// No answer within the timeout.
-    public static let timeout = Code("timeout")
-    /// The server answered with a status outside 2xx.
-    public static let status = Code("status")
-    /// The body could not be decoded.
-    public static let decoding = Code("decoding")
-    /// More than the allowed number of redirects.
-    public static let tooManyRedirects = Code("too-many-redirects")
-    /// A body larger than the client keeps in memory (its `maxBodyBytes`).
-    public static let tooLarge = Code("too-large")
-  }
+  /// What kind of failure this is (its codes: `ErrorCode where Owner == APIError`).
+  public typealias Code = ErrorCode<APIError>
 
   public let code: Code
   /// What happened, for a person to read.
@@ -58,16 +34,35 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
     self.underlying = underlying
   }
 
-  public var description: String { message }
   public var debugDescription: String { "APIError(\(code.rawValue), \(message))" }
 }
 
-extension APIError: ODRError {
+extension APIError: CodedError {
   public var domain: String { "http" }
-  public var kind: String { code.rawValue }
   /// A timeout, a dropped connection, or a status the server may answer
   /// differently later (408, 429, 5xx).
   public var isTransient: Bool {
     code == .timeout || code == .transport || (code == .status && (status.map { $0 == 408 || $0 == 429 || $0 >= 500 } ?? false))
   }
+}
+
+extension ErrorCode where Owner == APIError {
+  /// The URL string was refused by the policy.
+  public static let invalidURL = Self("invalid-url")
+  /// The key asked for cannot be attached (no header or query in its metadata).
+  public static let keyUnusable = Self("key-unusable")
+  /// A header name or value that cannot be one line of a request (CR, LF, NUL).
+  public static let invalidHeader = Self("invalid-header")
+  /// The connection failed or dropped.
+  public static let transport = Self("transport")
+  /// No answer within the timeout.
+  public static let timeout = Self("timeout")
+  /// The server answered with a status outside 2xx.
+  public static let status = Self("status")
+  /// The body could not be decoded.
+  public static let decoding = Self("decoding")
+  /// More than the allowed number of redirects.
+  public static let tooManyRedirects = Self("too-many-redirects")
+  /// A body larger than the client keeps in memory (its `maxBodyBytes`).
+  public static let tooLarge = Self("too-large")
 }

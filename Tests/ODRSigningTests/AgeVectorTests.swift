@@ -1,3 +1,4 @@
+import ODRBase
 import Crypto
 import Foundation
 import ODRAge

@@ -178,14 +178,14 @@ let package = Package(
     // replay of their kept crashers feed inputs to.
     .target(
       name: "ODRFuzzEntries",
-      dependencies: ["ODRAge", "ODRBase", "ODRCI", "ODRCatalog", "ODRConfiguration", "ODRKeyFormat", "ODRProxy", "ODRPublishing", "ODRTransports", "ODRSigning"],
+      dependencies: ["ODRAge", "ODRBase", "ODRExec", "ODRCatalog", "ODRConfiguration", "ODRKeyFormat", "ODRProxy", "ODRPublishing", "ODRTransports", "ODRSigning"],
       swiftSettings: strictSettings
     ),
     // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
     // libsecret already loads (libsecret-1-dev depends on libgcrypt20-dev).
     .target(name: "CGcryptRSA", linkerSettings: [.linkedLibrary("gcrypt")]),
     .target(
-      name: "ODRCI",
+      name: "ODRExec",
       dependencies: ["CHardening", "ODRBase", "ODRKeyFormat", "ODRProxy", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
@@ -214,7 +214,7 @@ let package = Package(
         "CHardening",
         "ODRAge",
         "ODRBase",
-        "ODRCI",
+        "ODRExec",
         "ODRCatalog",
         "ODRConfiguration",
         "ODRHTTP",
@@ -324,8 +324,8 @@ let package = Package(
       swiftSettings: testSettings
     ),
     .testTarget(
-      name: "ODRCITests",
-      dependencies: ["CHardening", "ODRCI", "ODRKeyFormat", "ODRKeyring", "ODRProxy", "ODRTesting"],
+      name: "ODRExecTests",
+      dependencies: ["CHardening", "ODRExec", "ODRKeyFormat", "ODRKeyring", "ODRProxy", "ODRTesting"],
       swiftSettings: testSettings
     ),
     .testTarget(

@@ -12,7 +12,7 @@
 /// ```
 public protocol ODRError: Error, Sendable, CustomStringConvertible {
   /// The part of odr that failed: "keyring", "keys", "resources",
-  /// "trust", "http", "url", "configuration", "ci", "system".
+  /// "trust", "http", "url", "configuration", "exec", "system".
   var domain: String { get }
   /// A stable name of the kind of failure within its domain ("not-found",
   /// "locked", "integrity", …): the `code` odr prints in `--json`. New

@@ -2,7 +2,7 @@ import ArgumentParser
 import ODRBase
 import FoundationEssentials
 import CHardening
-import ODRCI
+import ODRExec
 #if canImport(Glibc)
 import Glibc
 #endif

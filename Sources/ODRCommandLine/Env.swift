@@ -1,6 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
-import ODRCI
+import ODRExec
 
 extension ODR {
   /// `odr env --format shell|dotenv|json|github|gitlab [--only …]`

@@ -1,5 +1,5 @@
 public import ArgumentParser
-public import ODRCI
+public import ODRExec
 
 /// `--format shell|dotenv|json|github|github-output|gitlab`, with the cases listed in help.
 extension EnvFormat: ExpressibleByArgument {}

@@ -1,6 +1,6 @@
 import ArgumentParser
 import ODRBase
-import ODRCI
+import ODRExec
 import ODRKeyFormat
 import ODRProxy
 import ODRProxyServer
@@ -154,7 +154,7 @@ extension ODR {
       for entry in files.flatMap(\.entries) {
         guard case .reference(let reference) = entry.value else { continue }
         if VariableName.readsForBehaviour(entry.name) {
-          throw CIError(.invalidVariable, "\(entry.place): \(entry.name) is one of the variables programs read to decide what they run, load or trust, so odr does not set it from a key.")
+          throw ExecError(.invalidVariable, "\(entry.place): \(entry.name) is one of the variables programs read to decide what they run, load or trust, so odr does not set it from a key.")
         }
         places[reference] = places[reference] ?? entry.place
       }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import ODRBase
-import ODRCI
+import ODRExec
 import ODRConfiguration
 import ODRKeyring
 import ODRKeyFormat
@@ -51,7 +51,7 @@ enum ExitStatus {
     }
   }
 
-  static func exitCode(for error: CIError) -> Int32 {
+  static func exitCode(for error: ExecError) -> Int32 {
     switch error.code {
     case .notFound: 3
     case .commandNotFound: 127
@@ -85,7 +85,7 @@ enum ExitStatus {
       // An import cut short by the keyring exits as the keyring's failure does.
       return fail(error.description, code: error.code == .notRecipient ? 10 : (error.underlying as? KeyringError).map(exitCode(for:)) ?? 1)
     case let error as TrustError: return fail(error.description, code: exitCode(for: error))
-    case let error as CIError: return fail(error.description, code: exitCode(for: error))
+    case let error as ExecError: return fail(error.description, code: exitCode(for: error))
     case let error as APIError: return fail(error.message, code: exitCode(for: error))
     case let error as URLPolicyError: return fail(error.description, code: 2)
     case let error as ConfigurationError: return fail(error.message, code: 2)

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import ODRCI
+import ODRExec
 import Glibc
 #endif
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import ODRAge
-import ODRCI
+import ODRExec
 import ODRKeyring
 import ODRKeys
 import ODRKeyFormat

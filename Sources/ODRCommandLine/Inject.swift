@@ -1,5 +1,5 @@
 import ArgumentParser
-import ODRCI
+import ODRExec
 
 extension ODR {
   /// `odr inject -i TEMPLATE [-o OUT] [--force] [--allow-empty]`
@@ -37,7 +37,7 @@ extension ODR {
       let template = try SecretTemplate(path: input, text: try SecretFile.read(context.path(input)))
       let references = template.references
       if references.isEmpty && !allowEmpty {
-        throw CIError(.invalidInput, "\(input) holds no {{ odr://… }} reference; pass --allow-empty to copy it anyway.")
+        throw ExecError(.invalidInput, "\(input) holds no {{ odr://… }} reference; pass --allow-empty to copy it anyway.")
       }
       let places = Dictionary(references.map { ($0.reference, $0.place) }, uniquingKeysWith: { first, _ in first })
       let values = try await source.resolve(references.map(\.reference), in: context, place: { places[$0] ?? input })

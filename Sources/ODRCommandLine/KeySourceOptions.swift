@@ -1,6 +1,6 @@
 import ArgumentParser
 import ODRBase
-import ODRCI
+import ODRExec
 import ODRConfiguration
 import ODRKeyring
 import ODRKeys
@@ -48,7 +48,7 @@ struct KeySourceOptions: ParsableArguments {
       let (bundle, keys) = try await fetched(tag, context)
       return try await SecretReference.resolve(references, defaultService: bundle, keys: { service in
         guard service == bundle else {
-          throw CIError(.notFound, "--fetch \(tag) holds the keys of \(bundle) only, not of \(service).")
+          throw ExecError(.notFound, "--fetch \(tag) holds the keys of \(bundle) only, not of \(service).")
         }
         return keys
       }, place: place)

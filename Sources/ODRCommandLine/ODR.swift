@@ -1,6 +1,6 @@
 import ArgumentParser
 import ODRAge
-import ODRCI
+import ODRExec
 import ODRSigning
 
 /// The `odr` command: parsing, output and exit codes only; the work is done

@@ -1,6 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
-import ODRCI
+import ODRExec
 import ODRKeyring
 import ODRKeyFormat
 import ODRCatalog
@@ -108,7 +108,7 @@ extension ODR {
       let documentRules = options.validateSecrets
       options.validateSecrets = { path, data in
         try documentRules(path, data)
-        do { _ = try SecretVariables(keys: try APIKeysDocument.parse(data).keys) } catch let error as CIError {
+        do { _ = try SecretVariables(keys: try APIKeysDocument.parse(data).keys) } catch let error as ExecError {
           throw ResourceError(.invalidSource, "\(path): \(error.message) Nothing was written.")
         }
       }

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import ODRBase
 import ODRCatalog
-import ODRCI
+import ODRExec
 import ODRKeyFormat
 import ODRProxy
 import ODRProxyServer
@@ -41,7 +41,7 @@ struct ProxyRun {
     let bindings = keys.filter { !($0.metadata.hosts ?? []).isEmpty }.map { ProxyBinding(key: $0) }
     if bindings.isEmpty && !keys.isEmpty {
       let names = keys.map(\.name).sorted().joined(separator: ", ")
-      throw CIError(.notFound, """
+      throw ExecError(.notFound, """
         No key can go through the proxy: \(names) \(keys.count == 1 ? "names" : "name") no hosts. A key's "hosts" come with its \
         catalog's APIKeys document (`odr set` stores none); run such keys with `odr exec` without --proxy.
         """)
@@ -68,7 +68,7 @@ struct ProxyRun {
   /// over (inside the sandbox's network namespace: nothing outside reaches it).
   private func runSandboxed(_ options: SandboxOptions, _ context: CommandContext, base: [String: String], bindings: [ProxyBinding],
                             credentials: ProxyCredentials, caBundle: String, server: Server) async throws -> Int32 {
-    guard let bwrap = Self.bubblewrap(searchPath: context.environment["PATH"]) else { throw CIError(.noSandbox, SandboxAdvice.missingBubblewrap) }
+    guard let bwrap = Self.bubblewrap(searchPath: context.environment["PATH"]) else { throw ExecError(.noSandbox, SandboxAdvice.missingBubblewrap) }
     var request = SandboxPlan.Request(workingFolder: context.workingDirectory.path, environment: context.environment, helper: CommandLineTool.executablePath)
     request.homeName = options.homeName
     request.readable = options.readable
@@ -93,12 +93,12 @@ struct ProxyRun {
     let (commandLine, variables, searchPath) = (commandLine, environment.variables, context.environment["PATH"])
     let (started, starting) = AsyncStream.makeStream(of: CommandRunner.SandboxedChild.self)
     let outcome = Task {
-      await BlockingThread.run { () -> Result<Int32, CIError> in
+      await BlockingThread.run { () -> Result<Int32, ExecError> in
         defer { starting.finish() }
         return Result {
           try CommandRunner.runSandboxed(commandLine, plan: plan, environment: variables, bwrap: bwrap, caBundle: Array(caBundle.utf8), hosts: hosts,
                                          searchPath: searchPath) { starting.yield($0) }
-        }.mapError { $0 as? CIError ?? CIError(.io, "\($0)") }
+        }.mapError { $0 as? ExecError ?? ExecError(.io, "\($0)") }
       }
     }
     var proxy: ProxyServer?
@@ -112,7 +112,7 @@ struct ProxyRun {
       } catch {
         kill(child.pid, SIGKILL)
         _ = await outcome.value
-        throw CIError(.io, "The proxy could not start: \(error).")
+        throw ExecError(.io, "The proxy could not start: \(error).")
       }
     }
     let status = await outcome.value
@@ -130,7 +130,7 @@ struct ProxyRun {
     do {
       try FileIO.atomicWrite(Data(caBundle.utf8), to: URL(filePath: bundle), mode: 0o600, durable: false)
     } catch {
-      throw CIError(.io, "Cannot write the proxy's CA bundle \(bundle): \(error)")
+      throw ExecError(.io, "Cannot write the proxy's CA bundle \(bundle): \(error)")
     }
     let proxy = try await server.start(.loopback, child: nil)
     let environment = try ProxyEnvironment(keys: keys, base: base, port: proxy.port, token: credentials.token, caBundle: bundle,
@@ -141,10 +141,10 @@ struct ProxyRun {
       other processes and the network directly, and other local users can reach the proxy's port (the run's token keeps them out).
       """)
     let (commandLine, variables, searchPath) = (commandLine, environment.variables, context.environment["PATH"])
-    let outcome = await BlockingThread.run { () -> Result<Int32, CIError> in
+    let outcome = await BlockingThread.run { () -> Result<Int32, ExecError> in
       Result {
         try CommandRunner.runGuarded(commandLine, environment: variables, searchPath: searchPath) { proxy.setChild($0) }
-      }.mapError { $0 as? CIError ?? CIError(.io, "\($0)") }
+      }.mapError { $0 as? ExecError ?? ExecError(.io, "\($0)") }
     }
     await proxy.stop()
     return try outcome.get()
@@ -166,7 +166,7 @@ struct ProxyRun {
       context.output.error("the proxy's audit lines go to \(path)")
       return log
     } catch {
-      throw CIError(.io, "\(error)")
+      throw ExecError(.io, "\(error)")
     }
   }
 
@@ -194,7 +194,7 @@ struct ProxyRun {
         server = try await ProxyServer.start(listener, bindings: bindings, credentials: credentials, bases: bases, authority: authority,
                                              trustRoots: trustRoots, log: log, limits: limits)
       } catch {
-        throw CIError(.io, "The proxy could not start: \(error).")
+        throw ExecError(.io, "The proxy could not start: \(error).")
       }
       if let child { server.setChild(child) }
       return server
@@ -212,7 +212,7 @@ struct ProxyRun {
     let parent = context.environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
     var template = Array((parent + "/odr-proxy-XXXXXX").utf8CString)
     guard let made = mkdtemp(&template) else {
-      throw CIError(.io, "Cannot make a folder for the proxy's CA bundle in \(parent): \(String(cString: strerror(errno))).")
+      throw ExecError(.io, "Cannot make a folder for the proxy's CA bundle in \(parent): \(String(cString: strerror(errno))).")
     }
     return String(cString: made)
   }

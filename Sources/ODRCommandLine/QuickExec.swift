@@ -1,5 +1,5 @@
 import FoundationEssentials
-import ODRCI
+import ODRExec
 import ODRKeyring
 import ODRKeys
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import ODRCI
+import ODRExec
 
 extension ODR {
   /// `odr read odr://… [--out-file F] [-n]`
@@ -30,7 +30,7 @@ extension ODR {
     var noNewline = false
 
     func validate() throws {
-      do { _ = try SecretReference(reference) } catch let error as CIError { throw ValidationError("\(reference.prefix(80)): \(error.message).") }
+      do { _ = try SecretReference(reference) } catch let error as ExecError { throw ValidationError("\(reference.prefix(80)): \(error.message).") }
       if source.onlyNames != nil { throw ValidationError("--only does not apply to odr read.") }
     }
 

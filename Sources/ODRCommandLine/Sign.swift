@@ -1,6 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
-import ODRCI
+import ODRExec
 import ODRSigning
 
 extension ODR {
@@ -48,7 +48,7 @@ extension ODR {
 
     private func write(_ data: Data, to path: String) throws {
       do { try data.write(to: URL(filePath: path), options: .atomic) } catch {
-        throw CIError(.io, "Cannot write '\(path)': \(error).")
+        throw ExecError(.io, "Cannot write '\(path)': \(error).")
       }
     }
   }

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import ODRBase
-import ODRCI
+import ODRExec
 import ODRCatalog
 import Synchronization
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import ODRAge
 import ODRBase
-import ODRCI
+import ODRExec
 import ODRCatalog
 import ODRConfiguration
 import ODRKeyFormat

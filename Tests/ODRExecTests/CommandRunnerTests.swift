@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import ODRCI
+@testable import ODRExec
 
 /// What `odr exec` gives its command, decided from the command's context
 /// (its environment and PATH), not from the process that runs it.
@@ -25,6 +25,6 @@ import Testing
     try Data("#!/bin/sh\n".utf8).write(to: tool)
     try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: tool.path)
     #expect(try CommandRunner.resolve("odr-test-tool", searchPath: "/nonexistent:\(folder.path)") == tool.path)
-    #expect(throws: CIError.self) { try CommandRunner.resolve("odr-test-tool", searchPath: "/usr/bin:/bin") }
+    #expect(throws: ExecError.self) { try CommandRunner.resolve("odr-test-tool", searchPath: "/usr/bin:/bin") }
   }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import ODRCI
+import ODRExec
 import ODRTesting
 import Testing
 
@@ -66,7 +66,7 @@ import Testing
   ])
   func expansionIsRefusedWherePythonDotenvWouldExpand(text: String, place: String) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let error = #expect(throws: CIError.self) { try DotenvFile(path: "e.env", text: text) }
+    let error = #expect(throws: ExecError.self) { try DotenvFile(path: "e.env", text: text) }
     #expect(error?.message.hasPrefix(place) == true, "\(error?.message ?? "")")
     #expect(error?.message.contains("write the value out") == true)
     // python-dotenv would indeed give something else than the text as written.
@@ -88,7 +88,7 @@ import Testing
     ("9LIVES=x\n", "m.env:1:1: '9LIVES' is not an environment variable name"),
   ])
   func messagesNameThePlaceAndWhatTheGrammarExpects(text: String, message: String) {
-    let error = #expect(throws: CIError.self) { try DotenvFile(path: "m.env", text: text) }
+    let error = #expect(throws: ExecError.self) { try DotenvFile(path: "m.env", text: text) }
     #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "")")
   }
 }

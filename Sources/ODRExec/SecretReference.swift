@@ -11,19 +11,19 @@ public struct SecretReference: Sendable, Hashable, CustomStringConvertible {
   /// Parses a whole reference; the message says what was expected (never
   /// echoing more than the reference itself).
   public init(_ text: some StringProtocol) throws {
-    guard text.hasPrefix("odr://") else { throw CIError(.invalidInput, "expected a reference such as odr://Weather or odr://com.example.demo/Weather") }
+    guard text.hasPrefix("odr://") else { throw ExecError(.invalidInput, "expected a reference such as odr://Weather or odr://com.example.demo/Weather") }
     let parts = text.dropFirst(6).split(separator: "/", omittingEmptySubsequences: false)
     guard (1...2).contains(parts.count) else {
-      throw CIError(.invalidInput, "a reference is odr://KEY or odr://SERVICE/KEY, with at most one '/'")
+      throw ExecError(.invalidInput, "a reference is odr://KEY or odr://SERVICE/KEY, with at most one '/'")
     }
     let service = parts.count == 2 ? String(parts[0]) : nil
     let key = String(parts[parts.count - 1])
     if let service {
       guard BundleID.isValid(service) else {
-        throw CIError(.invalidInput, "in \(Self.shown(text)): Invalid service \(KeyName.quoted(service)): use a bundle id such as com.example.demo (letters, digits, '.', '_', '-').")
+        throw ExecError(.invalidInput, "in \(Self.shown(text)): Invalid service \(KeyName.quoted(service)): use a bundle id such as com.example.demo (letters, digits, '.', '_', '-').")
       }
     }
-    if let problem = KeyName.problem(userKeyName: key) { throw CIError(.invalidInput, "in \(Self.shown(text)): \(problem)") }
+    if let problem = KeyName.problem(userKeyName: key) { throw ExecError(.invalidInput, "in \(Self.shown(text)): \(problem)") }
     self.service = service
     self.key = key
   }
@@ -46,7 +46,7 @@ extension SecretReference {
     var byService: [String: [SecretReference]] = [:]
     for reference in references {
       guard let service = reference.service ?? defaultService else {
-        throw CIError(.invalidInput, "\(place(reference)): \(reference) names no service, and there is no current one: pass --service, set ODR_SERVICE, or write odr://SERVICE/KEY.")
+        throw ExecError(.invalidInput, "\(place(reference)): \(reference) names no service, and there is no current one: pass --service, set ODR_SERVICE, or write odr://SERVICE/KEY.")
       }
       byService[service, default: []].append(reference)
     }
@@ -55,7 +55,7 @@ extension SecretReference {
       let values = Dictionary(try await keys(service).map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
       for reference in wanted {
         guard let value = values[reference.key] else {
-          throw CIError(.notFound, "\(place(reference)): no key '\(reference.key)' in \(service) (`odr list --service \(service)` shows its keys; `odr fetch` imports them).")
+          throw ExecError(.notFound, "\(place(reference)): no key '\(reference.key)' in \(service) (`odr list --service \(service)` shows its keys; `odr fetch` imports them).")
         }
         resolved[reference] = value
       }

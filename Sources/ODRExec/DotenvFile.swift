@@ -60,7 +60,7 @@ public struct DotenvFile: Sendable {
 
     var place: String { "\(path):\(line):\(index - lineStart + 1)" }
 
-    func fail(_ what: String) -> CIError { CIError(.invalidInput, "\(place): \(what).") }
+    func fail(_ what: String) -> ExecError { ExecError(.invalidInput, "\(place): \(what).") }
 
     var current: Unicode.Scalar? { index < scalars.count ? scalars[index] : nil }
 
@@ -104,7 +104,7 @@ public struct DotenvFile: Sendable {
         let name = String(String.UnicodeScalarView(scalars[nameStart..<index]))
         guard !name.isEmpty else { throw fail("expected a variable name") }
         guard VariableName.isPortable(name) else {
-          throw CIError(.invalidInput, "\(path):\(line):\(nameStart - lineStart + 1): '\(name.prefix(64))' is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*).")
+          throw ExecError(.invalidInput, "\(path):\(line):\(nameStart - lineStart + 1): '\(name.prefix(64))' is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*).")
         }
         skipBlanks()
         guard current == "=" else { throw fail("expected '=' after \(name)") }
@@ -129,7 +129,7 @@ public struct DotenvFile: Sendable {
       var (line, column) = (line, column)
       for position in start..<end {
         if scalars[position] == "$", position + 1 < end, scalars[position + 1] == "{", scalars[(position + 2)..<end].contains("}") {
-          throw CIError(.invalidInput, "\(path):\(line):\(column): ${…} would be expanded by python-dotenv (and by docker compose outside single quotes), but odr passes values as written; write the value out.")
+          throw ExecError(.invalidInput, "\(path):\(line):\(column): ${…} would be expanded by python-dotenv (and by docker compose outside single quotes), but odr passes values as written; write the value out.")
         }
         if scalars[position] == "\n" { (line, column) = (line + 1, 1) } else { column += 1 }
       }
@@ -154,7 +154,7 @@ public struct DotenvFile: Sendable {
       let (start, startLine, startColumn) = (index, line, index - lineStart + 1)
       var text = String.UnicodeScalarView()
       while true {
-        guard let c = current else { throw CIError(.invalidInput, "\(open): this \(quote == "'" ? "single" : "double")-quoted value is never closed.") }
+        guard let c = current else { throw ExecError(.invalidInput, "\(open): this \(quote == "'" ? "single" : "double")-quoted value is never closed.") }
         if c == quote {
           try refuseExpansion(start, index, line: startLine, column: startColumn)
           advance()

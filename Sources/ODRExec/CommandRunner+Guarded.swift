@@ -42,13 +42,13 @@ extension CommandRunner {
   /// signal).
   ///
   /// If the sandbox cannot be made, the command does not run: throws
-  /// ``CIError/Code/noSandbox`` with what bubblewrap said. Blocks the
+  /// ``ExecError/Code/noSandbox`` with what bubblewrap said. Blocks the
   /// calling thread throughout, as ``runGuarded`` does.
   public static func runSandboxed(_ arguments: [String], plan: SandboxPlan, environment: [String], bwrap: String, caBundle: [UInt8],
                                   hosts: [UInt8]?, searchPath: String?, started: (SandboxedChild) -> Void) throws -> Int32 {
     let path = try resolve(arguments[0], searchPath: searchPath)
     guard plan.showsAsIs(realPath(path) ?? path) else {
-      throw CIError(.commandNotFound, """
+      throw ExecError(.commandNotFound, """
         \(arguments[0]) (\(realPath(path) ?? path)) is not visible inside the sandbox, which sees your home as a home of its own: \
         pass --allow-read with the folder it is in.
         """)
@@ -100,10 +100,10 @@ extension CommandRunner {
 
   /// The error for a sandbox that was not made: what bubblewrap said (its
   /// `bwrap: ` prefix dropped), and what to do.
-  static func sandboxFailure(said: String, status: Int32, reason: String?) -> CIError {
+  static func sandboxFailure(said: String, status: Int32, reason: String?) -> ExecError {
     let said = said.split(separator: "\n").map { $0.hasPrefix("bwrap: ") ? $0.dropFirst(7) : $0 }.joined(separator: "; ")
     let what = reason.map { "it did not start (\($0))" } ?? (said.isEmpty ? "bubblewrap exited with status \(status >> 8)" : said)
-    return CIError(.noSandbox, """
+    return ExecError(.noSandbox, """
       The command's sandbox could not be made, so the command was not run: \(what). \(SandboxAdvice.forFailure(said))
       """)
   }
@@ -202,8 +202,8 @@ extension CommandRunner {
       return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func failure(_ what: String) -> CIError {
-      CIError(.io, "Cannot make \(what) for the command's sandbox: \(String(cString: strerror(errno))).")
+    private static func failure(_ what: String) -> ExecError {
+      ExecError(.io, "Cannot make \(what) for the command's sandbox: \(String(cString: strerror(errno))).")
     }
   }
 }

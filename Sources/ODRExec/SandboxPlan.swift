@@ -260,13 +260,13 @@ extension SandboxPlan {
   public static func make(_ request: Request) throws -> SandboxPlan {
     let environment = request.environment
     guard let given = environment["HOME"], given.hasPrefix("/"), let home = CommandRunner.realPath(given) else {
-      throw CIError(.invalidInput, "odr exec --proxy needs HOME, an existing absolute folder: the sandbox mounts a home of its own there.")
+      throw ExecError(.invalidInput, "odr exec --proxy needs HOME, an existing absolute folder: the sandbox mounts a home of its own there.")
     }
     guard let work = CommandRunner.realPath(request.workingFolder) else {
-      throw CIError(.invalidInput, "The working folder \(request.workingFolder) cannot be resolved: \(String(cString: strerror(errno))).")
+      throw ExecError(.invalidInput, "The working folder \(request.workingFolder) cannot be resolved: \(String(cString: strerror(errno))).")
     }
     if path(home, isWithin: work) {
-      throw CIError(.invalidInput, """
+      throw ExecError(.invalidInput, """
         odr exec --proxy does not run a command in \(work == home ? "your home" : work) (\(work == home ? home : "above your home, \(home)")): \
         the command could write everything below it, dotfiles included. cd into the project's folder first.
         """)
@@ -278,10 +278,10 @@ extension SandboxPlan {
     do {
       try PrivateFolder.make(sandboxHome)
     } catch {
-      throw CIError(.io, "Cannot make the sandbox's home \(sandboxHome.path): \(error.message)", underlying: error)
+      throw ExecError(.io, "Cannot make the sandbox's home \(sandboxHome.path): \(error.message)", underlying: error)
     }
     guard let helper = CommandRunner.realPath(request.helper) else {
-      throw CIError(.io, "Cannot find odr's own executable (\(request.helper)) to start the sandbox with.")
+      throw ExecError(.io, "Cannot find odr's own executable (\(request.helper)) to start the sandbox with.")
     }
     var plan = SandboxPlan(workingFolder: work, home: home, sandboxHome: CommandRunner.realPath(sandboxHome.path) ?? sandboxHome.path, helper: helper)
     plan.newSession = !request.standardInputIsTerminal
@@ -302,7 +302,7 @@ extension SandboxPlan {
       }
       let writable = try resolved(given, in: work, option: "--allow-write")
       if path(home, isWithin: writable) {
-        throw CIError(.invalidInput, "--allow-write \(given): \(writable) is your home or above it; name the folder the command must write.")
+        throw ExecError(.invalidInput, "--allow-write \(given): \(writable) is your home or above it; name the folder the command must write.")
       }
       plan.writable.append(writable)
     }
@@ -311,7 +311,7 @@ extension SandboxPlan {
       if lstat(work + "/.git", &info) != 0 {
         plan.git = .absent
       } else if info.st_mode & S_IFMT == S_IFLNK {
-        throw CIError(.invalidInput, """
+        throw ExecError(.invalidInput, """
           The working folder's .git is a symbolic link (to \(CommandRunner.realPath(work + "/.git") ?? "nothing")): odr does not run a sandboxed \
           command beside one, since a command can plant it to be shown a folder it could not reach. Replace it with the repository, or remove it.
           """)
@@ -339,10 +339,10 @@ extension SandboxPlan {
   public static func relay(_ given: String, index: Int) throws -> Relay {
     let parts = given.split(separator: ":", omittingEmptySubsequences: false)
     guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port), let host = KeyHost(String(parts[0])), host.port == nil else {
-      throw CIError(.invalidInput, "--allow-connect \(given): name a host and a port, such as db.internal:5432 or localhost:6379.")
+      throw ExecError(.invalidInput, "--allow-connect \(given): name a host and a port, such as db.internal:5432 or localhost:6379.")
     }
     guard port >= 1024 else {
-      throw CIError(.invalidInput, """
+      throw ExecError(.invalidInput, """
         --allow-connect \(given): a sandbox without privileges cannot listen on a port below 1024, so a client inside could not \
         connect to \(host.name):\(port). Reach such a service over HTTP(S) through the proxy (git: an https remote with a token), or \
         through a port of 1024 or above.
@@ -353,9 +353,9 @@ extension SandboxPlan {
       return Relay(listener: "\(isIPv4 ? host.name : "127.0.0.1"):\(port)", name: nil, host: host.name, port: port)
     }
     guard !isIPv4 else {
-      throw CIError(.invalidInput, "--allow-connect \(given): the sandbox has only its own loopback, where \(host.name) cannot be listened on; name the host instead (db.internal:\(port)).")
+      throw ExecError(.invalidInput, "--allow-connect \(given): the sandbox has only its own loopback, where \(host.name) cannot be listened on; name the host instead (db.internal:\(port)).")
     }
-    guard index < 200 else { throw CIError(.invalidInput, "--allow-connect: at most 200 destinations.") }
+    guard index < 200 else { throw ExecError(.invalidInput, "--allow-connect: at most 200 destinations.") }
     return Relay(listener: "127.0.0.\(10 + index):\(port)", name: host.name, host: host.name, port: port)
   }
 
@@ -376,7 +376,7 @@ extension SandboxPlan {
   static func checkedHomeName(_ name: String) throws -> String {
     guard !name.isEmpty, name.utf8.count <= 64, !name.hasPrefix("."),
           name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }) else {
-      throw CIError(.invalidInput, "--home \(name): a home's name is letters, digits, '.', '_' and '-', at most 64, not starting with '.'.")
+      throw ExecError(.invalidInput, "--home \(name): a home's name is letters, digits, '.', '_' and '-', at most 64, not starting with '.'.")
     }
     return name
   }
@@ -388,10 +388,10 @@ extension SandboxPlan {
   private static func resolved(_ given: String, in work: String, option: String) throws -> String {
     let absolute = given.hasPrefix("/") ? given : work + "/" + given
     guard let real = CommandRunner.realPath(absolute) else {
-      throw CIError(.invalidInput, "\(option) \(given): \(absolute) does not exist (\(String(cString: strerror(errno)))).")
+      throw ExecError(.invalidInput, "\(option) \(given): \(absolute) does not exist (\(String(cString: strerror(errno)))).")
     }
     if path(absolute, isWithin: work), let link = firstLink(from: work, to: absolute) {
-      throw CIError(.invalidInput, """
+      throw ExecError(.invalidInput, """
         \(option) \(given): \(link) is a symbolic link in the working folder (to \(real)), which a command could have planted; \
         name the folder it leads to if that is the one you mean.
         """)
@@ -425,7 +425,7 @@ extension SandboxPlan {
       let inside = plan.sandboxHome + target.dropFirst(plan.home.count)
       while let link = firstLink(from: plan.sandboxHome, to: inside) {
         guard unlink(link) == 0 else {
-          throw CIError(.io, "Cannot remove \(link), a symbolic link in the sandbox's home: \(String(cString: strerror(errno))).")
+          throw ExecError(.io, "Cannot remove \(link), a symbolic link in the sandbox's home: \(String(cString: strerror(errno))).")
         }
         removed.append(String(link.dropFirst(plan.sandboxHome.count + 1)))
       }

@@ -39,11 +39,11 @@ public struct SecretTemplate: Sendable {
         continue
       }
       guard let close = afterOpen.firstRange(of: "}}") else {
-        throw CIError(.invalidInput, "\(place): this {{ is never closed by }} (write {{\"{{\"}} for a literal {{).")
+        throw ExecError(.invalidInput, "\(place): this {{ is never closed by }} (write {{\"{{\"}} for a literal {{).")
       }
       let inside = afterOpen[..<close.lowerBound].trimmingBlanks
-      do { parts.append(.text(literal)); literal = ""; parts.append(.reference(try SecretReference(inside), place: place)) } catch let error as CIError {
-        throw CIError(.invalidInput, "\(place): \(error.message) between {{ and }} (write {{\"{{\"}} for a literal {{).", underlying: error)
+      do { parts.append(.text(literal)); literal = ""; parts.append(.reference(try SecretReference(inside), place: place)) } catch let error as ExecError {
+        throw ExecError(.invalidInput, "\(place): \(error.message) between {{ and }} (write {{\"{{\"}} for a literal {{).", underlying: error)
       }
       advance(over: rest[open.lowerBound..<close.upperBound])
       rest = afterOpen[close.upperBound...]

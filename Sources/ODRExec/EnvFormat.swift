@@ -44,14 +44,14 @@ public enum EnvFormat: String, Sendable, CaseIterable {
   /// Appends a ``Rendered/githubEnv`` block to the file at `path` that
   /// ``githubFileVariable`` named (O_APPEND, so concurrent steps never
   /// interleave), creating it 0600.
-  public func appendToGitHubFile(_ block: String, path: String) throws(CIError) {
+  public func appendToGitHubFile(_ block: String, path: String) throws(ExecError) {
     let variable = githubFileVariable ?? "GITHUB_ENV"
     let fd: FileDescriptor
     do { fd = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.append, .create, .closeOnExec], permissions: [.ownerReadWrite]) } catch {
-      throw CIError(.io, "Cannot open $\(variable) (\(path)): \(error).", underlying: error as? Errno)
+      throw ExecError(.io, "Cannot open $\(variable) (\(path)): \(error).", underlying: error as? Errno)
     }
     do { _ = try fd.closeAfter { try fd.writeAll(block.utf8) } } catch {
-      throw CIError(.io, "Cannot append to $\(variable) (\(path)): \(error). Nothing usable was exported.", underlying: error as? Errno)
+      throw ExecError(.io, "Cannot append to $\(variable) (\(path)): \(error). Nothing usable was exported.", underlying: error as? Errno)
     }
   }
 
@@ -85,7 +85,7 @@ public enum EnvFormat: String, Sendable, CaseIterable {
     case .gitlab:
       for variable in list {
         if let problem = Self.gitlabProblem(variable.value, allowUnmasked: allowUnmasked) {
-          throw CIError(.unsupportedValue, "\(variable.name) (key '\(variable.key)') \(problem)")
+          throw ExecError(.unsupportedValue, "\(variable.name) (key '\(variable.key)') \(problem)")
         }
       }
       return Rendered(stdout: list.map { "\($0.name)=\($0.value)\n" }.joined(), githubEnv: nil)

@@ -200,7 +200,7 @@ public enum CommandRunner {
   private static func pipe() throws -> (read: Int32, write: Int32) {
     var ends: [Int32] = [-1, -1]
     guard Glibc.pipe(&ends) == 0, ends.allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 }) else {
-      throw CIError(.io, "Cannot create pipes for the command: \(String(cString: strerror(errno))).")
+      throw ExecError(.io, "Cannot create pipes for the command: \(String(cString: strerror(errno))).")
     }
     // A bigger pipe, fewer reads and wakeups (best effort: the limit is the system's).
     _ = fcntl(ends[0], Self.setPipeSize, Self.pipeSize)
@@ -442,11 +442,11 @@ public enum CommandRunner {
     throw startFailure(command, errno: denied ? EACCES : ENOENT)
   }
 
-  static func startFailure(_ command: String, errno code: Int32) -> CIError {
+  static func startFailure(_ command: String, errno code: Int32) -> ExecError {
     if code == ENOENT || code == ENOTDIR {
-      return CIError(.commandNotFound, "\(command): command not found (searched PATH).")
+      return ExecError(.commandNotFound, "\(command): command not found (searched PATH).")
     }
-    return CIError(.commandNotExecutable, "\(command): cannot run it: \(String(cString: strerror(code))).")
+    return ExecError(.commandNotExecutable, "\(command): cannot run it: \(String(cString: strerror(code))).")
   }
 
   static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {

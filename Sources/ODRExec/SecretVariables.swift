@@ -32,7 +32,7 @@ public struct SecretVariables: Sendable {
       for name in only where seen.insert(name).inserted {
         guard let key = byName[name] else {
           let known = keys.map(\.name).joined(separator: ", ")
-          throw CIError(.notFound, "No key '\(name)' to inject (keys: \(known.isEmpty ? "none" : known)). Check --only, or run `odr fetch` first.")
+          throw ExecError(.notFound, "No key '\(name)' to inject (keys: \(known.isEmpty ? "none" : known)). Check --only, or run `odr fetch` first.")
         }
         selected.append(key)
       }
@@ -45,18 +45,18 @@ public struct SecretVariables: Sendable {
       if let refusal = VariableName.refusal(name) {
         let shown = Self.shown(key.name)
         guard only == nil else {
-          throw CIError(.invalidVariable, "Key \(shown): \(refusal), so odr does not set it. Give it another \"env\" in the APIKeys document.")
+          throw ExecError(.invalidVariable, "Key \(shown): \(refusal), so odr does not set it. Give it another \"env\" in the APIKeys document.")
         }
         skipped.append("skipped key \(shown): \(refusal).")
         continue
       }
       if let other = owners.updateValue(key.name, forKey: name) {
-        throw CIError(.invalidVariable, "Keys '\(other)' and '\(key.name)' both map to the variable \(name). Give one of them another \"env\" in the APIKeys document, or pick one with --only.")
+        throw ExecError(.invalidVariable, "Keys '\(other)' and '\(key.name)' both map to the variable \(name). Give one of them another \"env\" in the APIKeys document, or pick one with --only.")
       }
       variables.append(Variable(name: name, key: key.name, value: key.value))
     }
     guard !variables.isEmpty else {
-      throw CIError(.notFound, "There are no keys to inject\(skipped.isEmpty ? "" : " (\(skipped.count) skipped: \(skipped.joined(separator: " ")))"). Run `odr fetch APIKeys` first, or use --fetch TAG.")
+      throw ExecError(.notFound, "There are no keys to inject\(skipped.isEmpty ? "" : " (\(skipped.count) skipped: \(skipped.joined(separator: " ")))"). Run `odr fetch APIKeys` first, or use --fetch TAG.")
     }
     self.variables = variables.sorted { $0.name < $1.name }
     self.skipped = skipped

@@ -1,4 +1,4 @@
-@testable import ODRCI
+@testable import ODRExec
 import ODRKeyFormat
 import Testing
 import ODRTesting
@@ -22,7 +22,7 @@ import ODRTesting
   }
 
   @Test func collisionsAreRefusedNamingBothKeysNeverValues() {
-    let error = #expect(throws: CIError.self) {
+    let error = #expect(throws: ExecError.self) {
       try SecretVariables(keys: [APIKey(name: "maps.key", value: "secret-one"), APIKey(name: "MapsKey", value: "secret-two")])
     }
     #expect(error?.code == .invalidVariable)
@@ -32,24 +32,24 @@ import ODRTesting
 
   @Test(arguments: ["PATH", "LD_PRELOAD", "ld_library_path", "BASH_ENV", "BASH_FUNC_x%%", "1ABC", "A-B", ""])
   func reservedOrInvalidVariablesAreRefused(env: String) {
-    #expect(throws: CIError.self) { try SecretVariables(keys: [APIKey(name: "K", value: "v", metadata: KeyMetadata(env: env))]) }
+    #expect(throws: ExecError.self) { try SecretVariables(keys: [APIKey(name: "K", value: "v", metadata: KeyMetadata(env: env))]) }
   }
 
   @Test func onlySelectsAndUnknownNamesAreNotFound() throws {
     let keys = [APIKey(name: "A", value: "1"), APIKey(name: "B", value: "2")]
     #expect(try SecretVariables(keys: keys, only: ["B", "B"]).variables.map(\.name) == ["B"])
-    let error = #expect(throws: CIError.self) { try SecretVariables(keys: keys, only: ["C"]) }
+    let error = #expect(throws: ExecError.self) { try SecretVariables(keys: keys, only: ["C"]) }
     #expect(error?.code == .notFound)
-    #expect((#expect(throws: CIError.self) { try SecretVariables(keys: []) })?.code == .notFound)
+    #expect((#expect(throws: ExecError.self) { try SecretVariables(keys: []) })?.code == .notFound)
   }
 
   /// A refusal names the reference and the rule it broke (the bundle id
   /// and key name rules of ODRBase, which the keyring applies too).
   @Test func aBadReferenceKeepsTheRuleItBroke() {
-    let service = #expect(throws: CIError.self) { try SecretReference("odr://bad service/Weather") }
+    let service = #expect(throws: ExecError.self) { try SecretReference("odr://bad service/Weather") }
     #expect(service?.code == .invalidInput)
     #expect(service?.message.contains("odr://bad service/Weather") == true && service?.message.contains("Invalid service 'bad service'") == true, "\(service?.message ?? "")")
-    let key = #expect(throws: CIError.self) { try SecretReference("odr://com.example.demo/_odr.metadata") }
+    let key = #expect(throws: ExecError.self) { try SecretReference("odr://com.example.demo/_odr.metadata") }
     #expect(key?.message.contains("reserved for odr's own records") == true, "\(key?.message ?? "")")
   }
 }

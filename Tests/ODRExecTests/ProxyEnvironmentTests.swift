@@ -1,6 +1,6 @@
 import Foundation
 import ODRKeyFormat
-@testable import ODRCI
+@testable import ODRExec
 import ODRProxy
 import Testing
 

@@ -1,11 +1,11 @@
 public import ODRBase
-/// The one error type of ODRCI. Messages name keys and variables, never
-/// values. (ODRCI's functions are declared `throws`, not `throws(CIError)`:
+/// The one error type of ODRExec. Messages name keys and variables, never
+/// values. (ODRExec's functions are declared `throws`, not `throws(ExecError)`:
 /// Swift 6.3.1's optimizer crashes splitting async callers of typed-throws
 /// code in release builds.)
-public struct CIError: Error, Sendable, CustomStringConvertible {
-  /// What kind of failure this is (its codes: `ErrorCode where Owner == CIError`).
-  public typealias Code = ErrorCode<CIError>
+public struct ExecError: Error, Sendable, CustomStringConvertible {
+  /// What kind of failure this is (its codes: `ErrorCode where Owner == ExecError`).
+  public typealias Code = ErrorCode<ExecError>
 
   /// What kind of failure this is.
   public let code: Code
@@ -26,12 +26,12 @@ public struct CIError: Error, Sendable, CustomStringConvertible {
 
 }
 
-extension CIError: CodedError {
-  public var domain: String { "ci" }
+extension ExecError: CodedError {
+  public var domain: String { "exec" }
   public var isTransient: Bool { false }
 }
 
-extension ErrorCode where Owner == CIError {
+extension ErrorCode where Owner == ExecError {
   /// A key asked for with `--only` that the service does not hold, or no
   /// keys at all.
   public static let notFound = Self("not-found")

@@ -1,4 +1,4 @@
-import ODRCI
+import ODRExec
 import Testing
 import ODRTesting
 
@@ -10,7 +10,7 @@ import ODRTesting
     let long = try SecretReference("odr://com.example.app/maps.v2")
     #expect(long.service == "com.example.app" && long.key == "maps.v2" && long.description == "odr://com.example.app/maps.v2")
     for bad in ["Weather", "odr://", "odr://a/b/c", "odr://Weather Key", "odr:///Weather", "odr://svc/"] {
-      #expect(throws: CIError.self, "\(bad)") { try SecretReference(bad) }
+      #expect(throws: ExecError.self, "\(bad)") { try SecretReference(bad) }
     }
   }
 
@@ -27,7 +27,7 @@ import ODRTesting
     ("{{ odr://a/b/c }}", "t:1:1: a reference is odr://KEY or odr://SERVICE/KEY"),
   ])
   func templateErrorsNameTheirPlace(text: String, message: String) {
-    let error = #expect(throws: CIError.self) { try SecretTemplate(path: "t", text: text) }
+    let error = #expect(throws: ExecError.self) { try SecretTemplate(path: "t", text: text) }
     #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "")")
   }
 }

@@ -2,7 +2,7 @@ import Foundation
 import ODRTesting
 import Testing
 
-@testable import ODRCI
+@testable import ODRExec
 
 /// The sandbox of `odr exec --proxy` as a value: the bwrap arguments it
 /// renders, what it shows, and the plans it refuses to make.
@@ -85,7 +85,7 @@ import Testing
 
   @Test(arguments: ["", ".hidden", "a/b", "../x", String(repeating: "a", count: 65), "é"])
   func aHomeNameIsAPlainName(_ name: String) {
-    #expect(throws: CIError.self) { try SandboxPlan.checkedHomeName(name) }
+    #expect(throws: ExecError.self) { try SandboxPlan.checkedHomeName(name) }
   }
 
   /// make: a real home and working folder; odr's folders found where the
@@ -124,7 +124,7 @@ import Testing
 
   @Test(arguments: ["github.com:22", "10.0.0.5:5432", "db.internal", "db.internal:0", "db.internal:70000", "DB:5432", "[::1]:5432"])
   func aRelayTheSandboxCannotListenForIsRefused(_ given: String) {
-    #expect(throws: CIError.self) { try SandboxPlan.relay(given, index: 0) }
+    #expect(throws: ExecError.self) { try SandboxPlan.relay(given, index: 0) }
   }
 
   @Test func theHostsFileAddsTheRelayedNames() throws {
@@ -160,10 +160,10 @@ import Testing
     try FileManager.default.createSymbolicLink(atPath: work.appending(path: "build").path, withDestinationPath: home.appending(path: ".ssh").path)
     var writing = request
     writing.writable = ["build"]
-    let refused = #expect(throws: CIError.self) { try SandboxPlan.make(writing) }
+    let refused = #expect(throws: ExecError.self) { try SandboxPlan.make(writing) }
     #expect(refused?.message.contains("is a symbolic link in the working folder") == true, "\(refused?.message ?? "")")
     try FileManager.default.createSymbolicLink(atPath: work.appending(path: ".git").path, withDestinationPath: "../..")
-    let git = #expect(throws: CIError.self) { try SandboxPlan.make(request) }
+    let git = #expect(throws: ExecError.self) { try SandboxPlan.make(request) }
     #expect(git?.message.contains("The working folder's .git is a symbolic link") == true, "\(git?.message ?? "")")
   }
 

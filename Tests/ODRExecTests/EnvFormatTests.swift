@@ -1,5 +1,5 @@
 import Foundation
-@testable import ODRCI
+@testable import ODRExec
 import ODRKeyFormat
 import ODRTesting
 import Testing
@@ -77,16 +77,16 @@ import Testing
 
   @Test func gitlabRefusesWhatItCannotMaskUnlessAllowed() throws {
     let short = try SecretVariables(keys: [APIKey(name: "Short", value: "abc123")])
-    let error = #expect(throws: CIError.self) { try EnvFormat.gitlab.render(short) }
+    let error = #expect(throws: ExecError.self) { try EnvFormat.gitlab.render(short) }
     #expect(error?.code == .unsupportedValue)
     #expect(error?.message.contains("abc123") == false)
     #expect(try EnvFormat.gitlab.render(short, allowUnmasked: true).stdout == "SHORT=abc123\n")
     let odd = try SecretVariables(keys: [APIKey(name: "Odd", value: "has|pipe-chars")])
-    #expect(throws: CIError.self) { try EnvFormat.gitlab.render(odd) }
+    #expect(throws: ExecError.self) { try EnvFormat.gitlab.render(odd) }
     let fine = try SecretVariables(keys: [APIKey(name: "Token", value: "glpat-Ab3_x.y~z@host:9/+=")])
     #expect(try EnvFormat.gitlab.render(fine).stdout == "TOKEN=glpat-Ab3_x.y~z@host:9/+=\n")
     let multiline = try SecretVariables(keys: [APIKey(name: "Pem", value: "line one is long\nline two")])
-    #expect(throws: CIError.self) { try EnvFormat.gitlab.render(multiline, allowUnmasked: true) }
+    #expect(throws: ExecError.self) { try EnvFormat.gitlab.render(multiline, allowUnmasked: true) }
   }
 }
 

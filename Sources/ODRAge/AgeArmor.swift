@@ -1,3 +1,4 @@
+import ODRBase
 package import ODRSigning
 /// age's ASCII armor: strict PEM (RFC 7468 §3) with the case-sensitive
 /// label "AGE ENCRYPTED FILE". As the spec asks, only white space before

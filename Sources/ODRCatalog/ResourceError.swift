@@ -1,32 +1,13 @@
 public import ODRBase
+
 /// The one error type of ODRResources: a code, a message that says what
 /// happened and what to do, and the path or tag it is about.
-public struct ResourceError: Error, Sendable, CustomStringConvertible {
-  /// What kind of failure this is (its codes: `ErrorCode where Owner == ResourceError`).
-  public typealias Code = ErrorCode<ResourceError>
+public typealias ResourceError = DomainError<ResourcesDomain>
 
-  /// What kind of failure this is.
-  public let code: Code
-  /// What happened and what to do, for a person to read.
-  public let message: String
-
-  /// What failed below, when there is a cause to keep: an `Errno`, a
-  /// transport or decoding error, another module's error. For programs;
-  /// ``message`` already says what it means for a person.
-  public let underlying: (any Error)?
-
-  /// Creates an error.
-  public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
-    self.code = code
-    self.message = message
-    self.underlying = underlying
-  }
-
-}
-
-extension ResourceError: CodedError {
-  public var domain: String { "resources" }
-  public var isTransient: Bool { code == .network }
+/// The domain of ``ResourceError``: "resources"; a network failure may pass: transient.
+public enum ResourcesDomain: ErrorDomain {
+  public static let name = "resources"
+  public static func isTransient(_ code: ResourceError.Code) -> Bool { code == .network }
 }
 
 extension ErrorCode where Owner == ResourceError {

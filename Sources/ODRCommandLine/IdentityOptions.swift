@@ -1,3 +1,4 @@
+import ODRBase
 import ArgumentParser
 import ODRAge
 import ODRExec

@@ -1,3 +1,4 @@
+import ODRBase
 import CHardening
 import Synchronization
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import ODRBase
 import CHardening
 import ODRKeyFormat
 import Synchronization

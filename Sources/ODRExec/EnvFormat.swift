@@ -1,5 +1,5 @@
 import FoundationEssentials
-import ODRBase
+public import ODRBase
 import SystemPackage
 #if canImport(Glibc)
 import Glibc

@@ -1,34 +1,14 @@
 public import ODRBase
+
 /// The one error type of ODRExec. Messages name keys and variables, never
 /// values. (ODRExec's functions are declared `throws`, not `throws(ExecError)`:
 /// Swift 6.3.1's optimizer crashes splitting async callers of typed-throws
 /// code in release builds.)
-public struct ExecError: Error, Sendable, CustomStringConvertible {
-  /// What kind of failure this is (its codes: `ErrorCode where Owner == ExecError`).
-  public typealias Code = ErrorCode<ExecError>
+public typealias ExecError = DomainError<ExecDomain>
 
-  /// What kind of failure this is.
-  public let code: Code
-  /// What happened and what to do, for a person to read.
-  public let message: String
-
-  /// What failed below, when there is a cause to keep: an `Errno`, a
-  /// transport or decoding error, another module's error. For programs;
-  /// ``message`` already says what it means for a person.
-  public let underlying: (any Error)?
-
-  /// Creates an error.
-  public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
-    self.code = code
-    self.message = message
-    self.underlying = underlying
-  }
-
-}
-
-extension ExecError: CodedError {
-  public var domain: String { "exec" }
-  public var isTransient: Bool { false }
+/// The domain of ``ExecError``: "exec".
+public enum ExecDomain: ErrorDomain {
+  public static let name = "exec"
 }
 
 extension ErrorCode where Owner == ExecError {

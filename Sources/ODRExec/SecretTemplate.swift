@@ -1,3 +1,5 @@
+import ODRBase
+
 /// A template for `odr inject`: text with `{{ odr://KEY }}` or
 /// `{{ odr://SERVICE/KEY }}` references (white space inside the braces is
 /// allowed). `{{"{{"}}` writes a literal `{{`. Anything else between `{{`

@@ -1,3 +1,4 @@
+import ODRBase
 public import ODRKeyFormat
 
 /// The keys of a service as environment variables, in a stable order.

@@ -1,5 +1,5 @@
 public import FoundationEssentials
-import ODRBase
+public import ODRBase
 
 /// An APIKeys JSON document (docs/design.md, "APIKeys documents"), parsed and validated strictly.
 ///

@@ -1,31 +1,12 @@
 public import ODRBase
+
 /// The one error type of ODRKeys. Messages name keys, never their values.
-public struct KeysError: Error, Sendable, CustomStringConvertible {
-  /// What kind of failure this is (its codes: `ErrorCode where Owner == KeysError`).
-  public typealias Code = ErrorCode<KeysError>
+public typealias KeysError = DomainError<KeysDomain>
 
-  /// What kind of failure this is.
-  public let code: Code
-  /// What happened and what to do, for a person to read.
-  public let message: String
-
-  /// What failed below, when there is a cause to keep: an `Errno`, a
-  /// transport or decoding error, another module's error. For programs;
-  /// ``message`` already says what it means for a person.
-  public let underlying: (any Error)?
-
-  /// Creates an error.
-  public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
-    self.code = code
-    self.message = message
-    self.underlying = underlying
-  }
-
-}
-
-extension KeysError: CodedError {
-  public var domain: String { "keys" }
-  public var isTransient: Bool { code == .interruptedImport }
+/// The domain of ``KeysError``: "keys"; an interrupted import is put back at the next read: transient.
+public enum KeysDomain: ErrorDomain {
+  public static let name = "keys"
+  public static func isTransient(_ code: KeysError.Code) -> Bool { code == .interruptedImport }
 }
 
 extension ErrorCode where Owner == KeysError {

@@ -1,3 +1,4 @@
+import ODRBase
 import FoundationEssentials
 public import ODRAge
 public import ODRKeyring

@@ -4,11 +4,13 @@
 // resources, and the errors all of these throw (each an ``ODRError``).
 // Only these names are exported; the modules behind them stay odr's own.
 @_exported public import protocol ODRBase.ODRError
+@_exported public import struct ODRBase.DomainError
+@_exported public import struct ODRBase.ErrorCode
 
 @_exported public import class ODRKeys.APIKeyProvider
 @_exported public import struct ODRKeyFormat.APIKey
 @_exported public import struct ODRKeyFormat.KeyMetadata
-@_exported public import struct ODRKeyFormat.KeysError
+@_exported public import typealias ODRKeyFormat.KeysError
 
 @_exported public import protocol ODRKeyring.SecretStore
 @_exported public import struct ODRKeyring.SecretServiceStore
@@ -31,11 +33,11 @@
 
 @_exported public import struct ODRTrust.TrustPolicy
 @_exported public import struct ODRSigning.VerifyingKey
-@_exported public import struct ODRSigning.TrustError
+@_exported public import typealias ODRSigning.TrustError
 @_exported public import struct ODRAge.AgeIdentity
 
 @_exported public import struct ODRResources.ResourceCatalog
 @_exported public import class ODRResources.ResourceRequest
-@_exported public import struct ODRCatalog.ResourceError
+@_exported public import typealias ODRCatalog.ResourceError
 @_exported public import struct ODRTransports.NetworkLocation
 @_exported public import protocol ODRTransports.BlobTransport

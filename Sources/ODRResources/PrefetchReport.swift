@@ -1,3 +1,4 @@
+public import ODRBase
 public import ODRCatalog
 /// What `odr prefetch` did for each tag, in the order the tags were started.
 public struct PrefetchReport: Sendable, Encodable {

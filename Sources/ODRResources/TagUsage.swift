@@ -1,3 +1,4 @@
+import ODRBase
 import FoundationEssentials
 import ODRCatalog
 

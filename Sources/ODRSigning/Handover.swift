@@ -1,3 +1,4 @@
+import ODRBase
 public import FoundationEssentials
 
 /// A signer hand-over statement (docs/trust.md, "Rotating the signing

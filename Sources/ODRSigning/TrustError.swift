@@ -1,38 +1,20 @@
 public import ODRBase
+
 /// The one error type of ODRSigning: signatures, keys and age encryption.
 /// Messages never contain key material or plaintext.
-public struct TrustError: Error, Sendable, CustomStringConvertible {
-  /// What kind of failure this is (its codes: `ErrorCode where Owner == TrustError`).
-  public typealias Code = ErrorCode<TrustError>
+public typealias TrustError = DomainError<TrustDomain>
 
-  /// What kind of failure this is.
-  public let code: Code
-  /// What happened, for a person to read.
-  public let message: String
+/// The domain of ``TrustError``: "trust".
+public enum TrustDomain: ErrorDomain {
+  public static let name = "trust"
+}
 
-  /// What failed below, when there is a cause to keep: an `Errno`, a
-  /// transport or decoding error, another module's error. For programs;
-  /// ``message`` already says what it means for a person.
-  public let underlying: (any Error)?
-
-  /// Creates an error.
-  public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
-    self.code = code
-    self.message = message
-    self.underlying = underlying
-  }
-
+extension DomainError where Domain == TrustDomain {
   /// This error with `place` (a flag, a file, a variable) before its
   /// message: the same code, this error as the cause.
   public func at(_ place: String) -> TrustError {
     TrustError(code, "\(place): \(message)", underlying: self)
   }
-
-}
-
-extension TrustError: CodedError {
-  public var domain: String { "trust" }
-  public var isTransient: Bool { false }
 }
 
 extension ErrorCode where Owner == TrustError {

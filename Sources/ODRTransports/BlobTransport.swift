@@ -1,3 +1,4 @@
+import ODRBase
 public import FoundationEssentials
 public import ODRCatalog
 

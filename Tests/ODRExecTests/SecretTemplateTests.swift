@@ -1,3 +1,4 @@
+import ODRBase
 import ODRExec
 import Testing
 import ODRTesting

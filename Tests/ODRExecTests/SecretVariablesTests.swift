@@ -1,4 +1,5 @@
 @testable import ODRExec
+import ODRBase
 import ODRKeyFormat
 import Testing
 import ODRTesting

@@ -1,3 +1,4 @@
+import ODRBase
 import ODRAge
 import ODRKeyring
 import ODRKeys

@@ -1,3 +1,4 @@
+import ODRBase
 import Foundation
 @testable import ODRCatalog
 import ODRTesting

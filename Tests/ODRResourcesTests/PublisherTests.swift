@@ -1,3 +1,4 @@
+import ODRBase
 import Foundation
 import ODRAge
 import ODRCatalog

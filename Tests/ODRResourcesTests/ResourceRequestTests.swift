@@ -1,3 +1,4 @@
+import ODRBase
 import Foundation
 import ODRCatalog
 import ODRPublishing

@@ -38,9 +38,8 @@ public struct PreviousCatalog: Sendable {
     switch FileIO.kind(of: file) {
     case .missing: bytes = nil
     default:
-      do { bytes = try Data(contentsOf: file) } catch {
-        throw ResourceError(.invalidSource, "Cannot read \(file.path) (the catalog this pack replaces): \(error). Nothing was written.")
-      }
+      // bounded as every catalog read is; its own message names the file
+      bytes = try FileTransport().dataSync(at: file, limit: Catalog.maxBytes)
     }
     return PreviousCatalog(origin: folder.path, bytes: bytes, signed: FileIO.kind(of: folder.appending(path: "catalog.json.sig")) == .file)
   }

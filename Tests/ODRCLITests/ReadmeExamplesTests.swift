@@ -48,7 +48,8 @@ import Testing
     let root = FileManager.default.temporaryDirectory.appending(path: "odr-unit-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }
     let (state, cache, credentials) = (root.appending(path: "lib"), root.appending(path: "cache"), root.appending(path: "credentials"))
-    for folder in [state, cache] + values("StateDirectory").map { state.appending(path: $0) } + values("CacheDirectory").map { cache.appending(path: $0) } {
+    let folders = [state, cache] + values("StateDirectory").map { state.appending(path: $0) } + values("CacheDirectory").map { cache.appending(path: $0) }
+    for folder in folders {
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
     try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)

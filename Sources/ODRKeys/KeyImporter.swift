@@ -115,7 +115,9 @@ public struct KeyImporter: Sendable {
     do { return try Age.decrypt(data, identities: identities) } catch let error as TrustError where error.code == .noIdentity {
       let what = "\(tag) (catalog version \(catalog.catalog.version) of \(catalog.catalog.bundle)) is encrypted to \(recipients) recipient\(recipients == 1 ? "" : "s")"
       guard !identities.isEmpty else {
-        throw KeysError(.notRecipient, "\(what), and this machine has no age identity. Give it the identity the publisher encrypted to: in CI, ODR_IDENTITY (a secret) or --identity-file; on a workstation, `odr identity new NAME`, then send the age1… recipient it prints to the publisher and fetch again once they have re-packed.")
+        // The kernel keyring is emptied at reboot, its identities with it.
+        let reboot = store.kind == .kernel ? " The kernel keyring holds no identity: it is emptied at reboot, so import yours again from your copy (`odr identity import NAME --store kernel < FILE`)." : ""
+        throw KeysError(.notRecipient, "\(what), and this machine has no age identity.\(reboot) Give it the identity the publisher encrypted to: in CI, ODR_IDENTITY (a secret) or --identity-file; on a workstation, `odr identity new NAME`, then send the age1… recipient it prints to the publisher and fetch again once they have re-packed.")
       }
       let mine = identities.map(\.recipient.description).joined(separator: ", ")
       throw KeysError(.notRecipient, "\(what), and none of this machine's \(identities.count) age identit\(identities.count == 1 ? "y" : "ies") is one of them (\(identities.count == 1 ? "its recipient" : "their recipients"): \(mine)). Ask the publisher to add \(identities.count == 1 ? "it" : "one of them") and re-pack, or give odr the identity the tag was encrypted to (ODR_IDENTITY, --identity-file).")

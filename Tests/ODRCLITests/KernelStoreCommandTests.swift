@@ -98,14 +98,18 @@ import Testing
       "$ODR" identity new server >/dev/null
       "$ODR" identity export server -o "$HOME/server.identity" && stat -c 'copy: %a' "$HOME/server.identity"
       "$ODR" identity export server -o "$HOME/server.identity"; echo "again: $?"
+      recipient=$("$ODR" identity recipient server)
       "$ODR" identity delete server 2>/dev/null
       "$ODR" identity recipient server; echo "recipient: $?"
+      "$ODR" pack "\(root.path)/src" --output "\(root.path)/encrypted" --recipient "$recipient" --quiet
+      "$ODR" fetch APIKeys --catalog "\(root.path)/encrypted"; echo "fetch: $?"
       "$ODR" identity import server < "$HOME/server.identity" 2>/dev/null && echo imported
       printf v | "$ODR" set Weather 2>/dev/null
       "$ODR" get Weathr; echo "typo: $?"
       """)
     let lines = result.stdout.split(separator: "\n").map(String.init)
-    #expect(lines == ["get: 3", "copy: 600", "again: 1", "recipient: 3", "imported", "typo: 3"], "\(result.stdout)\n\(result.stderr)")
+    #expect(lines == ["get: 3", "copy: 600", "again: 1", "recipient: 3", "fetch: 10", "imported", "typo: 3"], "\(result.stdout)\n\(result.stderr)")
+    #expect(result.stderr.contains("The kernel keyring holds no identity: it is emptied at reboot"), "\(result.stderr)")
     #expect(result.stderr.contains("No key 'Weathr' for service '\(bundle)' in the kernel keyring. Did you mean 'Weather'?"), "\(result.stderr)")
     #expect(result.stderr.contains("holds nothing of \(bundle): it is emptied at reboot, so fetch again"), "\(result.stderr)")
     #expect(result.stderr.contains("the kernel keyring is emptied at reboot, and 'server' with it") && result.stderr.contains("export server -o FILE"), "\(result.stderr)")

@@ -5,7 +5,7 @@ import ODRBase
 
 /// The write-ahead record of an import: the previous value of every key an
 /// `odr fetch` is about to change (nil: the key did not exist), kept in the
-/// keyring item ``KeyringInput/journalName`` until the import is complete,
+/// keyring item `KeyringInput.journalName` until the import is complete,
 /// with the importing process.
 ///
 /// Imports of a service are serialized across processes by its

@@ -5,7 +5,7 @@ public import ODRKeyring
 
 /// The keyring side of `odr fetch`: writes a set of keys into a service,
 /// all or nothing, under the service's ``ImportLock``, with a write-ahead
-/// journal (``KeyringInput/journalName``) so that a cut-short import is
+/// journal (`KeyringInput.journalName`) so that a cut-short import is
 /// seen by readers as if it never began, and rolled back by the next one.
 /// Only keys whose value or metadata changed are written; if a write fails,
 /// the keys written so far are put back as they were.

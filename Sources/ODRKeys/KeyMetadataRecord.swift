@@ -5,7 +5,7 @@ import ODRBase
 import ODRKeyring
 
 /// The metadata of a service's keys, kept as JSON in the keyring item
-/// ``KeyringInput/metadataName`` so every consumer (exec, provider, HTTP
+/// `KeyringInput.metadataName` so every consumer (exec, provider, HTTP
 /// client) can read it without the pack. Holds no values. It has an entry
 /// (empty when the key has no metadata) for every key `odr fetch` imported:
 /// the keys `--prune` may delete.

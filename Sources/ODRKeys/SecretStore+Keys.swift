@@ -17,7 +17,7 @@ extension SecretStore {
       .sorted { $0.name < $1.name }
   }
 
-  /// The value of the key `name`, as ``keys()`` would read it: the key's
+  /// The value of the key `name`, as ``keys(lock:)`` would read it: the key's
   /// lookup, then the import journal's (in that order: a journal written
   /// after the first lookup names the value it read as the previous one).
   public func keyValue(named name: String) async throws -> String {

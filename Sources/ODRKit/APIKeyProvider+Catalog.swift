@@ -15,7 +15,7 @@ extension APIKeyProvider {
   ///   - service: The keyring service: the catalog's bundle id (a catalog
   ///     of another bundle is refused, and nothing is imported).
   ///   - configuration: Where the catalog is and what to trust
-  ///     (``ODRConfiguration/discover(_:environment:folder:now:)`` reads odr.json
+  ///     (`ODRConfiguration.discover(_:environment:folder:now:)` reads odr.json
   ///     and the `ODR_*` variables as `odr` does); its catalog token, if
   ///     odr.json asks for one, from its `catalogTokens`, else
   ///     ``SecretServiceCatalogTokens``.
@@ -24,10 +24,12 @@ extension APIKeyProvider {
   ///     libsecret).
   ///   - transport: How a network location is read (default: URLSession;
   ///     a server may pass ODRHTTP's `HTTPTransport.init`).
+  ///   - identityFiles: Files of age identities, as `odr fetch
+  ///     --identity-file` reads them.
   ///   - identities: The age identities that open an encrypted tag
   ///     (default: `ODR_IDENTITY`, else the identity files given, else the
   ///     identities in the keyring, as `odr fetch` finds them; with a
-  ///     ``KernelKeyringStore``, those in the kernel keyring: never the bus).
+  ///     `KernelKeyringStore`, those in the kernel keyring: never the bus).
   ///
   /// ```swift
   /// let provider = try APIKeyProvider(service: "com.example.demo", configuration: .discover(folder: URL(filePath: "/srv/demo")))

@@ -22,7 +22,7 @@ extension ODRConfiguration {
     try await MirrorTransport.reading(try requireLocations(), notice: notice) { try network(try await networkLocation($0)) }
   }
 
-  /// The catalog, admitted under ``trust`` and read through `transport`
+  /// The catalog, admitted under `trust` and read through `transport`
   /// (from ``transport(notice:network:)``), with its store's budget set.
   public func loadCatalog(transport: any BlobTransport, cacheHome: URL? = nil) async throws -> ResourceCatalog {
     var catalog = try await ResourceCatalog.load(from: try requireLocations()[0], cacheHome: cacheHome ?? folders.cacheHome,

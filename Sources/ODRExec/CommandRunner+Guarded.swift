@@ -43,7 +43,7 @@ extension CommandRunner {
   /// signal).
   ///
   /// If the sandbox cannot be made, the command does not run: throws
-  /// ``ExecError/Code/noSandbox`` with what bubblewrap said. Blocks the
+  /// `ExecError.Code.noSandbox` with what bubblewrap said. Blocks the
   /// calling thread throughout, as ``runGuarded`` does.
   public static func runSandboxed(_ arguments: [String], plan: SandboxPlan, environment: [String], bwrap: String, caBundle: [UInt8],
                                   hosts: [UInt8]?, searchPath: String?, started: (SandboxedChild) -> Void) throws -> Int32 {

@@ -145,7 +145,7 @@ struct Session {
   // MARK: One item per key (ItemLayout)
 
   /// The items holding key `name` of `service` in any layout
-  /// (``ItemLayout/searches(service:name:)``): D-Bus paths, unlocked and locked.
+  /// (`ItemLayout.searches(service:name:)`): D-Bus paths, unlocked and locked.
   func itemPaths(named name: String, service: String) throws -> (unlocked: [String], locked: [String]) {
     let secretService = try connect()
     defer { g_object_unref(secretService) }
@@ -183,7 +183,7 @@ struct Session {
   }
 
   /// The value of key `name` of `service`, read from its item in any
-  /// layout (of several, ``ItemLayout/preferred(_:)``'s); nil when no
+  /// layout (of several, `ItemLayout.preferred(_:)`'s); nil when no
   /// unlocked item holds it, `.locked` when a locked one does or (with
   /// `checkingLock`) the default collection is locked.
   func value(named name: String, service: String, checkingLock: Bool = true) throws -> String? {
@@ -218,7 +218,7 @@ struct Session {
   }
 
   /// Stores `secret` as the one item of key `name` with `attributes`
-  /// (``ItemLayout/attributes(service:name:extra:)``). The first unlocked
+  /// (`ItemLayout.attributes(service:name:extra:)`). The first unlocked
   /// item that already holds the key in this layout gets the secret in
   /// place (Item.SetSecret); with none, a new item goes to the default
   /// collection. Every other item
@@ -279,7 +279,7 @@ struct Session {
   }
 
   /// Brings the items of `service` to odr's layout: each key's value (of
-  /// several items, ``preferred(_:)``'s) in one item with ``ItemLayout``'s
+  /// several items, ``preferred(_:)``'s) in one item with `ItemLayout`'s
   /// attributes (a catalog token keeps its origins), written as ``store``
   /// writes. Returns how many keys changed.
   func bringToLayout(service serviceName: String) throws -> Int {

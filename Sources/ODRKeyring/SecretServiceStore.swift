@@ -7,7 +7,7 @@ import ODRBase
 /// Each key is one item with the attributes `service` (the bundle id),
 /// `key`, `username` and `account` (the key name) and `xdg:schema`
 /// (the generic schema's name), labelled `odr <service> <key>`, stored
-/// with no libsecret schema object (``ItemLayout``): the layout `secret-tool` reads and writes, and the one
+/// with no libsecret schema object (`ItemLayout`): the layout `secret-tool` reads and writes, and the one
 /// Python's keyring, go-keyring, keytar and Rust's keyring crate look up, so
 ///
 /// ```sh
@@ -21,7 +21,7 @@ import ODRBase
 /// place, and leaves one.
 ///
 /// Every call runs on one serial thread under a deadline (default 5 s);
-/// a hung provider gives ``KeyringError/Code/timeout``, never a hang.
+/// a hung provider gives `KeyringError.Code.timeout`, never a hang.
 public struct SecretServiceStore: SecretStore, BlockingReads {
   public let service: String
   /// How long one keyring call may take before it fails with `.timeout`.
@@ -127,9 +127,9 @@ public struct SecretServiceStore: SecretStore, BlockingReads {
     }
   }
 
-  /// The items of a service by the key each holds (``ItemLayout/name(of:)``);
+  /// The items of a service by the key each holds (`ItemLayout.name(of:)`);
   /// of several holding one key, the most recently modified
-  /// (``ItemLayout/preferred(_:)``, modification times unknown here: the
+  /// (`ItemLayout.preferred(_:)`, modification times unknown here: the
   /// one odr did not write).
   private static func keys(_ items: [Session.FoundItem]) -> [String: Session.FoundItem] {
     var result: [String: Session.FoundItem] = [:]
@@ -198,7 +198,7 @@ public struct SecretServiceStore: SecretStore, BlockingReads {
     return names.filter { !KeyringInput.isRecord($0) }.count
   }
 
-  /// Brings every item of the service to odr's layout (``ItemLayout``):
+  /// Brings every item of the service to odr's layout (`ItemLayout`):
   /// one item per key, carrying its attributes (a key whose item lacks them
   /// is written again as ``setValue(_:for:)`` writes, with the value it
   /// reads). `odr fetch` and `odr doctor --repair` call it. Returns how

@@ -19,13 +19,13 @@ public protocol SecretStore: Sendable {
   var kind: KeyStoreKind { get }
 
   /// The XDG state folder of the imports into this store (their lock,
-  /// ``ImportLock``); nil: this process's.
+  /// `ImportLock`); nil: this process's.
   var stateHome: URL? { get }
 
   /// Stores `value` under `name`, replacing any previous value.
   func setValue(_ value: String, for name: String) async throws
 
-  /// The value stored under `name`; throws ``KeyringError/Code/notFound`` when there is none.
+  /// The value stored under `name`; throws `KeyringError.Code.notFound` when there is none.
   func value(for name: String) async throws -> String
 
   /// The value under `name` and odr's import journal
@@ -62,7 +62,7 @@ public protocol SecretStore: Sendable {
   func bringToLayout() async throws -> Int
 
   /// The value of `name` if it was stored as a catalog token for `origin`
-  /// (`scheme://host:port`), else ``KeyringError/Code/reserved`` (odr.json
+  /// (`scheme://host:port`), else `KeyringError.Code.reserved` (odr.json
   /// `"auth"` may not send an arbitrary item to a host of its choosing).
   /// Stores that keep no such mark refuse every name (the default).
   func catalogToken(named name: String, origin: String) async throws -> String

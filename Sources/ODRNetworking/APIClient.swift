@@ -51,7 +51,7 @@ public actor APIClient {
   /// `keys` finds the keys requests name; `timeout` bounds each attempt.
   /// ``send(_:)`` keeps at most `maxBodyBytes` of a body in memory, as
   /// decoded (a small gzip body can decode to gigabytes), and throws
-  /// ``APIError/Code/tooLarge`` past it; ``stream(_:head:body:)`` has no cap.
+  /// `APIError.Code.tooLarge` past it; ``stream(_:head:body:)`` has no cap.
   public init(baseURL: String? = nil, policy: URLPolicy = .consistent, keys: KeyLookup? = nil, retry: RetryPolicy = .default,
               timeout: Duration = .seconds(30), maxBodyBytes: Int = APIClient.defaultMaxBodyBytes,
               logger: Logger = Logger(label: "odr.http")) throws(URLPolicyError) {
@@ -88,7 +88,7 @@ public actor APIClient {
   /// nothing is kept, so any size passes (`odr http` writes to stdout or
   /// a file this way). Retries happen only before `head` is called; a
   /// connection lost after it throws. Non-2xx answers throw
-  /// ``APIError/Code/status`` with at most `maxBodyBytes` of their body.
+  /// `APIError.Code.status` with at most `maxBodyBytes` of their body.
   nonisolated public func stream(_ request: APIRequest<Data>, head: (APIResponse<Void>) throws -> Void,
                                  body: (Data) throws -> Void) async throws {
     try await exchange(request) { exchange, response, finalURL, key, redactor in

@@ -79,7 +79,7 @@ public struct LocalStore: Sendable {
   /// as the exact `bytes` it was accepted from and their signature file, so
   /// that every later use can check it again. Its admission — rollback,
   /// signature, expiry — was decided before, by the trust state
-  /// (``TrustPolicy``), which lives outside the cache.
+  /// (`TrustPolicy`), which lives outside the cache.
   public func accept(_ catalog: Catalog, bytes: Data, signature: Data?) async throws {
     guard catalog.bundle == bundle else {
       throw ResourceError(.invalidSource, "The catalog is for '\(catalog.bundle)', not '\(bundle)'.")

@@ -40,7 +40,7 @@ public struct ResourceCatalog: Sendable {
   /// Loads the catalog at `location` (a folder made by `odr pack`, its
   /// `catalog.json`, or a URL to either that `transport` can read — for
   /// http(s) and s3 use ODRHTTP's transports), admits it under `trust`
-  /// (signature, rollback, expiry: see ``TrustPolicy``), and opens the
+  /// (signature, rollback, expiry: see `TrustPolicy`), and opens the
   /// bundle's store. A refused catalog changes nothing on disk.
   ///
   /// Offline first (docs/design.md, "Local store"): the last catalog accepted from `location`

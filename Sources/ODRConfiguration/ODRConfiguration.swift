@@ -109,7 +109,7 @@ public struct ODRConfiguration: Sendable {
   }
 
   /// Checks the values `overrides` give (flags), before any environment
-  /// or odr.json is read: the errors ``discover(_:environment:folder:)``
+  /// or odr.json is read: the errors ``discover(_:environment:folder:now:)``
   /// would throw for them.
   public static func check(_ overrides: Overrides) throws {
     _ = try overrides.catalog.map { try location($0) }

@@ -8,7 +8,7 @@ public import ODRTransports
 import Synchronization
 
 /// Fetches catalogs and blobs over HTTP(S), and from `s3://` sources with
-/// requests signed by ``SigV4Signer``, with AsyncHTTPClient.
+/// requests signed by `SigV4Signer`, with AsyncHTTPClient.
 ///
 /// Blob bodies reach the store chunk by chunk as they arrive and never touch
 /// a temporary file; memory stays bounded whatever the size (the response
@@ -49,7 +49,7 @@ public struct HTTPTransport: BlobTransport {
   public let timeouts: Timeouts
   let credential: HTTPCredential?
   let s3: S3Access?
-  /// Whose words failures are said in (``S3Destination``: publishing).
+  /// Whose words failures are said in (`S3Destination`: publishing).
   var purpose = HTTPStatusCheck.Purpose.reading
 
   /// A transport for http(s) URLs (with `credential` sent to its origin

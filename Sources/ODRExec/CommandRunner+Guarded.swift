@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 extension CommandRunner {
-  /// The command of a sandboxed run, once it has started (``runSandboxed``).
+  /// The command of a sandboxed run, once it has started (`runSandboxed`).
   public struct SandboxedChild: Sendable {
     /// The command's pid, in odr's pid namespace.
     public let pid: Int32
@@ -44,7 +44,7 @@ extension CommandRunner {
   ///
   /// If the sandbox cannot be made, the command does not run: throws
   /// `ExecError.Code.noSandbox` with what bubblewrap said. Blocks the
-  /// calling thread throughout, as ``runGuarded`` does.
+  /// calling thread throughout, as `runGuarded` does.
   public static func runSandboxed(_ arguments: [String], plan: SandboxPlan, environment: [String], bwrap: String, caBundle: [UInt8],
                                   hosts: [UInt8]?, searchPath: String?, started: (SandboxedChild) -> Void) throws -> Int32 {
     let path = try resolve(arguments[0], searchPath: searchPath)

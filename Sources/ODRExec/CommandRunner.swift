@@ -92,7 +92,7 @@ public enum CommandRunner {
   ///
   /// When odr has a controlling terminal, the command runs in a session of
   /// its own whose controlling terminal is a pseudo-terminal odr masks
-  /// (``ChildTerminal``): its stdin, stdout and stderr are that terminal
+  /// (`ChildTerminal`): its stdin, stdout and stderr are that terminal
   /// where odr's are a terminal, and `/dev/tty` is it too. Otherwise (CI)
   /// stdout and stderr are pipes.
   public static func runMasked(_ arguments: [String], environment: [String], searchPath: String?, masking values: [String]) throws -> Int32 {

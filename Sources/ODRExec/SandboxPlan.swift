@@ -15,7 +15,7 @@ import Glibc
 /// The command gets its own user, PID, IPC, network and mount namespaces
 /// (no `-try` forms: no namespace, no command), cannot make user
 /// namespaces of its own, dies with odr, and runs under a seccomp program
-/// (``SeccompProgram``). Everything is read-only but its working folder
+/// (`SeccompProgram`). Everything is read-only but its working folder
 /// (whose `.git` is read-only too) and a home of its own that odr keeps
 /// per name, mounted where the user's home is; `/tmp`, `/var/tmp`,
 /// `/dev/shm`, `/run` and the runtime folder are private and empty, so no
@@ -40,7 +40,7 @@ public struct SandboxPlan: Sendable, Equatable {
   public var workingFolder: String
   /// The user's home (real path), where ``sandboxHome`` is mounted.
   public var home: String
-  /// The sandbox's own home, a folder odr keeps (``homeFolder(name:environment:)``).
+  /// The sandbox's own home, a folder odr keeps (`homeFolder(name:environment:)`).
   public var sandboxHome: String
   /// Paths under the user's home shown read-only in the sandbox's own,
   /// relative to it (those that exist: `--ro-bind-try`).

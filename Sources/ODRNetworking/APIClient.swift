@@ -8,7 +8,7 @@ public import ODRURL
 /// An HTTP client for apps and CI smoke tests, over `URLSession`, in the
 /// spirit of kean/Get, that attaches API keys safely (docs/hosting.md and docs/design.md).
 ///
-/// - Every URL string goes through a ``URLPolicy`` (`.consistent` by
+/// - Every URL string goes through a `URLPolicy` (`.consistent` by
 ///   default), redirect targets included.
 /// - A key is attached as its metadata says — a header (with an optional
 ///   scheme such as `Bearer`) or a query parameter — and only when the
@@ -69,7 +69,7 @@ public actor APIClient {
   deinit { exchanges.session.finishTasksAndInvalidate() }
 
   /// Sends `request`, retrying and following redirects; returns the decoded
-  /// 2xx response or throws ``APIError`` (or `CancellationError`).
+  /// 2xx response or throws `APIError` (or `CancellationError`).
   nonisolated public func send<Response>(_ request: APIRequest<Response>) async throws -> APIResponse<Response> {
     try await exchange(request) { exchange, response, finalURL, key, redactor in
       let data = try await Self.body(of: exchange, upTo: maxBodyBytes, method: request.method, url: finalURL, redactor: redactor)

@@ -6,7 +6,7 @@ public import ODRBase
 /// scheme, host and port (the scheme's default when absent) — of the URL the
 /// caller asked for, and only when that host is one of the key's `hosts`;
 /// checked again at every redirect hop; the rule of hosts and ports is
-/// ``KeyHost/refusal(hosts:insecure:scheme:host:port:)``.
+/// `KeyHost.refusal(hosts:insecure:scheme:host:port:)`.
 public struct KeyRoute: Sendable, Equatable {
   /// A URL's scheme, host and port (ODRBase's one ``Origin``).
   public typealias Origin = ODRBase.Origin

@@ -18,7 +18,7 @@ public import ODRTransports
 /// use ODRHTTP's `HTTPTransport`. Redirects are followed here, between http(s) URLs
 /// only and at most five, so a credential goes only to its own origin; S3
 /// requests are never redirected. A transfer fails when no byte comes for
-/// ``NetworkLocation/stall``, and a catalog or signature when it takes more
+/// `NetworkLocation.stall`, and a catalog or signature when it takes more
 /// than four times that in all.
 public struct URLSessionTransport: BlobTransport {
   let location: NetworkLocation

@@ -38,13 +38,13 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
   /// The largest value the kernel keeps in one `user` key.
   public static let maxValueBytes = 32_767
 
-  /// Creates the store of `service`; nothing is asked of the kernel until
-  /// the first call. `stateHome`: where its imports' lock lives (default:
-  /// this process's XDG state folder).
   /// How long a key this store writes lives (`keyctl_set_timeout`); nil:
   /// until deleted or reboot. Each write sets it again: the last one decides.
   public var lifetime: Duration?
 
+  /// Creates the store of `service`; nothing is asked of the kernel until
+  /// the first call. `stateHome`: where its imports' lock lives (default:
+  /// this process's XDG state folder).
   public init(service: String, stateHome: URL? = nil, lifetime: Duration? = nil) throws(KeyringError) {
     try KeyringInput.validate(service: service)
     self.service = service
@@ -85,16 +85,9 @@ public struct KernelKeyringStore: SecretStore, BlockingReads {
 
   public func value(for name: String) throws -> String {
     try KeyringInput.validate(name: name)
-    guard let value = try read(name) else { throw missing(name, among: dropping(.bestEffort) { try names() } ?? []) }
+    // the names only serve the message
+    guard let value = try read(name) else { throw KeyringError.notFound(name, service: service, store: kind, among: dropping(.bestEffort) { try names() }) }
     return value
-  }
-
-  /// The error for a key `name` that is not there, saying so when the
-  /// kernel holds nothing of the service at all (as after a reboot).
-  public func missing(_ name: String, among names: [String] = []) -> KeyringError {
-    // what the service's keyring is, for advice only
-    let emptied = dropping(.bestEffort) { try serviceKeyring(creating: false) == nil } ?? false
-    return KeyringError.notFound(name, service: service, store: kind, emptied: emptied, among: names)
   }
 
   public func valueAndJournal(for name: String) throws -> (value: String?, journal: String?) {

@@ -101,14 +101,14 @@ extension KeyringError {
     KeyringError(.noProvider, "The Secret Service provider was restarted or replaced while odr was using it (the one answering now does not know odr's session). Run the command again; a cut-short import is put back by the next fetch or `odr doctor --repair`.", underlying: underlying)
   }
 
-  /// No key `name`; `emptied`: the kernel keyring holds nothing of the
-  /// service at all, as after a reboot; `names`: the keys there are, the
-  /// closest of which is suggested (a typo).
-  package static func notFound(_ name: String, service: String, store: KeyStoreKind = .secretService, emptied: Bool = false,
-                               among names: [String] = []) -> KeyringError {
+  /// No key `name`; `names`: the keys the service holds (nil: not known),
+  /// the closest of which is suggested (a typo). A kernel keyring that
+  /// holds none is said to be emptied, as after a reboot.
+  package static func notFound(_ name: String, service: String, store: KeyStoreKind = .secretService,
+                               among names: [String]? = nil) -> KeyringError {
     let option = store == .secretService ? "" : " --store \(store.rawValue)"
-    let reboot = emptied ? " The kernel keyring holds nothing of \(service): it is emptied at reboot, so fetch again (`odr fetch APIKeys --store kernel`; at boot, see the README's unit)." : ""
-    if let close = NameSuggestion.closest(to: name, among: names) {
+    let reboot = store == .kernel && names?.isEmpty == true ? " The kernel keyring holds nothing of \(service): it is emptied at reboot, so fetch again (`odr fetch APIKeys --store kernel`; at boot, see the README's unit)." : ""
+    if let close = NameSuggestion.closest(to: name, among: names ?? []) {
       return KeyringError(.notFound, "No key '\(name)' for service '\(service)' in \(store.phrase). Did you mean '\(close)'? (`odr list\(option)` shows the stored keys.)")
     }
     return KeyringError(.notFound, "No key '\(name)' for service '\(service)' in \(store.phrase).\(reboot) `odr list\(option)` shows the stored keys; `odr set \(name)\(option)` stores one.")

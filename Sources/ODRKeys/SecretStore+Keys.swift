@@ -24,15 +24,9 @@ extension SecretStore {
     let (stored, journal) = try await valueAndJournal(for: name)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
       // the names only serve a suggestion
-      throw missing(name, among: await droppingAsync(.bestEffort) { try await names() } ?? [])
+      throw KeyringError.notFound(name, service: service, store: kind, among: await droppingAsync(.bestEffort) { try await names() })
     }
     return value
-  }
-
-  /// The error for a key `name` that is not there (the kernel keyring's
-  /// says when it holds nothing of the service: emptied at reboot).
-  func missing(_ name: String, among names: [String]) -> KeyringError {
-    (self as? KernelKeyringStore)?.missing(name, among: names) ?? KeyringError.notFound(name, service: service, store: kind, among: names)
   }
 
   /// The key `name` with its metadata: ``keyValue(named:)`` and the
@@ -79,7 +73,7 @@ extension BlockingReads {
     let (stored, journal) = try valueAndJournalBlocking(for: name)
     guard let value = try ImportJournal.settled(name, stored: stored, journal: journal, service: service) else {
       // the names only serve a suggestion
-      throw missing(name, among: dropping(.bestEffort) { try namesBlocking() } ?? [])
+      throw KeyringError.notFound(name, service: service, store: kind, among: dropping(.bestEffort) { try namesBlocking() })
     }
     return value
   }

@@ -102,6 +102,10 @@ public struct Publisher: Sendable {
         throw ResourceError(.integrity, "\(key.verifyingKey) is not among the keys the previous catalog (version \(previous.catalog.version)) allows to sign the next versions (\(allowed.map(\.description).joined(separator: ", "))), so clients would refuse this catalog. Nothing was written. Sign with one of those keys (hand over to a new one with --next-signer), or start a new trust root with --new-trust-root (every client must then pin the new key).")
       }
       chain = previous.catalog.handovers ?? []
+      // Read from a host (--previous URL) or a folder: carried only if it verifies.
+      do { try Handover.verify(chain, bundle: catalog.bundle, upTo: previous.catalog.version) } catch let error as TrustError {
+        throw ResourceError(.integrity, "The hand-over chain of the previous catalog (version \(previous.catalog.version)) does not verify: \(error.message) Nothing was written. Check where --previous points; start over with --new-trust-root only if you mean to.")
+      }
     }
     if previous == nil && !options.newTrustRoot {
       options.notify("no previous catalog in \(options.previous?.origin ?? "the output folder"): the hand-over chain starts here. If a signed catalog is already published, pack with --previous <its folder> so its chain is carried (odr publish refuses to drop it).")

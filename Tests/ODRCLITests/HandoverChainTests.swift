@@ -188,6 +188,11 @@ import Testing
     let result = try await read(pinning: k1)
     #expect(result.status == 4, "\(result.stderr)")
     #expect(try await odr(["verify", published.path, "--trust", k1.verifyingKey.description]).status == 4)
+    // odr pack carries no forged chain forward (a hostile --previous host).
+    let before = try Data(contentsOf: published.appending(path: "catalog.json"))
+    let carried = try await pack(3, signedBy: evil)
+    #expect(carried.status == 4 && carried.stderr.contains("hand-over chain of the previous catalog (version 2) does not verify"), "\(carried.stderr)")
+    #expect(try Data(contentsOf: published.appending(path: "catalog.json")) == before)
   }
 
   /// `odr verify` says one thing about the signature: by whom it verifies,

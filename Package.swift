@@ -293,7 +293,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRSigningTests",
-      dependencies: ["ODRBase", "ODRAge", "ODRTesting", "ODRSigning"],
+      dependencies: ["ODRBase", "ODRAge", "ODRTesting", "ODRSigning", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: testSettings
     ),
     // The trust decision's table, at its own level.

@@ -12,11 +12,13 @@ public struct Catalog: Codable, Sendable, Equatable {
   /// The largest catalog.json accepted.
   public static let maxBytes = 4 << 20
 
-  /// The catalog format this code writes: 2 (signatures over a domain
-  /// prefix, hand-over chains). Format 1 is still read.
+  /// The catalog format this code writes when every signing key is
+  /// Ed25519: 2 (signatures over a domain prefix, hand-over chains). A
+  /// catalog any hybrid post-quantum key signs is format 3
+  /// (``CatalogSignature/postQuantumFormat``). Format 1 is still read.
   public static let currentFormatVersion = 2
   /// The formats this code reads.
-  public static let readableFormatVersions = 1...2
+  public static let readableFormatVersions = 1...3
   /// Counts every decode within its scope: a spy for the tests that show a
   /// tampered catalog is refused before anything decodes it. (A class, not
   /// an optional closure: with the closure, the release build with

@@ -24,6 +24,7 @@ extension AgeIdentity: KeyringKey {
     publicCommand: "recipient",
     unreadable: "(not an age identity)",
     importPrompt: "Identity (AGE-SECRET-KEY-1… or AGE-SECRET-KEY-PQ-1…): ",
+    postQuantum: "Make a hybrid post-quantum identity (ML-KEM-768 + X25519, age1pq1…): packs encrypted to it stay closed to whoever records them now and breaks X25519 later. Every recipient of a pack must then be post-quantum.",
     new: .init(abstract: "Create an identity in the keyring and print its recipient (age1…, or age1pq1… with --pq).", example: "odr identity new laptop --pq"),
     public: .init(abstract: "Print an identity's recipient (age1…, age1pq1… or ssh-…), to send to the publisher.", example: "odr identity recipient laptop"),
     export: .init(abstract: "Print the identity as an age identity file (for a CI secret store, or `age -d -i`). Handle it like a password.",
@@ -33,8 +34,6 @@ extension AgeIdentity: KeyringKey {
     list: .init(abstract: "List the identities in the keyring with their recipients.", example: "odr identity list"),
     delete: .init(abstract: "Delete an identity from the keyring (packs encrypted only to it can no longer be read here).",
                   example: "odr identity delete old-laptop"))
-
-  static let hasPostQuantumKind = true
 
   static func generate(postQuantum: Bool) throws -> AgeIdentity { try AgeIdentity(postQuantum: postQuantum) }
 

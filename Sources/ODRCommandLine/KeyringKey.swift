@@ -7,8 +7,6 @@ protocol KeyringKey: Sendable {
   static var service: String { get }
   /// The command's name and help texts.
   static var texts: KeyringKeyTexts { get }
-  /// Whether `new --pq` makes a post-quantum key of this kind.
-  static var hasPostQuantumKind: Bool { get }
   /// A new random key, post-quantum when asked.
   static func generate(postQuantum: Bool) throws -> Self
   /// What kind of key this is, for people ("X25519", "Ed25519", …).

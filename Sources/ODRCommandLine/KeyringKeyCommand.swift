@@ -49,12 +49,10 @@ extension ODR {
       static var configuration: CommandConfiguration { Key.texts.new.configuration(name: "new") }
       @Argument(help: ArgumentHelp(Key.texts.name)) var name: String
       @OptionGroup var place: PrivateStoreOption
-      @Flag(help: ArgumentHelp("Make a hybrid post-quantum identity (ML-KEM-768 + X25519, age1pq1…): packs encrypted to it stay closed to whoever records them now and breaks X25519 later. Every recipient of a pack must then be post-quantum.",
-                               visibility: Key.hasPostQuantumKind ? .default : .private))
+      @Flag(name: [.customLong("pq"), .customLong("post-quantum")], help: ArgumentHelp(Key.texts.postQuantum))
       var pq = false
 
       func run(_ context: CommandContext) async throws {
-        guard !pq || Key.hasPostQuantumKind else { throw ValidationError("--pq applies to identities; signing keys are Ed25519.") }
         let key = try Key.generate(postQuantum: pq)
         try await keyring(try place.kind(context), context).add(key.secretKeyString, as: name)
         context.output.write("\(key.publicText)\n")

@@ -27,5 +27,7 @@ struct KeyringKeyTexts: Sendable {
   let unreadable: String
   /// What `import` asks for on a terminal.
   let importPrompt: String
+  /// The help of `new --pq` (`--post-quantum`).
+  let postQuantum: String
   let new, `public`, export, `import`, list, delete: Subcommand
 }

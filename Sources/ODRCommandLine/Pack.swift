@@ -23,7 +23,7 @@ extension ODR {
 
         Secrets tags are encrypted in the age v1 format to their recipients ("recipients" in tags.json, plus --recipient and --recipients-file), with a fresh file key on every pack; a secrets tag with no recipient is refused unless --plaintext-secrets. Every APIKeys document of a secrets tag is validated before anything is written.
 
-        With --sign NAME (a key made by `odr signing-key new`), --sign-key-file F or $ODR_SIGNING_KEY, catalog.json.sig holds an Ed25519 signature of catalog.json, the catalog expires after --expires (default 90d) and lists the keys allowed to sign the next versions (--next-signer, default the signing key). The catalog carries the hand-over chain of the one it replaces (in --output, or --previous for a build that packs into an empty folder), plus a statement by the signing key when --next-signer names other keys: a client that pins an earlier key and keeps no state (CI) follows the chain to the new one. A signing key that the previous catalog does not list as a next signer is refused unless --new-trust-root.
+        With --sign NAME (a key made by `odr signing-key new`), --sign-key-file F or $ODR_SIGNING_KEY, catalog.json.sig holds a signature of catalog.json by each (--sign is repeatable: moving to post-quantum signatures signs with the old key and the new one; any post-quantum key makes the catalog format 3), the catalog expires after --expires (default 90d) and lists the keys allowed to sign the next versions (--next-signer, default the signing keys). The catalog carries the hand-over chain of the one it replaces (in --output, or --previous for a build that packs into an empty folder), plus a statement by the signing key when --next-signer names other keys: a client that pins an earlier key and keeps no state (CI) follows the chain to the new one. A signing key that the previous catalog does not list as a next signer is refused unless --new-trust-root.
 
         Example:
           odr pack resources/Demo --output pub --sign release --recipient age1…
@@ -47,7 +47,7 @@ extension ODR {
     @Option(help: ArgumentHelp("How long the signed catalog is valid: 90s, 12h, 30d, 2w (default 90d when signing).", valueName: "duration"))
     var expires: String?
 
-    @Option(help: ArgumentHelp("A key allowed to sign the next versions (ed25519:…); repeatable (default: the signing key). List a new key here, signed by the old one, to rotate.", valueName: "key"))
+    @Option(help: ArgumentHelp("A key allowed to sign the next versions (ed25519:… or ed25519-mldsa65:…); repeatable (default: the signing keys). List a new key here, signed by the old one, to rotate.", valueName: "key"))
     var nextSigner: [String] = []
 
     @Option(help: ArgumentHelp("The catalog this one replaces, when --output starts empty (a build folder): the folder it was packed into, or its http(s):// or s3:// URL, read as `odr verify` reads it. Its hand-over chain is carried and its signers decide which keys may sign (default: --output).", valueName: "catalog"), completion: .directory)
@@ -81,7 +81,10 @@ extension ODR {
       let bundle: String
       let version: Int
       let output: String
+      let format: Int
       @NullWhenAbsent var signedBy: String?
+      /// The other keys that signed (a move to post-quantum signs with two).
+      @NullWhenAbsent var alsoSignedBy: [String]?
       @NullWhenAbsent var expires: String?
       let tags: [Tag]
     }
@@ -100,7 +103,7 @@ extension ODR {
           options.previous = try PreviousCatalog.folder(folder)
         }
       }
-      options.signingKey = try await signing.key(context)
+      options.signingKeys = try await signing.keys(context)
       if let expires { options.expires = context.now().addingTimeInterval(Double(try DurationText.seconds(expires, option: "--expires"))) }
       options.nextSigners = try nextSigner.map { text in
         do { return try VerifyingKey(text) } catch let error as TrustError { throw error.at("--next-signer") }
@@ -120,9 +123,11 @@ extension ODR {
                     secrets: $0.value.secrets, recipients: $0.value.encryption?.recipients)
       }
       let summary = Summary(bundle: catalog.bundle, version: catalog.version, output: output,
-                            signedBy: options.signingKey?.verifyingKey.description, expires: catalog.expires?.formatted(.iso8601), tags: tags)
+                            format: catalog.formatVersion, signedBy: options.signingKeys.first?.verifyingKey.description,
+                            alsoSignedBy: options.signingKeys.count > 1 ? options.signingKeys.dropFirst().map(\.verifyingKey.description) : nil, expires: catalog.expires?.formatted(.iso8601), tags: tags)
       try reporting.print(summary, on: context.output) {
-        let signature = summary.signedBy.map { "signed by \($0), expires \(summary.expires ?? "never")" } ?? "unsigned"
+        let signers = options.signingKeys.map(\.verifyingKey.shortDescription).joined(separator: " and ")
+        let signature = summary.signedBy == nil ? "unsigned" : "signed by \(signers) (format \(summary.format)), expires \(summary.expires ?? "never")"
         var table = TextTable(header: ["TAG", "CATEGORY", "FILES", "SIZE", "SECRETS"])
         table.rows = tags.map { tag in
           let secrets = tag.secrets ? (tag.recipients.map { "encrypted to \($0)" } ?? "PLAINTEXT") : "-"

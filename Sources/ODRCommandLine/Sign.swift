@@ -36,8 +36,13 @@ extension ODR {
     var userID = "odr signing key"
 
     func run(_ context: CommandContext) async throws {
-      guard let key = try await signing.key(context) else {
+      let keys = try await signing.keys(context)
+      guard let key = keys.first else {
         throw ValidationError("Name the signing key: --sign NAME, --sign-key-file FILE or $ODR_SIGNING_KEY.")
+      }
+      guard keys.count == 1 else { throw ValidationError("odr sign signs with one key; give --sign or --sign-key-file once.") }
+      guard !key.isPostQuantum else {
+        throw CommandFailure("\(key.verifyingKey.shortDescription) is a post-quantum (Ed25519 + ML-DSA-65) key; odr sign writes OpenPGP signatures for gpgv and sqv, which check Ed25519 only here (OpenPGP's post-quantum signatures are not in them yet). Sign files with an Ed25519 key of their own (odr signing-key new NAME); odr never reuses half of a catalog key for another format.", code: 2)
       }
       guard let data = FileManager.default.contents(atPath: context.path(file)) else { throw CommandFailure("Cannot read '\(file)'.", code: 1) }
       let signer = OpenPGPSignature(key: key, userID: userID)

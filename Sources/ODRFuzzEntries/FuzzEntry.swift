@@ -67,8 +67,12 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
       }
     case .signatureLines:
       guard let signature = dropping(.isTheAnswer, { try CatalogSignature(parsing: data) }) else { return }
-      _ = signature.validSigners(of: Self.signedCatalog, prefixed: true)
-      _ = signature.validSigners(of: Self.signedCatalog, prefixed: false)
+      let lines = signature.verifiedLines(of: Self.signedCatalog)
+      for format in 1...CatalogSignature.postQuantumFormat {
+        // The one rule and the per-line forms agree.
+        precondition(Set(signature.signers(of: Self.signedCatalog, format: format)) == Set(lines.filter { $0.format == format }.map(\.key)),
+                     "signers(of:format:) and verifiedLines(of:) disagree")
+      }
     case .handover:
       guard let header = dropping(.isTheAnswer, { try CatalogHeader.read(data) }) else { return }
       dropping(.isTheAnswer) { try Handover.verify(header.handovers ?? [], bundle: header.bundle, upTo: header.version) }

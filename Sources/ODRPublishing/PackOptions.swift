@@ -22,11 +22,14 @@ public struct PackOptions: Sendable {
       throw ResourceError(.invalidSource, "\(path): \(error.message) Nothing was written.", underlying: error)
     }
   }
-  /// Signs `catalog.json` into `catalog.json.sig`; nil: unsigned.
-  public var signingKey: SigningKey?
+  /// Sign `catalog.json` into `catalog.json.sig`, one line each; empty:
+  /// unsigned. Any hybrid post-quantum key makes the catalog format 3
+  /// (every line then signs that format's form). Moving to post-quantum
+  /// signatures signs with the old key and the new one (docs/trust.md).
+  public var signingKeys: [SigningKey] = []
   /// When the catalog expires (default: 90 days from now when signing).
   public var expires: Date?
-  /// The keys allowed to sign the next versions (default: the signing key).
+  /// The keys allowed to sign the next versions (default: the signing keys).
   public var nextSigners: [VerifyingKey] = []
   /// The catalog this one replaces (default: the one in the output
   /// folder): its hand-over chain is carried forward and its signers decide

@@ -166,7 +166,7 @@ public struct Publication: Sendable {
     do {
       _ = try TrustDecision(header: header, signedBy: signedBy, location: destination, now: nil, allowsFirstUse: false, state: state).decide()
     } catch let error as ResourceError {
-      throw ResourceError(.integrity, "Clients that accepted the catalog published at \(destination) (version \(published.version), whose signers are \((published.signers ?? []).map(\.description).joined(separator: ", "))) would refuse this one: \(error.message) Nothing was uploaded. Sign with one of those keys (or one they hand over to), or publish with --new-trust-root if you started over on purpose (clients must then pin the new key).")
+      throw ResourceError(.integrity, "Clients that accepted the catalog published at \(destination) (version \(published.version), whose signers are \((published.signers ?? []).map(\.shortDescription).joined(separator: ", "))) would refuse this one: \(error.message) Nothing was uploaded. Sign with one of those keys (or one they hand over to), or publish with --new-trust-root if you started over on purpose (clients must then pin the new key).")
     }
   }
 

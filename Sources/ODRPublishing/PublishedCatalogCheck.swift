@@ -88,7 +88,7 @@ public struct PublishedCatalogCheck: Sendable {
       report.signedBy = (trusted.isEmpty ? valid.first : valid.first(where: reachable.contains))?.description
       report.signature = report.signedBy == nil ? .untrusted : .verified
       if report.signedBy == nil {
-        report.problems.append("catalog.json is signed by \(valid.map(\.description).joined(separator: ", ")), neither a key given with --trust nor one their hand-over chain leads to; clients that pin those keys refuse it.")
+        report.problems.append("catalog.json is signed by \(valid.map(\.shortDescription).joined(separator: ", ")), neither a key given with --trust nor one their hand-over chain leads to; clients that pin those keys refuse it.")
       }
     } else if signatureBytes == nil {
       report.problems.append("catalog.json is not signed (no catalog.json.sig); clients that pin a key refuse it. Pack with --sign.")

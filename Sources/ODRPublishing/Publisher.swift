@@ -35,14 +35,16 @@ public struct Publisher: Sendable {
     warnOfKeysInPlainTags(catalog, options: options)
     let sealed = try seal(&catalog, manifest: manifest, options: options)
     let replaced = try options.previous ?? PreviousCatalog.folder(output, required: false)
-    let previous = try decode(replaced, needed: options.signingKey != nil)
+    let previous = try decode(replaced, needed: !options.signingKeys.isEmpty)
     if let previous = previous?.catalog, previous.bundle == catalog.bundle, catalog.version < previous.version {
       throw ResourceError(.integrity, "version \(catalog.version) is lower than the previous catalog's \(previous.version) (in \(replaced.origin)): every client that saw \(previous.version) would refuse it, and clients that keep no state would take the older keys. Nothing was written. Use --catalog-version \(previous.version + 1) (or \"version\" in tags.json).")
     }
-    if let key = options.signingKey {
+    let keys = options.signingKeys
+    if !keys.isEmpty {
+      catalog.formatVersion = CatalogSignature.format(signedBy: keys)
       catalog.expires = options.expires ?? Date().addingTimeInterval(Double(PackOptions.defaultValidity.components.seconds))
-      catalog.signers = options.nextSigners.isEmpty ? [key.verifyingKey] : options.nextSigners
-      catalog.handovers = try handovers(for: catalog, signedWith: key, previous: previous, options: options)
+      catalog.signers = options.nextSigners.isEmpty ? keys.map(\.verifyingKey) : options.nextSigners
+      catalog.handovers = try handovers(for: catalog, signedWith: keys, previous: previous, options: options)
     } else {
       catalog.expires = options.expires
     }
@@ -63,8 +65,8 @@ public struct Publisher: Sendable {
     }
     let bytes = catalog.encoded()
     let signatureFile = output.appending(path: "catalog.json.sig")
-    if let key = options.signingKey {
-      try FileIO.atomicWrite(try CatalogSignature(signing: bytes, with: key).encoded, to: signatureFile)
+    if !keys.isEmpty {
+      try FileIO.atomicWrite(try CatalogSignature(signing: bytes, with: keys, format: catalog.formatVersion).encoded, to: signatureFile)
     } else if FileIO.kind(of: signatureFile) == .file {
       unlink(signatureFile.path)
       options.notify("removed the old catalog.json.sig: this catalog is unsigned, and clients that saw a signed one will refuse it.")
@@ -88,19 +90,24 @@ public struct Publisher: Sendable {
     }
   }
 
-  /// The hand-over chain of a catalog signed with `key`: the previous
-  /// catalog's, carried forward, plus a statement by `key` when the signers
-  /// of the next versions differ from the set in effect. Refuses a key the
-  /// previous signed catalog's signers do not include, unless
-  /// `newTrustRoot` (which starts an empty chain: clients must re-pin).
-  private func handovers(for catalog: Catalog, signedWith key: SigningKey, previous: (catalog: Catalog, signed: Bool)?,
+  /// The hand-over chain of a catalog signed with `keys`: the previous
+  /// catalog's, carried forward, plus a statement when the signers of the
+  /// next versions differ from the set in effect, made by the first of
+  /// `keys` the previous signers include. Refuses keys none of which the
+  /// previous signed catalog's signers include, unless `newTrustRoot`
+  /// (which starts an empty chain: clients must re-pin), and a statement by
+  /// a hybrid key naming an Ed25519-only one (every client refuses it).
+  private func handovers(for catalog: Catalog, signedWith keys: [SigningKey], previous: (catalog: Catalog, signed: Bool)?,
                          options: PackOptions) throws -> [Handover]? {
     var chain: [Handover] = []
+    var key = keys[0]
+    let names = keys.map(\.verifyingKey.shortDescription).joined(separator: ", ")
     if let previous, previous.signed, previous.catalog.bundle == catalog.bundle, !options.newTrustRoot {
       let allowed = previous.catalog.signers ?? []
-      guard allowed.contains(key.verifyingKey) else {
-        throw ResourceError(.integrity, "\(key.verifyingKey) is not among the keys the previous catalog (version \(previous.catalog.version)) allows to sign the next versions (\(allowed.map(\.description).joined(separator: ", "))), so clients would refuse this catalog. Nothing was written. Sign with one of those keys (hand over to a new one with --next-signer), or start a new trust root with --new-trust-root (every client must then pin the new key).")
+      guard let listed = keys.first(where: { allowed.contains($0.verifyingKey) }) else {
+        throw ResourceError(.integrity, "\(names) \(keys.count == 1 ? "is" : "are") not among the keys the previous catalog (version \(previous.catalog.version)) allows to sign the next versions (\(allowed.map(\.shortDescription).joined(separator: ", "))), so clients would refuse this catalog. Nothing was written. Sign with one of those keys (hand over to a new one with --next-signer, or sign with the old key and the new one together), or start a new trust root with --new-trust-root (every client must then pin the new key).")
       }
+      key = listed
       chain = previous.catalog.handovers ?? []
       // Read from a host (--previous URL) or a folder: carried only if it verifies.
       do { try Handover.verify(chain, bundle: catalog.bundle, upTo: previous.catalog.version) } catch let error as TrustError {
@@ -111,12 +118,17 @@ public struct Publisher: Sendable {
       options.notify("no previous catalog in \(options.previous?.origin ?? "the output folder"): the hand-over chain starts here. If a signed catalog is already published, pack with --previous <its folder> so its chain is carried (odr publish refuses to drop it).")
     }
     if options.newTrustRoot {
-      options.notify("new trust root: this catalog carries no hand-over chain; clients that pin an earlier key refuse it until they pin \(key.verifyingKey) (--trust, ODR_TRUST, odr.json \"trust\") or reset their trust (odr trust reset \(catalog.bundle)).")
+      options.notify("new trust root: this catalog carries no hand-over chain; clients that pin an earlier key refuse it until they pin \(names) (--trust, ODR_TRUST, odr.json \"trust\") or reset their trust (odr trust reset \(catalog.bundle)).")
     }
-    let next = (catalog.signers ?? [key.verifyingKey]).map(\.description).sorted()
+    let signers = catalog.signers ?? keys.map(\.verifyingKey)
+    let next = signers.map(\.description).sorted()
     let current = (chain.last?.signers ?? [key.verifyingKey]).map(\.description).sorted()
     if next != current {
-      chain.append(try Handover(bundle: catalog.bundle, version: catalog.version, signers: catalog.signers ?? [], signedWith: key))
+      let statement = try Handover(bundle: catalog.bundle, version: catalog.version, signers: signers, signedWith: key)
+      if let downgrade = statement.downgrade {
+        throw ResourceError(.integrity, "\(key.verifyingKey.shortDescription) is a post-quantum key, and --next-signer names \(downgrade) without a post-quantum half: every client refuses a hand-over from post-quantum signing back to Ed25519 alone. Nothing was written. Name hybrid keys (odr signing-key new NAME --post-quantum), or start a new trust root with --new-trust-root (every client must then pin the new key).")
+      }
+      chain.append(statement)
     }
     return chain.isEmpty ? nil : chain
   }

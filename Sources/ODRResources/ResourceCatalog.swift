@@ -123,8 +123,8 @@ public struct ResourceCatalog: Sendable {
   /// lines verify them (nil: unsigned) — verify, then read: when there is a
   /// signature file, a line must verify the raw bytes before anything reads
   /// them (a changed byte is refused without the reader ever seeing it),
-  /// and it must be a line of the catalog's own format (prefixed for
-  /// format 2). Only the header is read (bounded): the tags wait for the
+  /// and it must be a line of the catalog's own format
+  /// (``CatalogSignature``). Only the header is read (bounded): the tags wait for the
   /// trust decision.
   package static func verifiedHeader(_ bytes: Data, _ signatureBytes: Data?, at catalogURL: URL) throws -> (header: CatalogHeader, signedBy: [VerifyingKey]?) {
     guard let signatureBytes else { return (try CatalogHeader.read(bytes), nil) }
@@ -133,14 +133,15 @@ public struct ResourceCatalog: Sendable {
       throw ResourceError(.integrity, "catalog.json.sig at \(catalogURL.redacted): \(error.message) Nothing was changed here.")
     }
     // Each line is checked once, over the raw bytes (Ed25519 hashes the
-    // whole catalog: this is the signature's whole cost).
-    let prefixed = signature.validSigners(of: bytes, prefixed: true)
-    let plain = prefixed.isEmpty ? signature.validSigners(of: bytes, prefixed: false) : []
-    guard !prefixed.isEmpty || !plain.isEmpty else {
+    // whole catalog: this is the signature's whole cost), in the forms it
+    // may take; the header's format then says which form counts.
+    let lines = signature.verifiedLines(of: bytes)
+    guard !lines.isEmpty else {
       throw ResourceError(.integrity, "catalog.json at \(catalogURL.redacted) does not match its signature: it was changed after signing. Nothing was changed here.")
     }
     let header = try CatalogHeader.read(bytes)
-    let signedBy = CatalogSignature.isPrefixed(format: header.formatVersion) ? prefixed : plain
+    let form = CatalogSignature.form(ofFormat: header.formatVersion)
+    let signedBy = lines.filter { $0.format == form }.map(\.key)
     guard !signedBy.isEmpty else {
       throw ResourceError(.integrity, "catalog.json at \(catalogURL.redacted) is signed in the form of another catalog format than its own (\(header.formatVersion)); refusing it. Nothing was changed here.")
     }

@@ -1,48 +1,95 @@
 public import FoundationEssentials
 import ODRBase
 
-/// `catalog.json.sig`: detached Ed25519 signatures over the exact bytes of
-/// `catalog.json`, one per line, each `ed25519:<public key> <signature>`
-/// (both base64). Naming the key lets a client say which key signed.
+/// `catalog.json.sig`: detached signatures over the exact bytes of
+/// `catalog.json`, one per line, each `<public key> <signature>` (both
+/// base64; ``VerifyingKey``): `ed25519:…` lines, and in format 3
+/// `ed25519-mldsa65:…` lines whose signature is the Ed25519 one ‖ the
+/// ML-DSA-65 one. Naming the key lets a client say which key signed.
 ///
-/// Catalogs of format 2 are signed over ``domain`` followed by the bytes
-/// (domain separation from hand-over statements, ``Handover``); those of
-/// format 1 over the bytes alone. A line verifies in one form only, and the
-/// client checks that it is the form of the catalog's format.
+/// What a line covers depends on the catalog's format: format 1 the bytes
+/// alone, format 2 ``domain`` followed by them, format 3 ``postQuantumDomain``
+/// followed by them (domain separation from each other and from hand-over
+/// statements, ``Handover``). A line verifies in one form only, and the
+/// client checks that it is the form of the catalog's format; a hybrid line
+/// verifies only in format 3.
 public struct CatalogSignature: Sendable {
-  /// The largest signature file read.
-  public static let maxBytes = 1024
+  /// The largest signature file read: four hybrid lines (7,166 bytes each)
+  /// and a few Ed25519 lines (~135 bytes each), no more.
+  public static let maxBytes = 30_000
   /// The prefix of what a format-2 catalog signature covers.
   public static let domain = "odr-catalog-v2\n"
+  /// The prefix of what a format-3 catalog signature covers.
+  public static let postQuantumDomain = "odr-catalog-v3\n"
+  /// The format of a catalog any hybrid key signs (older formats have no
+  /// hybrid lines, so a catalog signed only by Ed25519 keys stays format 2).
+  public static let postQuantumFormat = 3
 
   /// Each signature and the key that made it.
   public var entries: [(key: VerifyingKey, signature: [UInt8])]
 
-  /// Signs `catalog` with `key`, over ``domain`` + the bytes (format 2).
+  /// Signs `catalog`, a catalog of format `format`, with each of `keys`, in
+  /// the form of that format.
+  public init(signing catalog: Data, with keys: [SigningKey], format: Int) throws {
+    let message = Self.signed(catalog, format: format)
+    entries = try keys.map { ($0.verifyingKey, try $0.signature(for: message)) }
+  }
+
+  /// Signs `catalog` with `key`, in the form of the format `key` gives (``format(signedBy:)``).
   public init(signing catalog: Data, with key: SigningKey) throws {
-    entries = [(key.verifyingKey, try key.signature(for: Self.signed(catalog, prefixed: true)))]
+    try self.init(signing: catalog, with: [key], format: Self.format(signedBy: [key]))
   }
 
-  /// Signs `catalog` with `key` over the bytes alone (format 1, for tests
-  /// of older catalogs).
-  public init(signingUnprefixed catalog: Data, with key: SigningKey) throws {
-    entries = [(key.verifyingKey, try key.signature(for: catalog))]
+  /// The format of a catalog signed by `keys`: ``postQuantumFormat`` when
+  /// any is hybrid, else 2.
+  public static func format(signedBy keys: [SigningKey]) -> Int {
+    keys.contains(where: \.isPostQuantum) ? postQuantumFormat : 2
   }
-
-  /// Whether a catalog of format `format` is signed in the prefixed form
-  /// (``domain`` + the bytes): the one rule of which form a catalog's
-  /// signature must take, for the client, `odr verify` and `odr publish`.
-  public static func isPrefixed(format: Int) -> Bool { format >= 2 }
 
   /// The keys whose signatures of `catalog` verify in the form of its
-  /// format, `format` (``isPrefixed(format:)``).
+  /// format, `format`: the one rule of which form a catalog's signature
+  /// must take, for the client, `odr verify` and `odr publish`.
   public func signers(of catalog: Data, format: Int) -> [VerifyingKey] {
-    validSigners(of: catalog, prefixed: Self.isPrefixed(format: format))
+    let message = Self.signed(catalog, format: format)
+    return entries.filter { Self.admits($0.key, format: format) && $0.key.isValidSignature($0.signature, for: message) }.map(\.key)
   }
 
-  /// What a signature of `catalog` covers.
-  package static func signed(_ catalog: Data, prefixed: Bool) -> Data {
-    prefixed ? Data(domain.utf8) + catalog : catalog
+  /// Each line that verifies `catalog`, with the format whose form it
+  /// verifies in — checked before anything reads the catalog's bytes, so
+  /// the format is not known yet. An Ed25519 line tries format 2, then 3,
+  /// then 1 (the common case costs one check); a hybrid line tries 3 only.
+  public func verifiedLines(of catalog: Data) -> [(key: VerifyingKey, format: Int)] {
+    var messages: [Int: Data] = [:]
+    return entries.compactMap { entry in Self.format(verifying: entry, catalog, &messages).map { (entry.key, $0) } }
+  }
+
+  /// The format in whose form `entry` verifies `catalog`, or nil.
+  private static func format(verifying entry: (key: VerifyingKey, signature: [UInt8]), _ catalog: Data, _ messages: inout [Int: Data]) -> Int? {
+    let formats = entry.key.isPostQuantum ? [postQuantumFormat] : [2, postQuantumFormat, 1]
+    for format in formats {
+      let message = messages[format] ?? signed(catalog, format: format)
+      messages[format] = message
+      if entry.key.isValidSignature(entry.signature, for: message) { return format }
+    }
+    return nil
+  }
+
+  /// The format whose form a line of a catalog of `format` takes (every
+  /// format above 3 reads as 3 here, and is refused by the catalog's reader).
+  public static func form(ofFormat format: Int) -> Int { min(max(format, 1), postQuantumFormat) }
+
+  /// Whether a line of `key` may sign a catalog of `format`.
+  private static func admits(_ key: VerifyingKey, format: Int) -> Bool {
+    !key.isPostQuantum || format >= postQuantumFormat
+  }
+
+  /// What a signature of a catalog of `format` covers.
+  package static func signed(_ catalog: Data, format: Int) -> Data {
+    switch form(ofFormat: format) {
+    case 1: catalog
+    case 2: Data(domain.utf8) + catalog
+    default: Data(postQuantumDomain.utf8) + catalog
+    }
   }
 
   /// Parses a signature file.
@@ -56,8 +103,8 @@ public struct CatalogSignature: Sendable {
       let parts = line.split(separator: " ")
       // a line that is not a key and signature is the error thrown below
       guard parts.count == 2, let key = dropping(.isTheAnswer, { try VerifyingKey(String(parts[0])) }),
-            let signature = Base64.decodePadded(parts[1]), signature.count == 64 else {
-        throw TrustError(.badSignature, "catalog.json.sig is malformed (each line is `ed25519:<key> <signature>`).")
+            let signature = Base64.decodePadded(parts[1]), signature.count == key.signatureBytes else {
+        throw TrustError(.badSignature, "catalog.json.sig is malformed (each line is `ed25519:<key> <signature>` or `ed25519-mldsa65:<key> <signature>`).")
       }
       entries.append((key, signature))
     }
@@ -69,24 +116,10 @@ public struct CatalogSignature: Sendable {
     Data(entries.map { "\($0.key) \(Data($0.signature).base64EncodedString())\n" }.joined().utf8)
   }
 
-  /// The first key among `trusted` whose signature of `catalog` (in the
-  /// form of format 2, `prefixed`, or 1) verifies, or nil when none does.
-  public func validSigner(of catalog: Data, among trusted: Set<VerifyingKey>, prefixed: Bool = true) -> VerifyingKey? {
-    let message = Self.signed(catalog, prefixed: prefixed)
-    return entries.first { trusted.contains($0.key) && $0.key.isValidSignature($0.signature, for: message) }?.key
-  }
-
-  /// The keys whose signatures of `catalog` (in the form of format 2,
-  /// `prefixed`, or 1) verify, trusted or not.
-  public func validSigners(of catalog: Data, prefixed: Bool = true) -> [VerifyingKey] {
-    let message = Self.signed(catalog, prefixed: prefixed)
-    return entries.filter { $0.key.isValidSignature($0.signature, for: message) }.map(\.key)
-  }
-
-  /// The lines that verify `catalog`, in either form (what a publish keeps
+  /// The lines that verify `catalog`, in any form (what a publish keeps
   /// of the published signature file as its bridge).
   public func lines(verifying catalog: Data) -> [(key: VerifyingKey, signature: [UInt8])] {
-    let forms = [Self.signed(catalog, prefixed: true), catalog]
-    return entries.filter { entry in forms.contains { entry.key.isValidSignature(entry.signature, for: $0) } }
+    var messages: [Int: Data] = [:]
+    return entries.filter { Self.format(verifying: $0, catalog, &messages) != nil }
   }
 }

@@ -4,7 +4,9 @@ public import FoundationEssentials
 /// A signer hand-over statement (docs/trust.md, "Rotating the signing
 /// key"): from `version` on, `signers` may sign the bundle's catalogs.
 /// It is signed by `signedBy`, a key of the set before it, over
-/// ``domain`` + bundle + version + the new set, so that no catalog
+/// ``domain`` (``postQuantumDomain`` when `signedBy` is a hybrid key, whose
+/// signature is then the Ed25519 one ‖ the ML-DSA-65 one) + bundle +
+/// version + the new set, so that no catalog
 /// signature can be replayed as a statement, nor a statement as a catalog
 /// signature (catalog signatures have a domain of their own,
 /// ``CatalogSignature/domain``), nor a statement of one bundle as one of
@@ -12,7 +14,9 @@ public import FoundationEssentials
 ///
 /// A catalog carries the chain of statements from earlier signer sets to
 /// its own: a client that trusts K and keeps no state (a CI runner) accepts
-/// a catalog signed by K′ when the chain leads from K to K′.
+/// a catalog signed by K′ when the chain leads from K to K′. A hybrid key
+/// never hands over to an Ed25519-only one (that would give up the
+/// post-quantum protection): such a chain does not verify.
 public struct Handover: Codable, Sendable, Equatable {
   /// The catalog version from which the new set signs.
   public var version: Int
@@ -20,15 +24,18 @@ public struct Handover: Codable, Sendable, Equatable {
   public var signers: [VerifyingKey]
   /// The key of the previous set that made the statement.
   public var signedBy: VerifyingKey
-  /// Its Ed25519 signature, base64.
+  /// Its signature (Ed25519, or hybrid: ``VerifyingKey``), base64.
   public var signature: String
 
-  /// The domain-separation prefix of every statement.
+  /// The domain-separation prefix of a statement by an Ed25519 key.
   public static let domain = "odr-handover-v1\n"
+  /// The domain-separation prefix of a statement by a hybrid key.
+  public static let postQuantumDomain = "odr-handover-v2\n"
 
-  /// The exact bytes signed for a statement.
-  public static func message(bundle: String, version: Int, signers: [VerifyingKey]) -> Data {
-    Data((domain + "\(bundle)\n\(version)\n" + signers.map(\.description).sorted().joined(separator: ",") + "\n").utf8)
+  /// The exact bytes `signedBy` signs for a statement.
+  public static func message(bundle: String, version: Int, signers: [VerifyingKey], signedBy: VerifyingKey) -> Data {
+    let prefix = signedBy.isPostQuantum ? postQuantumDomain : domain
+    return Data((prefix + "\(bundle)\n\(version)\n" + signers.map(\.description).sorted().joined(separator: ",") + "\n").utf8)
   }
 
   /// A statement as read from a catalog (it is checked by ``verifies(bundle:)``).
@@ -44,13 +51,13 @@ public struct Handover: Codable, Sendable, Equatable {
     self.version = version
     self.signers = signers
     signedBy = key.verifyingKey
-    signature = Data(try key.signature(for: Self.message(bundle: bundle, version: version, signers: signers))).base64EncodedString()
+    signature = Data(try key.signature(for: Self.message(bundle: bundle, version: version, signers: signers, signedBy: signedBy))).base64EncodedString()
   }
 
   /// True when the statement is `signedBy`'s, for `bundle`.
   public func verifies(bundle: String) -> Bool {
-    guard let raw = Base64.decodePadded(signature[...]), raw.count == 64 else { return false }
-    return signedBy.isValidSignature(raw, for: Self.message(bundle: bundle, version: version, signers: signers))
+    guard let raw = Base64.decodePadded(signature[...]) else { return false }
+    return signedBy.isValidSignature(raw, for: Self.message(bundle: bundle, version: version, signers: signers, signedBy: signedBy))
   }
 
   /// The keys trusted after following `chain` from `trusted`: ``verify(_:bundle:upTo:)``,
@@ -60,9 +67,10 @@ public struct Handover: Codable, Sendable, Equatable {
     return reach(chain, from: trusted)
   }
 
-  /// Throws unless every statement verifies for `bundle` and the versions
-  /// neither go down nor pass `upTo` (the catalog's version): a chain that
-  /// fails is tampered with, whoever it would lead to.
+  /// Throws unless every statement verifies for `bundle`, the versions
+  /// neither go down nor pass `upTo` (the catalog's version), and no hybrid
+  /// key hands over to an Ed25519-only one: a chain that fails is tampered
+  /// with (or a downgrade), whoever it would lead to.
   public static func verify(_ chain: [Handover], bundle: String, upTo version: Int) throws {
     var last = 0
     for (index, link) in chain.enumerated() {
@@ -70,10 +78,20 @@ public struct Handover: Codable, Sendable, Equatable {
         throw TrustError(.badSignature, "Hand-over \(index + 1) of the catalog's chain is out of order (version \(link.version)).")
       }
       guard link.verifies(bundle: bundle) else {
-        throw TrustError(.badSignature, "Hand-over \(index + 1) of the catalog's chain (to \(link.signers.map(\.description).joined(separator: ", ")) at version \(link.version)) does not verify as \(link.signedBy)'s statement for \(bundle): it was forged or changed.")
+        throw TrustError(.badSignature, "Hand-over \(index + 1) of the catalog's chain (to \(link.signers.map(\.shortDescription).joined(separator: ", ")) at version \(link.version)) does not verify as \(link.signedBy.shortDescription)'s statement for \(bundle): it was forged or changed.")
+      }
+      if let downgrade = link.downgrade {
+        throw TrustError(.badSignature, "Hand-over \(index + 1) of the catalog's chain goes from the post-quantum key \(link.signedBy.shortDescription) to \(downgrade): a key without a post-quantum half, which gives up the protection against a forger with a quantum computer; refusing it. If the publisher really left post-quantum signing, pin the new key with --trust (or run `odr trust reset \(bundle)`).")
       }
       last = link.version
     }
+  }
+
+  /// The Ed25519-only keys a hybrid key's statement names (described), or nil.
+  public var downgrade: String? {
+    let classic = signers.filter { !$0.isPostQuantum }
+    guard signedBy.isPostQuantum, !classic.isEmpty else { return nil }
+    return classic.map(\.shortDescription).joined(separator: ", ")
   }
 
   /// The keys trusted after a verified `chain`, from `trusted`: each

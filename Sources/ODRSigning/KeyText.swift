@@ -8,7 +8,7 @@ public enum KeyText {
   /// A description of `text` that quotes none of its key material.
   public static func describe(_ text: String) -> String {
     if looksPrivate(text) { return "a private key (not shown)" }
-    let prefix = ["ed25519:", "age1pq1", "age1", "ssh-ed25519 ", "ssh-rsa "].first { text.hasPrefix($0) }
+    let prefix = ["ed25519:", "ed25519-mldsa65:", "age1pq1", "age1", "ssh-ed25519 ", "ssh-rsa "].first { text.hasPrefix($0) }
     return "a value of \(text.count) character\(text.count == 1 ? "" : "s")\(prefix.map { " starting '\($0.trimmed)'" } ?? "")"
   }
 

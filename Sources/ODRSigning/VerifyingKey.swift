@@ -2,36 +2,84 @@ public import FoundationEssentials
 import ODRBase
 import Crypto
 
-/// A publisher's Ed25519 public key, written `ed25519:<base64 of 32 bytes>`:
-/// what clients pin (`--trust`) and catalogs list as `signers`.
+/// A publisher's public signing key: what clients pin (`--trust`) and
+/// catalogs list as `signers`. Either Ed25519, written
+/// `ed25519:<base64 of 32 bytes>`, or hybrid post-quantum, written
+/// `ed25519-mldsa65:<base64 of the Ed25519 key (32 bytes) ‖ the ML-DSA-65
+/// key (1,952 bytes)>` (docs/trust.md, "Moving to post-quantum
+/// signatures"). A hybrid key's signature is the Ed25519 signature ‖ the
+/// ML-DSA-65 one (FIPS 204, pure, empty context), over the same message,
+/// and verifies only if both parts do.
 public struct VerifyingKey: Sendable, Hashable, Codable, CustomStringConvertible {
+  /// The Ed25519 public key.
   package let raw: [UInt8]
+  /// The ML-DSA-65 public key of a hybrid key; nil: Ed25519 only.
+  package let postQuantumRaw: [UInt8]?
 
-  /// Parses `ed25519:<base64>`.
+  package static let classicPrefix = "ed25519:"
+  package static let hybridPrefix = "ed25519-mldsa65:"
+  package static let ed25519SignatureBytes = 64
+  package static let mldsa65KeyBytes = 1_952
+  package static let mldsa65SignatureBytes = 3_309
+
+  /// Parses `ed25519:<base64>` or `ed25519-mldsa65:<base64>`.
   public init(_ string: String) throws {
     let text = string.trimmed
-    guard text.hasPrefix("ed25519:"), let raw = Base64.decodePadded(text.dropFirst(8)), raw.count == 32,
+    let hybrid = text.hasPrefix(Self.hybridPrefix)
+    let body = text.dropFirst(hybrid ? Self.hybridPrefix.count : Self.classicPrefix.count)
+    guard hybrid || text.hasPrefix(Self.classicPrefix), let bytes = Base64.decodePadded(body),
+          bytes.count == 32 + (hybrid ? Self.mldsa65KeyBytes : 0),
           // not a key: the error thrown below
-          (dropping(.isTheAnswer) { try Curve25519.Signing.PublicKey(rawRepresentation: raw) }) != nil else {
+          (dropping(.isTheAnswer) { try Curve25519.Signing.PublicKey(rawRepresentation: bytes[..<32]) }) != nil,
+          !hybrid || (dropping(.isTheAnswer) { try MLDSA65.PublicKey(rawRepresentation: bytes[32...]) }) != nil else {
       let advice = KeyText.looksPrivate(text) ? " Give the public key (`odr signing-key public NAME`), never the private one; if that key was pasted into a shared log, rotate it." : ""
-      throw TrustError(.invalidKey, "Expected a signing public key (ed25519:<base64>, as `odr signing-key public NAME` prints it), got \(KeyText.describe(text)).\(advice)")
+      throw TrustError(.invalidKey, "Expected a signing public key (ed25519:<base64> or ed25519-mldsa65:<base64>, as `odr signing-key public NAME` prints it), got \(KeyText.describe(text)).\(advice)")
     }
-    self.raw = raw
+    raw = Array(bytes[..<32])
+    postQuantumRaw = hybrid ? Array(bytes[32...]) : nil
   }
 
-  package init(raw: [UInt8]) {
+  package init(raw: [UInt8], postQuantumRaw: [UInt8]? = nil) {
     self.raw = raw
+    self.postQuantumRaw = postQuantumRaw
   }
 
-  /// True when `signature` is this key's Ed25519 signature of `message`.
+  /// True for a hybrid Ed25519 + ML-DSA-65 key.
+  public var isPostQuantum: Bool { postQuantumRaw != nil }
+
+  /// The Ed25519 key alone (itself for an Ed25519 key): what a line of the
+  /// classic half of a hybrid key would name.
+  public var classicHalf: VerifyingKey { VerifyingKey(raw: raw) }
+
+  /// The length of this key's signatures.
+  package var signatureBytes: Int { Self.ed25519SignatureBytes + (isPostQuantum ? Self.mldsa65SignatureBytes : 0) }
+
+  /// True when `signature` is this key's signature of `message`: Ed25519,
+  /// or for a hybrid key the Ed25519 and the ML-DSA-65 signature, both.
   public func isValidSignature(_ signature: [UInt8], for message: Data) -> Bool {
-    // not a key: does not verify
-    guard let key = dropping(.isTheAnswer, { try Curve25519.Signing.PublicKey(rawRepresentation: raw) }) else { return false }
-    return key.isValidSignature(signature, for: message)
+    guard signature.count == signatureBytes,
+          // not a key: does not verify
+          let key = dropping(.isTheAnswer, { try Curve25519.Signing.PublicKey(rawRepresentation: raw) }),
+          key.isValidSignature(signature[..<64], for: message) else { return false }
+    guard let postQuantumRaw else { return true }
+    guard let key = dropping(.isTheAnswer, { try MLDSA65.PublicKey(rawRepresentation: postQuantumRaw) }) else { return false }
+    return key.isValidSignature(signature[64...], for: message)
   }
 
-  /// The `ed25519:<base64>` form.
-  public var description: String { "ed25519:" + Data(raw).base64EncodedString() }
+  /// The `ed25519:<base64>` or `ed25519-mldsa65:<base64>` form.
+  public var description: String {
+    guard let postQuantumRaw else { return Self.classicPrefix + Data(raw).base64EncodedString() }
+    return Self.hybridPrefix + Data(raw + postQuantumRaw).base64EncodedString()
+  }
+
+  /// How messages name the key: its text for an Ed25519 key; for a hybrid
+  /// key (2,664 characters) its prefix and first 16 characters, which tell
+  /// keys apart (they are the Ed25519 half's) — `odr trust show` and
+  /// `odr signing-key public` print it whole.
+  public var shortDescription: String {
+    guard isPostQuantum else { return description }
+    return Self.hybridPrefix + Data(raw).base64EncodedString().prefix(16) + "…"
+  }
 
   public init(from decoder: any Decoder) throws {
     try self.init(try decoder.singleValueContainer().decode(String.self))

@@ -127,18 +127,19 @@ public struct TrustDecision: Sendable {
         throw ResourceError(.integrity, "\(name), kept on disk, was accepted under keys that are no longer pinned; refusing it. Load it online with the current pins.")
       }
       guard allowsFirstUse else {
-        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), but no key is pinned and CI=true: odr does not trust on first use in CI (a runner keeps no state, so every run would trust whatever is served). Pin the publisher's key with ODR_TRUST (or --trust, or \"trust\" in odr.json), or pass --trust-on-first-use.")
+        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.shortDescription).joined(separator: ", ")), but no key is pinned and CI=true: odr does not trust on first use in CI (a runner keeps no state, so every run would trust whatever is served). Pin the publisher's key with ODR_TRUST (or --trust, or \"trust\" in odr.json), or pass --trust-on-first-use.")
       }
       // Trust on first use: only a key the catalog itself lists.
-      guard let first = valid.first(where: listed.contains) else {
-        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which the catalog does not list in its signers; refusing it on first use (a host can add a signature line of its own). Pin the publisher's key with --trust (or ODR_TRUST).")
+      guard let first = Self.preferred(valid, among: listed) else {
+        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.shortDescription).joined(separator: ", ")), which the catalog does not list in its signers; refusing it on first use (a host can add a signature line of its own). Pin the publisher's key with --trust (or ODR_TRUST).")
       }
       next.roots[first.description] = .init(firstUse: true, version: header.version, signers: Array(listed), signer: first, digest: header.digest)
       next.signed = true
-      notices.append("trusting \(first) for \(bundle) on first use; pin it with --trust \(first) (or ODR_TRUST) to be sure.")
+      let pin = first.isPostQuantum ? "the key `odr trust show \(bundle)` prints" : first.description
+      notices.append("trusting \(first.shortDescription) for \(bundle) on first use; pin it with --trust \(pin) (or ODR_TRUST) to be sure.")
       return Admission(state: next, notices: notices, roots: [first.description])
     }
-    var accepted: [String] = []
+    var accepted: [String] = [], downgraded = false
     for (root, record, pin) in roots {
       var start: Set<VerifyingKey> = pin ? [root] : []
       if let record {
@@ -149,8 +150,14 @@ public struct TrustDecision: Sendable {
       }
       // The chain the catalog carries leads from what this root trusts to
       // its signer: how a client that keeps no state follows a rotation.
-      let trusted = Handover.reach(chain, from: start)
-      guard let signer = valid.first(where: trusted.contains) else { continue }
+      // Once a bundle is signed post-quantum (a hybrid root, or a hybrid
+      // signer accepted), only hybrid signers count: no downgrade.
+      var trusted = Handover.reach(chain, from: start)
+      if root.isPostQuantum || record?.signer.isPostQuantum == true {
+        if valid.contains(where: { trusted.contains($0) && !$0.isPostQuantum }) { downgraded = true }
+        trusted = trusted.filter(\.isPostQuantum)
+      }
+      guard let signer = Self.preferred(valid, among: trusted) else { continue }
       if let record {
         if header.version < record.version { throw rollback(name, below: record.version) }
         if header.version == record.version, let digest = record.digest, digest != header.digest {
@@ -162,9 +169,15 @@ public struct TrustDecision: Sendable {
       accepted.append(root.description)
     }
     guard !accepted.isEmpty else {
-      let trusted = roots.map(\.key.description).sorted().joined(separator: ", ")
+      if let half = valid.first(where: { key in !key.isPostQuantum && roots.contains { $0.key.isPostQuantum && $0.key.classicHalf == key } }) {
+        throw ResourceError(.integrity, "\(name) is signed only by \(half.shortDescription), the Ed25519 half of a post-quantum key this machine trusts for \(bundle); refusing it. A post-quantum key is satisfied only by its hybrid signature (Ed25519 and ML-DSA-65): a line of the Ed25519 half alone is what a forger with a quantum computer could make. The publisher must sign with the hybrid key (odr pack --sign NAME).")
+      }
+      if downgraded {
+        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.shortDescription).joined(separator: ", ")), without a post-quantum signature, but \(bundle) is signed post-quantum on this machine; refusing a downgrade to Ed25519 alone. If the publisher really left post-quantum signing, pin the new key with --trust\(pinned.isEmpty ? ", or run `odr trust reset \(bundle)`" : "").")
+      }
+      let trusted = roots.map(\.key.shortDescription).sorted().joined(separator: ", ")
       let why = chain.isEmpty ? "it carries no hand-over chain" : "its hand-over chain does not lead there from them"
-      throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.description).joined(separator: ", ")), which is not trusted for \(bundle): the trust roots are \(trusted), and \(why). A key rotation reaches clients through the chain `odr pack` carries; if the publisher started a new trust root (--new-trust-root), pin the new key with --trust\(pinned.isEmpty ? ", or forget the old one with `odr trust reset \(bundle)`" : " (ODR_TRUST in CI)").")
+      throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.shortDescription).joined(separator: ", ")), which is not trusted for \(bundle): the trust roots are \(trusted), and \(why). A key rotation reaches clients through the chain `odr pack` carries; if the publisher started a new trust root (--new-trust-root), pin the new key with --trust\(pinned.isEmpty ? ", or forget the old one with `odr trust reset \(bundle)`" : " (ODR_TRUST in CI)").")
     }
     next.signed = true
     return Admission(state: next, notices: notices, roots: accepted.sorted())
@@ -192,6 +205,13 @@ public struct TrustDecision: Sendable {
       pins = known
     }
     return pins.map { ($0, state.roots[$0.description], true) }
+  }
+
+  /// The signer recorded among `valid` keys in `trusted`: a hybrid one
+  /// first, so a catalog signed by an old and a new post-quantum key (the
+  /// migration) raises the bundle's floor to post-quantum.
+  private static func preferred(_ valid: [VerifyingKey], among trusted: Set<VerifyingKey>) -> VerifyingKey? {
+    valid.first { trusted.contains($0) && $0.isPostQuantum } ?? valid.first(where: trusted.contains)
   }
 
   private func rollback(_ name: String, below seen: Int) -> ResourceError {

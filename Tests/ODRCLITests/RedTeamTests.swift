@@ -261,7 +261,7 @@ import Testing
     // The host signs the genuine bytes in the form of the catalog's format.
     let format = (try JSONSerialization.jsonObject(with: catalogBytes) as? [String: Any])?["formatVersion"] as? Int
     func hostSignature() throws -> CatalogSignature {
-      format == 1 ? try CatalogSignature(signingUnprefixed: catalogBytes, with: host) : try CatalogSignature(signing: catalogBytes, with: host)
+      try CatalogSignature(signing: catalogBytes, with: [host], format: format ?? 1)
     }
     try (hostSignature().encoded + genuine).write(to: sigFile)
     let fetch = try await odr(["fetch", "APIKeys"])

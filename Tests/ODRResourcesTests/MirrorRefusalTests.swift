@@ -22,7 +22,7 @@ import Testing
     try Data(#"{"bundle": "com.example.mirrors", "tags": {"L": {"category": "onDemand", "files": ["1.txt"]}}}"#.utf8)
       .write(to: source.appending(path: "tags.json"))
     var options = PackOptions()
-    options.signingKey = key
+    options.signingKeys = [key]
     let output = root.appending(path: name)
     try Publisher(source: source).pack(to: output, version: version, options: options)
     return output

@@ -45,7 +45,7 @@ import Testing
     try Data(#"{"bundle": "com.example.pub", "version": \#(version), "tags": {"L": {"category": "onDemand", "files": ["levels/"]}}}"#.utf8)
       .write(to: source.appending(path: "tags.json"))
     var options = PackOptions()
-    options.signingKey = key
+    options.signingKeys = [key]
     options.nextSigners = nextSigners
     options.expires = expires
     let output = root.appending(path: name)
@@ -88,8 +88,8 @@ import Testing
     // 1's catalog.json just before the publish still finds its signature.
     let signature = try CatalogSignature(parsing: Data(contentsOf: destination.appending(path: "catalog.json.sig")))
     #expect(signature.entries.count == 2)
-    #expect(signature.validSigners(of: versionOne) == [key.verifyingKey])
-    #expect(signature.validSigners(of: try Data(contentsOf: destination.appending(path: "catalog.json"))) == [key.verifyingKey])
+    #expect(signature.signers(of: versionOne, format: 2) == [key.verifyingKey])
+    #expect(signature.signers(of: try Data(contentsOf: destination.appending(path: "catalog.json")), format: 2) == [key.verifyingKey])
   }
 
   /// --prune: after a week of packs, the host holds the blobs of the
@@ -118,7 +118,7 @@ import Testing
     for version in 1...4 { try await Publication(folder: try pack(version), destination: FolderDestination(destination)).run() }
     let signature = try CatalogSignature(parsing: Data(contentsOf: destination.appending(path: "catalog.json.sig")))
     #expect(signature.entries.count == 2)  // version 4's line and version 3's
-    #expect(signature.validSigners(of: try Data(contentsOf: root.appending(path: "out3/catalog.json"))) == [key.verifyingKey])
+    #expect(signature.signers(of: try Data(contentsOf: root.appending(path: "out3/catalog.json")), format: 2) == [key.verifyingKey])
   }
 
   /// Red team 18: two publishes of one catalog into one folder shared a
@@ -154,7 +154,7 @@ import Testing
     let folder = try pack(1)
     let bytes = try Data(contentsOf: folder.appending(path: "catalog.json"))
     #expect(try Catalog.decode(bytes).formatVersion == 2)
-    try CatalogSignature(signingUnprefixed: bytes, with: key).encoded.write(to: folder.appending(path: "catalog.json.sig"))
+    try CatalogSignature(signing: bytes, with: [key], format: 1).encoded.write(to: folder.appending(path: "catalog.json.sig"))
     let destination = root.appending(path: "www")
     let error = await #expect(throws: ResourceError.self) { try await Publication(folder: folder, destination: FolderDestination(destination)) }
     #expect(error?.message.contains("in the form of its format (2)") == true, "\(error?.message ?? "")")

@@ -148,7 +148,7 @@ import Testing
     let (identity, key) = (AgeIdentity(), SigningKey())
     var options = PackOptions()
     options.recipients = [identity.recipient]
-    options.signingKey = key
+    options.signingKeys = [key]
     let catalog = try Publisher(source: folder.root).pack(to: folder.output, options: options)
     let file = try #require(catalog.tags["APIKeys"]?.files.first)
     #expect(catalog.tags["APIKeys"]?.encryption == Catalog.Encryption(recipients: 1))
@@ -157,7 +157,7 @@ import Testing
     #expect(try Age.decrypt(blob, identities: [identity]) == Data(#"{"Weather": "k-123"}"#.utf8))
     let bytes = try Data(contentsOf: folder.output.appending(path: "catalog.json"))
     let signature = try CatalogSignature(parsing: Data(contentsOf: folder.output.appending(path: "catalog.json.sig")))
-    #expect(signature.validSigner(of: bytes, among: [key.verifyingKey]) == key.verifyingKey)
+    #expect(signature.signers(of: bytes, format: 2) == [key.verifyingKey])
     #expect(catalog.signers == [key.verifyingKey])
     let expires = try #require(catalog.expires)
     #expect(abs(expires.timeIntervalSinceNow - 90 * 86_400) < 60)

@@ -20,7 +20,7 @@ import Testing
     try Data(#"{"bundle": "com.example.vbp", "tags": {"L": {"category": "onDemand", "files": ["levels/"]}}}"#.utf8)
       .write(to: source.appending(path: "tags.json"))
     var options = PackOptions()
-    options.signingKey = SigningKey()
+    options.signingKeys = [SigningKey()]
     let output = root.appending(path: "out")
     try Publisher(source: source).pack(to: output, options: options)
     return output

@@ -30,6 +30,13 @@ import Testing
       firstUse: firstUse, version: version, signers: signers.map(\.verifyingKey), signer: signer.verifyingKey, digest: digest)])
   }
 
+  /// Hybrid Ed25519 + ML-DSA-65 keys: the publisher's, and another. A
+  /// forger with a quantum computer holds `pq.classicHalf` (and every
+  /// Ed25519 key), never the ML-DSA half.
+  static let pq = try! SigningKey(postQuantum: true), otherPQ = try! SigningKey(postQuantum: true)
+  static let handoverToPQ = try! Handover(bundle: bundle, version: 6, signers: [pq.verifyingKey], signedWith: real)
+  static let handoverPQToClassic = try! Handover(bundle: bundle, version: 6, signers: [next.verifyingKey], signedWith: pq)
+
   static let handoverToNext = try! Handover(bundle: bundle, version: 6, signers: [next.verifyingKey], signedWith: real)
   static let forgedHandover = try! Handover(bundle: bundle, version: 6, signers: [attacker.verifyingKey], signedWith: attacker)
 
@@ -98,6 +105,18 @@ import Testing
     row("kept catalog under the state it was accepted with", header(5), signedBy: [real], state: state(), now: nil, keeping: true, refusal: nil),
     row("kept catalog rewritten by a cache writer (other signer)", header(5, signers: [attacker], digest: "B"), signedBy: [attacker], state: state(), now: nil, keeping: true, refusal: "not trusted"),
     row("kept catalog with pins no longer matching", header(5), signedBy: [real], pinned: [next], state: TrustLedger.State(signed: true), now: nil, keeping: true, refusal: "not trusted"),
+    // Post-quantum (hybrid Ed25519 + ML-DSA-65) keys: no downgrade
+    row("hybrid pin: signed by the hybrid key", header(1, signers: [pq]), signedBy: [pq], pinned: [pq], refusal: nil),
+    row("hybrid pin: a line of its Ed25519 half alone (a quantum forger)", header(1, signers: [pq]), signedBy: [pq.classicHalf], pinned: [pq], refusal: "the Ed25519 half of a post-quantum key"),
+    row("hybrid pin: another hybrid key", header(1, signers: [otherPQ]), signedBy: [otherPQ], pinned: [pq], refusal: "not trusted"),
+    row("hybrid pin: a hand-over from the hybrid key to an Ed25519 one", header(6, signers: [next], handovers: [handoverPQToClassic]), signedBy: [next], pinned: [pq], refusal: "without a post-quantum half"),
+    row("Ed25519 pin: a hand-over from it to a hybrid key (the migration)", header(6, signers: [pq], handovers: [handoverToPQ]), signedBy: [pq], pinned: [real], refusal: nil),
+    row("Ed25519 pin: signed by the old and the new hybrid key (the migration)", header(6, signers: [real, pq], handovers: [handoverToPQ]), signedBy: [real, pq], pinned: [real], refusal: nil),
+    row("state: a hybrid signer accepted, then a listed Ed25519 key signs (downgrade)", header(7, signers: [real]), signedBy: [real],
+        state: state(version: 6, signer: pq, signers: [pq, real]), refusal: "refusing a downgrade to Ed25519 alone"),
+    row("state: a hybrid root (first use), then its Ed25519 half alone", header(6, signers: [pq]), signedBy: [pq.classicHalf],
+        state: state(root: pq, signer: pq, signers: [pq], firstUse: true), refusal: "the Ed25519 half of a post-quantum key"),
+    row("state: a hybrid root, the next version by it", header(6, signers: [pq]), signedBy: [pq], state: state(root: pq, signer: pq, signers: [pq]), refusal: nil),
   ]
 
   @Test(arguments: rows) func decides(_ row: Row) {
@@ -133,27 +152,45 @@ import Testing
     #expect(root.digest == "C")
   }
 
+  /// A catalog signed by the old key and the new hybrid one records the
+  /// hybrid signer, so the bundle's floor is post-quantum from then on.
+  @Test func theMigrationRecordsTheHybridSigner() throws {
+    let admission = try Self.row("", Self.header(6, signers: [Self.real, Self.pq], handovers: [Self.handoverToPQ]), signedBy: [Self.real, Self.pq],
+                                 pinned: [Self.real], state: Self.state(), refusal: nil).decision.decide()
+    #expect(admission.state.roots[Self.real.verifyingKey.description]?.signer == Self.pq.verifyingKey)
+    let after = Self.row("", Self.header(7, signers: [Self.real, Self.pq]), signedBy: [Self.real], pinned: [Self.real], state: admission.state, refusal: nil)
+    let error = try #require(throws: ResourceError.self) { try after.decision.decide() }
+    #expect(error.message.contains("downgrade to Ed25519 alone"), "\(error.message)")
+  }
+
   /// With pins or state, no sequence of catalogs served by someone without
   /// a trusted key — any versions, signer lists, replayed or forged
   /// hand-overs, unsigned or signed by keys of their own — changes what the
-  /// client trusts. (Seeded, so a failure reproduces; 2,000 sequences.)
-  @Test(arguments: [false, true]) func nothingAnAttackerServesChangesTrust(pinned: Bool) {
-    var generator = SeededGenerator(seed: pinned ? 0x7a11 : 0x57a7e)
-    let attackers = [Self.attacker, SigningKey(), SigningKey()]
-    let start = Self.state()
+  /// client trusts. With a hybrid key trusted, the attacker also holds
+  /// every Ed25519 key, its Ed25519 half included (a quantum computer).
+  /// (Seeded, so a failure reproduces; 2,000 sequences each.)
+  @Test(arguments: [false, true], [false, true]) func nothingAnAttackerServesChangesTrust(pinned: Bool, postQuantum: Bool) {
+    var generator = SeededGenerator(seed: (pinned ? 0x7a11 : 0x57a7e) + (postQuantum ? 0x9 : 0))
+    let victim = postQuantum ? Self.pq : Self.real
+    let attackers = [Self.attacker, SigningKey(), Self.otherPQ] + (postQuantum ? [Self.pq.classicHalf, Self.real, Self.next] : [])
+    // Every statement an attacker can make, made once (ML-DSA signs in ~1 ms).
+    let statements = attackers.map { key in
+      (1...9).map { try! Handover(bundle: Self.bundle, version: $0, signers: [attackers.randomElement(using: &generator)!.verifyingKey], signedWith: key) }
+    }
+    let start = Self.state(root: victim, signer: victim, signers: [victim])
     for _ in 0..<2_000 {
       var state = start
       for _ in 0..<Int.random(in: 1...6, using: &generator) {
         let signers = (0..<Int.random(in: 0...2, using: &generator)).map { _ in attackers.randomElement(using: &generator)! }
         var chain: [Handover] = []
         if Bool.random(using: &generator) { chain.append(Self.forgedHandover) }
-        if Bool.random(using: &generator), let key = attackers.randomElement(using: &generator) {
-          chain.append(try! Handover(bundle: Self.bundle, version: Int.random(in: 1...9, using: &generator), signers: [key.verifyingKey], signedWith: key))
+        if Bool.random(using: &generator) {
+          chain.append(statements.randomElement(using: &generator)!.randomElement(using: &generator)!)
         }
         let signedBy: [SigningKey]? = Int.random(in: 0..<5, using: &generator) == 0 ? nil : [attackers.randomElement(using: &generator)!]
         let header = Self.header(Int.random(in: 1...9, using: &generator), signers: signers.isEmpty ? nil : signers, handovers: chain.isEmpty ? nil : chain,
                                  digest: ["A", "B"].randomElement(using: &generator)!)
-        let decision = TrustDecision(header: header, signedBy: signedBy?.map(\.verifyingKey), pinned: pinned ? [Self.real.verifyingKey] : [],
+        let decision = TrustDecision(header: header, signedBy: signedBy?.map(\.verifyingKey), pinned: pinned ? [victim.verifyingKey] : [],
                                      location: "https://mirror.example/catalog.json", now: Self.now, state: state)
         if let admission = try? decision.decide() { state = admission.state }
         #expect(state == start, "an attacker's catalog changed the trust state: version \(header.version), signed by \(signedBy?.count ?? 0) attacker keys")

@@ -983,3 +983,27 @@ if wants("q") {
   }
   report("(q) --watch: one revalidation of an unchanged catalog (304) \(ms(median(cycles)))   one curl of catalog.json \(ms(median(curls)))   ratio \(ratio(median(cycles), median(curls)))   (target ≤ 1.20×)   [3 runs of 3 s at --watch 10ms, less the interval; 33 curls]")
 }
+
+// (r) Post-quantum signing (issue 52): `odr pack --sign-key-file` of a
+// 500-key pack with a hybrid Ed25519 + ML-DSA-65 key vs an Ed25519 key
+// (alternating, each into a fresh folder, medians).
+if wants("r") {
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-pqsign-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  let (source, env) = try apiKeysSource(in: work, bundle: "com.odr.bench.pqsign")
+  var files: [Bool: String] = [:]
+  for postQuantum in [false, true] {
+    let file = work.appending(path: postQuantum ? "pq.key" : "ed.key")
+    try Data(try SigningKey(postQuantum: postQuantum).secretKeyString.utf8).write(to: file)
+    files[postQuantum] = file.path
+  }
+  var times: [Bool: [Duration]] = [false: [], true: []]
+  for run in 0..<runs {
+    for postQuantum in run % 2 == 0 ? [true, false] : [false, true] {
+      let output = work.appending(path: "out-\(run)-\(postQuantum)").path
+      times[postQuantum]!.append(try time(odrPath, ["pack", source.path, "--output", output, "--quiet", "--plaintext-secrets", "--sign-key-file", files[postQuantum]!], environment: env))
+    }
+  }
+  let pq = median(times[true]!), ed = median(times[false]!)
+  report("(r) odr pack --sign, hybrid Ed25519 + ML-DSA-65 vs Ed25519 key:  \(ms(pq))   vs \(ms(ed))   ratio \(ratio(pq, ed))   (target ≤ 1.2×)   [median of \(runs)]")
+}

@@ -17,7 +17,7 @@ struct CatalogOptions: ParsableArguments {
   @Flag(help: "Never touch the network: use the catalog and files already on disk.")
   var offline = false
 
-  @Option(name: .customLong("trust"), help: ArgumentHelp("A publisher's signing key (ed25519:…) to trust; repeatable (default: $ODR_TRUST, comma-separated, then \"trust\" in odr.json; with none, the first signed catalog's key is trusted on first use).", valueName: "key"))
+  @Option(name: .customLong("trust"), help: ArgumentHelp("A publisher's signing key (ed25519:… or ed25519-mldsa65:…) to trust; repeatable (default: $ODR_TRUST, comma-separated, then \"trust\" in odr.json; with none, the first signed catalog's key is trusted on first use).", valueName: "key"))
   var trustedKeys: [String] = []
 
   @Flag(name: .customLong("trust-on-first-use"), help: "With CI=true and no key pinned, trust the first signed catalog's key anyway (CI otherwise refuses: a runner keeps no state, so every run would be a first use).")

@@ -20,7 +20,7 @@ package enum Base64 {
 
   /// Decodes canonical padded base64 (odr's own key and signature forms).
   package static func decodePadded(_ text: Substring) -> [UInt8]? {
-    guard let data = Data(base64Encoded: String(text)), data.base64EncodedString() == text else { return nil }
+    guard let data = Data(base64Encoded: String(text)), data.base64EncodedString().utf8.elementsEqual(text.utf8) else { return nil }
     return Array(data)
   }
 }
@@ -28,7 +28,10 @@ package enum Base64 {
 extension StringProtocol {
   /// The text without leading and trailing spaces, tabs, CR and LF.
   package var trimmed: String {
-    let space: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
-    return String(self.drop(while: space).reversed().drop(while: space).reversed())
+    // On the UTF-8 view: a 2,664-character hybrid key is read many times per catalog.
+    let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+    let text = Substring(self)
+    guard let first = text.utf8.firstIndex(where: { !isSpace($0) }), let last = text.utf8.lastIndex(where: { !isSpace($0) }) else { return "" }
+    return String(text[first...last])
   }
 }

@@ -1,5 +1,7 @@
 import ODRBase
 public import FoundationEssentials
+import Dispatch
+import Synchronization
 
 /// A signer hand-over statement (docs/trust.md, "Rotating the signing
 /// key"): from `version` on, `signers` may sign the bundle's catalogs.
@@ -72,12 +74,13 @@ public struct Handover: Codable, Sendable, Equatable {
   /// key hands over to an Ed25519-only one: a chain that fails is tampered
   /// with (or a downgrade), whoever it would lead to.
   public static func verify(_ chain: [Handover], bundle: String, upTo version: Int) throws {
+    let verified = verdicts(chain, bundle: bundle)
     var last = 0
     for (index, link) in chain.enumerated() {
       guard link.version >= last, link.version <= version, !link.signers.isEmpty else {
         throw TrustError(.badSignature, "Hand-over \(index + 1) of the catalog's chain is out of order (version \(link.version)).")
       }
-      guard link.verifies(bundle: bundle) else {
+      guard verified[index] else {
         throw TrustError(.badSignature, "Hand-over \(index + 1) of the catalog's chain (to \(link.signers.map(\.shortDescription).joined(separator: ", ")) at version \(link.version)) does not verify as \(link.signedBy.shortDescription)'s statement for \(bundle): it was forged or changed.")
       }
       if let downgrade = link.downgrade {
@@ -85,6 +88,18 @@ public struct Handover: Codable, Sendable, Equatable {
       }
       last = link.version
     }
+  }
+
+  /// Whether each statement of `chain` verifies for `bundle`; a chain with
+  /// hybrid statements (~0.2 ms each) is checked on every core.
+  private static func verdicts(_ chain: [Handover], bundle: String) -> [Bool] {
+    guard chain.count > 1, chain.contains(where: \.signedBy.isPostQuantum) else { return chain.map { $0.verifies(bundle: bundle) } }
+    let verified = Mutex([Bool](repeating: false, count: chain.count))
+    DispatchQueue.concurrentPerform(iterations: chain.count) { index in
+      let verdict = chain[index].verifies(bundle: bundle)
+      verified.withLock { $0[index] = verdict }
+    }
+    return verified.withLock { $0 }
   }
 
   /// The Ed25519-only keys a hybrid key's statement names (described), or nil.

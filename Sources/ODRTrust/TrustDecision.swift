@@ -173,7 +173,7 @@ public struct TrustDecision: Sendable {
         throw ResourceError(.integrity, "\(name) is signed only by \(half.shortDescription), the Ed25519 half of a post-quantum key this machine trusts for \(bundle); refusing it. A post-quantum key is satisfied only by its hybrid signature (Ed25519 and ML-DSA-65): a line of the Ed25519 half alone is what a forger with a quantum computer could make. The publisher must sign with the hybrid key (odr pack --sign NAME).")
       }
       if downgraded {
-        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.shortDescription).joined(separator: ", ")), without a post-quantum signature, but \(bundle) is signed post-quantum on this machine; refusing a downgrade to Ed25519 alone. If the publisher really left post-quantum signing, pin the new key with --trust\(pinned.isEmpty ? ", or run `odr trust reset \(bundle)`" : "").")
+        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.shortDescription).joined(separator: ", ")), without a post-quantum signature, but \(bundle) is signed post-quantum on this machine; refusing a downgrade to Ed25519 alone (a forger with a quantum computer could sign that). If the publisher really left post-quantum signing, forget this machine's record with `odr trust reset \(bundle)`\(pinned.isEmpty ? "" : " and pin the key it signs with now").")
       }
       let trusted = roots.map(\.key.shortDescription).sorted().joined(separator: ", ")
       let why = chain.isEmpty ? "it carries no hand-over chain" : "its hand-over chain does not lead there from them"

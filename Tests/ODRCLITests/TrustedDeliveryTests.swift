@@ -35,8 +35,8 @@ import Testing
   }
 
   /// A signing key made in the keyring and exported: (public, secret).
-  func signingKey(_ name: String) async throws -> (public: String, secret: String) {
-    let made = try await odr(["signing-key", "new", "\(name)-\(suffix)"])
+  func signingKey(_ name: String, _ more: [String] = []) async throws -> (public: String, secret: String) {
+    let made = try await odr(["signing-key", "new", "\(name)-\(suffix)"] + more)
     try #require(made.status == 0, "\(made.stderr)")
     let secret = try await odr(["signing-key", "export", "\(name)-\(suffix)"]).stdout
     return (made.stdout.trimmingCharacters(in: .newlines), secret.trimmingCharacters(in: .newlines))

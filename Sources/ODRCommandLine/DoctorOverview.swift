@@ -128,7 +128,8 @@ struct DoctorOverview: Encodable {
     lines.append(!privateKeysRead ? "identities: \(unread)" : identities.isEmpty ? "identities: none (`odr identity new NAME` makes one, to read encrypted packs)" : "identities:")
     lines += identities.map { "  \($0.name)  \($0.recipients.joined(separator: ", "))" }
     lines.append(!privateKeysRead ? "signing keys: \(unread)" : signingKeys.isEmpty ? "signing keys: none (publishers: `odr signing-key new NAME`)" : "signing keys:")
-    lines += signingKeys.map { "  \($0.name)  \($0.publicKey)" }
+    // A hybrid key (2,664 characters) is named short; `odr signing-key public NAME` prints it whole.
+    lines += signingKeys.map { key in "  \(key.name)  \((dropping(.isTheAnswer) { try VerifyingKey(key.publicKey) })?.shortDescription ?? key.publicKey)" }
     lines.append(bundles.isEmpty ? "trusted bundles: none yet" : "trusted bundles:")
     lines += bundles.map { bundle in
       let who = bundle.signed ? "signed by \(bundle.signers.joined(separator: ", "))" : "unsigned"

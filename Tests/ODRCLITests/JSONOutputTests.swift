@@ -59,7 +59,7 @@ import Testing
 
   struct Pack: Decodable {
     struct Tag: Decodable { let name: String, category: String, files: Int, bytes: Int64, secrets: Bool, recipients: Int? }
-    let bundle: String, version: Int, output: String, signedBy: String?, expires: String?, tags: [Tag]
+    let bundle: String, version: Int, output: String, format: Int, signedBy: String?, alsoSignedBy: [String]?, expires: String?, tags: [Tag]
   }
 
   struct Begin: Decodable {
@@ -72,8 +72,8 @@ import Testing
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     let pack = try decode(Pack.self, try await odr(["pack", Paths.packageRoot.appending(path: "resources/Demo").path, "--output",
                                                      root.appending(path: "pub").path, "--plaintext-secrets", "--json"]))
-    #expect(pack.keys == ["bundle", "version", "output", "signedBy", "expires", "tags"])
-    #expect(pack.value.signedBy == nil && pack.value.tags.count == 3)
+    #expect(pack.keys == ["bundle", "version", "output", "format", "signedBy", "alsoSignedBy", "expires", "tags"])
+    #expect(pack.value.signedBy == nil && pack.value.alsoSignedBy == nil && pack.value.format == 2 && pack.value.tags.count == 3)
 
     let verify = try await odr(["verify", root.appending(path: "pub").path, "--json"])
     #expect(verify.status == 4)  // unsigned, plaintext secrets: problems, still a whole report

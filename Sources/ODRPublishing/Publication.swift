@@ -186,7 +186,7 @@ public struct Publication: Sendable {
       progress(Step(path: "catalog.json.sig", action: .upload, bytes: Int64(signature.encoded.count)))
       var both = signature
       both.entries += publishedSignature?.entries.filter { old in !signature.entries.contains { $0.signature == old.signature } } ?? []
-      let bridge = both.encoded.count <= CatalogSignature.maxBytes ? both : signature
+      let bridge = both.overBound == nil ? both : signature
       try await destination.upload(bridge.encoded, to: "catalog.json.sig", cacheControl: Self.catalogCacheControl)
     }
     progress(Step(path: "catalog.json", action: .upload, bytes: Int64(catalogBytes.count)))

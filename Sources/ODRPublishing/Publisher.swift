@@ -44,6 +44,7 @@ public struct Publisher: Sendable {
       catalog.formatVersion = CatalogSignature.format(signedBy: keys)
       catalog.expires = options.expires ?? Date().addingTimeInterval(Double(PackOptions.defaultValidity.components.seconds))
       catalog.signers = options.nextSigners.isEmpty ? keys.map(\.verifyingKey) : options.nextSigners
+      try refuseWhatClientsRefuse(catalog, signedWith: keys, previous: previous, options: options)
       catalog.handovers = try handovers(for: catalog, signedWith: keys, previous: previous, options: options)
     } else {
       catalog.expires = options.expires
@@ -90,6 +91,29 @@ public struct Publisher: Sendable {
     }
   }
 
+  /// Refuses, before anything is written, a signed catalog every client
+  /// would refuse: a signature file over the bounds clients read, Ed25519
+  /// signatures alone after a post-quantum catalog (clients that accepted
+  /// it admit hybrid signers only), and a post-quantum catalog whose next
+  /// signers are all Ed25519 (its next version could only be refused).
+  private func refuseWhatClientsRefuse(_ catalog: Catalog, signedWith keys: [SigningKey], previous: (catalog: Catalog, signed: Bool)?,
+                                       options: PackOptions) throws {
+    if let over = try CatalogSignature(signing: Data(), with: keys, format: catalog.formatVersion).overBound {
+      throw ResourceError(.invalidSource, "Signing with \(keys.count) keys makes catalog.json.sig \(over), so every client would refuse it. Nothing was written. Sign with fewer keys.")
+    }
+    let postQuantum = keys.contains(where: \.isPostQuantum)
+    if let previous, previous.signed, previous.catalog.bundle == catalog.bundle,
+       previous.catalog.formatVersion >= CatalogSignature.postQuantumFormat, !postQuantum {
+      guard options.newTrustRoot else {
+        throw ResourceError(.integrity, "The previous catalog (version \(previous.catalog.version)) is signed post-quantum, and clients that accepted it admit post-quantum signatures only; this one would be signed by Ed25519 keys alone, which they refuse. Nothing was written. Sign with the post-quantum key too (--sign NAME), or start over with --new-trust-root (every client must then run `odr trust reset \(catalog.bundle)`).")
+      }
+      options.notify("warning: the previous catalog is signed post-quantum; clients that accepted it refuse this Ed25519-signed one until they run `odr trust reset \(catalog.bundle)` and pin the new key.")
+    }
+    if postQuantum, !(catalog.signers ?? []).contains(where: \.isPostQuantum) {
+      throw ResourceError(.integrity, "This catalog is signed post-quantum, but --next-signer names only Ed25519 keys: clients that accept it admit post-quantum signatures only from then on, so they would refuse every next version. Nothing was written. Name a post-quantum key among the next signers (odr signing-key new NAME --post-quantum).")
+    }
+  }
+
   /// The hand-over chain of a catalog signed with `keys`: the previous
   /// catalog's, carried forward, plus a statement when the signers of the
   /// next versions differ from the set in effect, made by the first of
@@ -100,14 +124,14 @@ public struct Publisher: Sendable {
   private func handovers(for catalog: Catalog, signedWith keys: [SigningKey], previous: (catalog: Catalog, signed: Bool)?,
                          options: PackOptions) throws -> [Handover]? {
     var chain: [Handover] = []
-    var key = keys[0]
+    var makers = keys
     let names = keys.map(\.verifyingKey.shortDescription).joined(separator: ", ")
     if let previous, previous.signed, previous.catalog.bundle == catalog.bundle, !options.newTrustRoot {
       let allowed = previous.catalog.signers ?? []
-      guard let listed = keys.first(where: { allowed.contains($0.verifyingKey) }) else {
+      makers = keys.filter { allowed.contains($0.verifyingKey) }
+      guard !makers.isEmpty else {
         throw ResourceError(.integrity, "\(names) \(keys.count == 1 ? "is" : "are") not among the keys the previous catalog (version \(previous.catalog.version)) allows to sign the next versions (\(allowed.map(\.shortDescription).joined(separator: ", "))), so clients would refuse this catalog. Nothing was written. Sign with one of those keys (hand over to a new one with --next-signer, or sign with the old key and the new one together), or start a new trust root with --new-trust-root (every client must then pin the new key).")
       }
-      key = listed
       chain = previous.catalog.handovers ?? []
       // Read from a host (--previous URL) or a folder: carried only if it verifies.
       do { try Handover.verify(chain, bundle: catalog.bundle, upTo: previous.catalog.version) } catch let error as TrustError {
@@ -121,6 +145,11 @@ public struct Publisher: Sendable {
       options.notify("new trust root: this catalog carries no hand-over chain; clients that pin an earlier key refuse it until they pin \(names) (--trust, ODR_TRUST, odr.json \"trust\") or reset their trust (odr trust reset \(catalog.bundle)).")
     }
     let signers = catalog.signers ?? keys.map(\.verifyingKey)
+    // The statement's maker: a key the previous signers allow, an Ed25519
+    // one when the next signers include Ed25519 keys (a hybrid key never
+    // hands over to them).
+    let namesClassic = signers.contains { !$0.isPostQuantum }
+    let key = makers.first { !namesClassic || !$0.isPostQuantum } ?? makers[0]
     let next = signers.map(\.description).sorted()
     let current = (chain.last?.signers ?? [key.verifyingKey]).map(\.description).sorted()
     if next != current {

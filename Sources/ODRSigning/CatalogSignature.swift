@@ -17,6 +17,10 @@ public struct CatalogSignature: Sendable {
   /// The largest signature file read: four hybrid lines (7,166 bytes each)
   /// and a few Ed25519 lines (~135 bytes each), no more.
   public static let maxBytes = 30_000
+  /// The most lines read: every Ed25519 line may be checked in three forms,
+  /// each hashing the whole catalog (up to 4 MiB), so their number is what
+  /// bounds the work a host can make a client do.
+  public static let maxLines = 8
   /// The prefix of what a format-2 catalog signature covers.
   public static let domain = "odr-catalog-v2\n"
   /// The prefix of what a format-3 catalog signature covers.
@@ -107,8 +111,20 @@ public struct CatalogSignature: Sendable {
         throw TrustError(.badSignature, "catalog.json.sig is malformed (each line is `ed25519:<key> <signature>` or `ed25519-mldsa65:<key> <signature>`).")
       }
       entries.append((key, signature))
+      guard entries.count <= Self.maxLines else {
+        throw TrustError(.badSignature, "catalog.json.sig holds more than \(Self.maxLines) signature lines; it is not a signature file odr writes.")
+      }
     }
     guard !entries.isEmpty else { throw TrustError(.badSignature, "catalog.json.sig holds no signature.") }
+  }
+
+  /// Why a file of these lines would be refused by every client (over
+  /// ``maxBytes`` or ``maxLines``), or nil: what `odr pack` checks before it
+  /// writes one.
+  public var overBound: String? {
+    let size = encoded.count
+    guard size > Self.maxBytes || entries.count > Self.maxLines else { return nil }
+    return "\(entries.count) signature line\(entries.count == 1 ? "" : "s") of \(size) bytes, over what clients read (\(Self.maxLines) lines, \(Self.maxBytes) bytes: four post-quantum lines and a few Ed25519 ones)"
   }
 
   /// The file's bytes.

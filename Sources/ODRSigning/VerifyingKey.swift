@@ -97,12 +97,15 @@ public struct VerifyingKey: Sendable, Hashable, Codable, CustomStringConvertible
   }
 
   /// How messages name the key: its text for an Ed25519 key; for a hybrid
-  /// key (2,664 characters) its prefix and first 16 characters, which tell
-  /// keys apart (they are the Ed25519 half's) — `odr trust show` and
+  /// key (2,664 characters) its prefix, its first 16 characters and its
+  /// last 12 — the start of the Ed25519 half and the end of the ML-DSA-65
+  /// half, so a key that shares either half with another (a forger's twin
+  /// of the Ed25519 half) is named differently. `odr trust show` and
   /// `odr signing-key public` print it whole.
   public var shortDescription: String {
     guard isPostQuantum else { return description }
-    return Self.hybridPrefix + Data(raw).base64EncodedString().prefix(16) + "…"
+    let text = description
+    return String(text.prefix(Self.hybridPrefix.count + 16)) + "…" + text.suffix(12)
   }
 
   public init(from decoder: any Decoder) throws {

@@ -139,6 +139,10 @@ public struct TrustDecision: Sendable {
       notices.append("trusting \(first.shortDescription) for \(bundle) on first use; pin it with --trust \(pin) (or ODR_TRUST) to be sure.")
       return Admission(state: next, notices: notices, roots: [first.description])
     }
+    // Once a bundle is signed post-quantum on this machine (a hybrid root,
+    // or a hybrid signer accepted under any root), trust flows through
+    // hybrid keys only — whatever is pinned now: no downgrade.
+    let postQuantumBundle = try (state?.roots ?? [:]).contains { try VerifyingKey($0.key).isPostQuantum || $0.value.signer.isPostQuantum }
     var accepted: [String] = [], downgraded = false
     for (root, record, pin) in roots {
       var start: Set<VerifyingKey> = pin ? [root] : []
@@ -150,12 +154,14 @@ public struct TrustDecision: Sendable {
       }
       // The chain the catalog carries leads from what this root trusts to
       // its signer: how a client that keeps no state follows a rotation.
-      // Once a bundle is signed post-quantum (a hybrid root, or a hybrid
-      // signer accepted), only hybrid signers count: no downgrade.
+      // Post-quantum, it starts from hybrid keys only: a statement by an
+      // Ed25519 key (which a quantum forger can make) leads nowhere, and a
+      // hybrid key's statements name hybrid keys only (Handover.verify).
       var trusted = Handover.reach(chain, from: start)
-      if root.isPostQuantum || record?.signer.isPostQuantum == true {
-        if valid.contains(where: { trusted.contains($0) && !$0.isPostQuantum }) { downgraded = true }
-        trusted = trusted.filter(\.isPostQuantum)
+      if root.isPostQuantum || postQuantumBundle {
+        let reached = trusted
+        trusted = Handover.reach(chain, from: start.filter(\.isPostQuantum))
+        if valid.contains(where: { reached.contains($0) && !trusted.contains($0) }) { downgraded = true }
       }
       guard let signer = Self.preferred(valid, among: trusted) else { continue }
       if let record {
@@ -173,7 +179,7 @@ public struct TrustDecision: Sendable {
         throw ResourceError(.integrity, "\(name) is signed only by \(half.shortDescription), the Ed25519 half of a post-quantum key this machine trusts for \(bundle); refusing it. A post-quantum key is satisfied only by its hybrid signature (Ed25519 and ML-DSA-65): a line of the Ed25519 half alone is what a forger with a quantum computer could make. The publisher must sign with the hybrid key (odr pack --sign NAME).")
       }
       if downgraded {
-        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.shortDescription).joined(separator: ", ")), without a post-quantum signature, but \(bundle) is signed post-quantum on this machine; refusing a downgrade to Ed25519 alone (a forger with a quantum computer could sign that). If the publisher really left post-quantum signing, forget this machine's record with `odr trust reset \(bundle)`\(pinned.isEmpty ? "" : " and pin the key it signs with now").")
+        throw ResourceError(.integrity, "\(name) is signed by \(valid.map(\.shortDescription).joined(separator: ", ")), trusted only through Ed25519 keys (its own Ed25519 signature, or a hand-over an Ed25519 key made), but \(bundle) is signed post-quantum on this machine; refusing a downgrade to Ed25519 alone (a forger with a quantum computer could sign that). If the publisher really left post-quantum signing, forget this machine's record with `odr trust reset \(bundle)`\(pinned.isEmpty ? "" : " and pin the key it signs with now").")
       }
       let trusted = roots.map(\.key.shortDescription).sorted().joined(separator: ", ")
       let why = chain.isEmpty ? "it carries no hand-over chain" : "its hand-over chain does not lead there from them"

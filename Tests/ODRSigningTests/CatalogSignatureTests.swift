@@ -90,7 +90,10 @@ import Testing
     #expect(Self.hybrid.verifyingKey.description.count == 16 + 2_648)
     #expect(Self.hybrid.verifyingKey.classicHalf == Self.hybrid.classicHalf.verifyingKey)
     #expect(Self.hybrid.verifyingKey.classicHalf != Self.hybrid.verifyingKey)
-    #expect(Self.hybrid.verifyingKey.shortDescription.count < 40)
+    #expect(Self.hybrid.verifyingKey.shortDescription.count < 50)
+    // A forger's twin (the same Ed25519 half, an ML-DSA half of its own) is named differently.
+    let twin = VerifyingKey(raw: Self.hybrid.verifyingKey.raw, postQuantumRaw: Self.otherHybrid.verifyingKey.postQuantumRaw)
+    #expect(twin.shortDescription != Self.hybrid.verifyingKey.shortDescription)
     #expect(throws: TrustError.self) { try VerifyingKey("ed25519:AAAA") }
     #expect(throws: TrustError.self) { try VerifyingKey("ed25519-mldsa65:" + Self.hybrid.verifyingKey.description.dropFirst(16).dropLast(4) + "AAA=") }
     // The Ed25519 half alone under the hybrid prefix is not a key, nor the hybrid key under the Ed25519 one.

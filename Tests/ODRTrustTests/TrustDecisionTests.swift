@@ -36,6 +36,8 @@ import Testing
   static let pq = try! SigningKey(postQuantum: true), otherPQ = try! SigningKey(postQuantum: true)
   static let handoverToPQ = try! Handover(bundle: bundle, version: 6, signers: [pq.verifyingKey], signedWith: real)
   static let handoverPQToClassic = try! Handover(bundle: bundle, version: 6, signers: [next.verifyingKey], signedWith: pq)
+  /// A quantum forger's statement: the publisher's old Ed25519 key hands over to the forger's own hybrid key.
+  static let forgedHandoverToOtherPQ = try! Handover(bundle: bundle, version: 10, signers: [otherPQ.verifyingKey], signedWith: real)
 
   static let handoverToNext = try! Handover(bundle: bundle, version: 6, signers: [next.verifyingKey], signedWith: real)
   static let forgedHandover = try! Handover(bundle: bundle, version: 6, signers: [attacker.verifyingKey], signedWith: attacker)
@@ -117,6 +119,14 @@ import Testing
     row("state: a hybrid root (first use), then its Ed25519 half alone", header(6, signers: [pq]), signedBy: [pq.classicHalf],
         state: state(root: pq, signer: pq, signers: [pq], firstUse: true), refusal: "the Ed25519 half of a post-quantum key"),
     row("state: a hybrid root, the next version by it", header(6, signers: [pq]), signedBy: [pq], state: state(root: pq, signer: pq, signers: [pq]), refusal: nil),
+    row("Ed25519 pin, hybrid signer recorded: a forged hand-over from the Ed25519 key to a forger's hybrid key", header(10, signers: [otherPQ], handovers: [forgedHandoverToOtherPQ]),
+        signedBy: [otherPQ], pinned: [real], state: state(version: 9, signer: pq, signers: [pq]), refusal: "refusing a downgrade to Ed25519 alone"),
+    row("hybrid pin after the migration catalog (it listed the Ed25519 key): the same forged hand-over", header(10, signers: [otherPQ], handovers: [forgedHandoverToOtherPQ]),
+        signedBy: [otherPQ], pinned: [pq], state: state(root: pq, version: 8, signer: pq, signers: [real, pq]), refusal: "refusing a downgrade to Ed25519 alone"),
+    row("hybrid root (first use), then the user pins the old Ed25519 key", header(10, signers: [real]), signedBy: [real], pinned: [real],
+        state: state(root: pq, version: 9, signer: pq, signers: [pq], firstUse: true), refusal: "refusing a downgrade to Ed25519 alone"),
+    row("Ed25519 pin, hybrid signer recorded: the real hybrid key signs on", header(10, signers: [pq]), signedBy: [pq], pinned: [real],
+        state: state(version: 9, signer: pq, signers: [pq]), refusal: nil),
   ]
 
   @Test(arguments: rows) func decides(_ row: Row) {
@@ -166,8 +176,11 @@ import Testing
   /// With pins or state, no sequence of catalogs served by someone without
   /// a trusted key — any versions, signer lists, replayed or forged
   /// hand-overs, unsigned or signed by keys of their own — changes what the
-  /// client trusts. With a hybrid key trusted, the attacker also holds
-  /// every Ed25519 key, its Ed25519 half included (a quantum computer).
+  /// client trusts. Post-quantum, the client has accepted the migration
+  /// catalog (signed by the old Ed25519 key and the hybrid one, listing
+  /// both), pinning the hybrid key or remembering the old one, and the
+  /// attacker holds every Ed25519 key — the old one and the hybrid key's
+  /// Ed25519 half included (a quantum computer) — and hybrid keys of its own.
   /// (Seeded, so a failure reproduces; 2,000 sequences each.)
   @Test(arguments: [false, true], [false, true]) func nothingAnAttackerServesChangesTrust(pinned: Bool, postQuantum: Bool) {
     var generator = SeededGenerator(seed: (pinned ? 0x7a11 : 0x57a7e) + (postQuantum ? 0x9 : 0))
@@ -177,14 +190,14 @@ import Testing
     let statements = attackers.map { key in
       (1...9).map { try! Handover(bundle: Self.bundle, version: $0, signers: [attackers.randomElement(using: &generator)!.verifyingKey], signedWith: key) }
     }
-    let start = Self.state(root: victim, signer: victim, signers: [victim])
+    let start = postQuantum ? Self.state(root: pinned ? Self.pq : Self.real, signer: Self.pq, signers: [Self.real, Self.pq]) : Self.state()
     for _ in 0..<2_000 {
       var state = start
       for _ in 0..<Int.random(in: 1...6, using: &generator) {
         let signers = (0..<Int.random(in: 0...2, using: &generator)).map { _ in attackers.randomElement(using: &generator)! }
         var chain: [Handover] = []
         if Bool.random(using: &generator) { chain.append(Self.forgedHandover) }
-        if Bool.random(using: &generator) {
+        for _ in 0..<Int.random(in: 0...2, using: &generator) {
           chain.append(statements.randomElement(using: &generator)!.randomElement(using: &generator)!)
         }
         let signedBy: [SigningKey]? = Int.random(in: 0..<5, using: &generator) == 0 ? nil : [attackers.randomElement(using: &generator)!]

@@ -252,6 +252,7 @@ let package = Package(
       name: "ODRTesting",
       dependencies: [
         "ODRBase",
+        .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Subprocess", package: "swift-subprocess", condition: tools),
         // the loopback HTTP server that scripts answers and injects faults (TestHTTPServer)
         .product(name: "NIOCore", package: "swift-nio", condition: tools),
@@ -263,7 +264,7 @@ let package = Package(
     // The CLI run in the test process (Command.odr): for the suites that test odr's commands.
     .target(
       name: "ODRCLITesting",
-      dependencies: ["ODRBase", "ODRCommandLine", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRBase", "ODRCommandLine", "ODRKeyring", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
       swiftSettings: strictSettings
     ),
     .executableTarget(

@@ -42,8 +42,7 @@ import Testing
   }
 
   func lookup(_ key: String) async throws -> String? {
-    let result = try await Command.secretTool(["lookup", "service", bundle, "key", key], environment: environment)
-    return result.status == 0 ? result.stdout : nil
+    try await Command.keyringValue(service: bundle, key: key, environment: environment)
   }
 
   var document: String { #"{"keys": {"Weather": {"value": "\#(weather)", "env": "WEATHER_KEY"}, "Maps": {"value": "\#(maps)"}}}"# }

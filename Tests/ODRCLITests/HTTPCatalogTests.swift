@@ -21,8 +21,8 @@ import Testing
     try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
     let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
-    let sha = try await Command.run("/usr/bin/sha256sum", [source.appending(path: "movies/intro.bin").path]).stdout.prefix(64)
-    try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in try await test(server, String(sha)) }
+    let sha = try FileDigest.sha256(of: source.appending(path: "movies/intro.bin"))
+    try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in try await test(server, sha) }
   }
 
   func environment(_ server: TestHTTPServer) -> [String: String] {
@@ -39,7 +39,7 @@ import Testing
   }
 
   func storeIsConsistent() async throws -> Bool {
-    for name in blobs() where try await !Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(name)").path]).stdout.hasPrefix(name) {
+    for name in blobs() where try FileDigest.sha256(of: store.appending(path: "blobs/\(name)")) != name {
       return false
     }
     return blobs("partial").isEmpty
@@ -142,8 +142,7 @@ import Testing
       let result = try await Command.odr(["fetch", "APIKeys", "--service", service], environment: environment(server))
       #expect(result.status == 0, "\(result.stderr)")
       #expect(result.stdout == "added     Maps\nadded     Weather\n")
-      let lookup = try await Command.secretTool(["lookup", "service", service, "key", "Weather"], environment: environment(server))
-      #expect(lookup.stdout == "demo-weather-0000-not-a-real-key")
+      #expect(try await Command.keyringValue(service: service, key: "Weather", environment: environment(server)) == "demo-weather-0000-not-a-real-key")
       for name in blobs() {
         let data = try Data(contentsOf: store.appending(path: "blobs/\(name)"))
         #expect(data.range(of: Data("demo-weather-0000".utf8)) == nil, "plaintext left in \(name)")

@@ -21,7 +21,7 @@ import Testing
       var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
       tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
       try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
-      sha = String(try await Command.run("/usr/bin/sha256sum", [source.appending(path: "movies/intro.bin").path]).stdout.prefix(64))
+      sha = try FileDigest.sha256(of: source.appending(path: "movies/intro.bin"))
     }
     let pack = try await Command.odr(["pack", source.path, "--output", published.path, "--quiet", "--plaintext-secrets", "--catalog-version", "\(version)"])
     try #require(pack.status == 0, "\(pack.stderr)")
@@ -168,7 +168,7 @@ import Testing
   }
 
   func blobIsInstalled(_ sha: String) async throws -> Bool {
-    try await Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(sha)").path]).stdout.hasPrefix(sha)
+    try FileDigest.sha256(of: store.appending(path: "blobs/\(sha)")) == sha
   }
 
   @Test func aKilledDownloadResumesWhereItStopped() async throws {

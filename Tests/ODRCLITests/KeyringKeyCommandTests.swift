@@ -1,4 +1,5 @@
 import Foundation
+import ODRAge
 import ODRCLITesting
 import ODRTesting
 import Testing
@@ -43,7 +44,7 @@ import Testing
 
   @Test func anIdentityImportTakesExactlyOne() async throws {
     let name = "two-\(UUID().uuidString.prefix(8).lowercased())"
-    let file = try await Command.run("/usr/bin/age-keygen", []).stdout + Command.run("/usr/bin/age-keygen", []).stdout
+    let file = AgeIdentity().fileText + AgeIdentity().fileText
     let result = try await Command.odr(["identity", "import", name], input: file, environment: KeyringSession.shared.environment)
     #expect(result.status == 2 && result.stderr.contains("holds 2 identities; import exactly one per name"), "\(result.stderr)")
     #expect(try await !Command.odr(["identity", "list"], environment: KeyringSession.shared.environment).stdout.contains(name))

@@ -59,8 +59,7 @@ import Testing
   }
 
   func lookup(_ service: String? = nil, _ key: String = "Weather") async throws -> String? {
-    let result = try await Command.secretTool(["lookup", "service", service ?? bundle, "key", key], environment: environment)
-    return result.status == 0 ? result.stdout : nil
+    try await Command.keyringValue(service: service ?? bundle, key: key, environment: environment)
   }
 
   /// A fresh signing key, exported: (public, secret).

@@ -49,9 +49,8 @@ import Testing
 
   /// Every installed blob hashes to its name.
   func storeIsConsistent() async throws -> Bool {
-    for name in storeFiles("blobs") {
-      let result = try await Command.run("/usr/bin/sha256sum", [store.appending(path: "blobs/\(name)").path])
-      if !result.stdout.hasPrefix(name) { return false }
+    for name in storeFiles("blobs") where try FileDigest.sha256(of: store.appending(path: "blobs/\(name)")) != name {
+      return false
     }
     return storeFiles("partial").isEmpty
   }

@@ -65,8 +65,7 @@ import Testing
   }
 
   func lookup() async throws -> String? {
-    let result = try await Command.secretTool(["lookup", "service", bundle, "key", "Weather"], environment: environment)
-    return result.status == 0 ? result.stdout : nil
+    try await Command.keyringValue(service: bundle, key: "Weather", environment: environment)
   }
 
   /// Files under `folder` whose bytes contain `needle`.
@@ -106,7 +105,7 @@ import Testing
     #expect(opened.status == 0)
     #expect(opened.stdout.contains(value))
     let other = root.appending(path: "other.txt")
-    #expect(try await Command.run("/usr/bin/age-keygen", ["-o", other.path]).status == 0)
+    try Data(AgeIdentity().fileText.utf8).write(to: other)
     #expect(try await Command.run("/usr/bin/age", ["-d", "-i", other.path, try apiKeysBlob.path]).status != 0)
     #expect(try await odr(["identity", "recipient", "laptop-\(suffix)"]).stdout == recipient + "\n")
     #expect(try await odr(["verify", published.path, "--trust", key.public, "--min-validity", "30d"]).status == 0)

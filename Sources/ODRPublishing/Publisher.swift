@@ -110,7 +110,7 @@ public struct Publisher: Sendable {
       options.notify("warning: the previous catalog is signed post-quantum; clients that accepted it refuse this Ed25519-signed one until they run `odr trust reset \(catalog.bundle)` and pin the new key.")
     }
     if postQuantum, !(catalog.signers ?? []).contains(where: \.isPostQuantum) {
-      throw ResourceError(.integrity, "This catalog is signed post-quantum, but --next-signer names only Ed25519 keys: clients that accept it admit post-quantum signatures only from then on, so they would refuse every next version. Nothing was written. Name a post-quantum key among the next signers (odr signing-key new NAME --post-quantum).")
+      throw ResourceError(.integrity, "This catalog is signed post-quantum, but its next signers (--next-signer, default the signing keys) are all Ed25519 keys: clients that accept it admit post-quantum signatures only from then on, so they would refuse every next version. Nothing was written. Name a post-quantum key among the next signers (odr signing-key new NAME --post-quantum).")
     }
   }
 
@@ -155,7 +155,7 @@ public struct Publisher: Sendable {
     if next != current {
       let statement = try Handover(bundle: catalog.bundle, version: catalog.version, signers: signers, signedWith: key)
       if let downgrade = statement.downgrade {
-        throw ResourceError(.integrity, "\(key.verifyingKey.shortDescription) is a post-quantum key, and --next-signer names \(downgrade) without a post-quantum half: every client refuses a hand-over from post-quantum signing back to Ed25519 alone. Nothing was written. Name hybrid keys (odr signing-key new NAME --post-quantum), or start a new trust root with --new-trust-root (every client must then pin the new key).")
+        throw ResourceError(.integrity, "\(key.verifyingKey.shortDescription) is a post-quantum key, and the next signers (--next-signer, default the signing keys) include \(downgrade), without a post-quantum half: every client refuses a hand-over from post-quantum signing back to Ed25519 alone. Nothing was written. Name hybrid keys (odr signing-key new NAME --post-quantum), or start a new trust root with --new-trust-root (every client must then pin the new key).")
       }
       chain.append(statement)
     }

@@ -98,14 +98,15 @@ public struct VerifyingKey: Sendable, Hashable, Codable, CustomStringConvertible
 
   /// How messages name the key: its text for an Ed25519 key; for a hybrid
   /// key (2,664 characters) its prefix, its first 16 characters and its
-  /// last 12 — the start of the Ed25519 half and the end of the ML-DSA-65
-  /// half, so a key that shares either half with another (a forger's twin
-  /// of the Ed25519 half) is named differently. `odr trust show` and
+  /// last 20 — the start of the Ed25519 half and the end of the ML-DSA-65
+  /// half (108 bits of it: no key generation can be ground to match), so a
+  /// key that shares either half with another (a forger's twin of the
+  /// Ed25519 half) is named differently. `odr trust show` and
   /// `odr signing-key public` print it whole.
   public var shortDescription: String {
     guard isPostQuantum else { return description }
     let text = description
-    return String(text.prefix(Self.hybridPrefix.count + 16)) + "…" + text.suffix(12)
+    return String(text.prefix(Self.hybridPrefix.count + 16)) + "…" + text.suffix(20)
   }
 
   public init(from decoder: any Decoder) throws {

@@ -139,10 +139,11 @@ public struct TrustDecision: Sendable {
       notices.append("trusting \(first.shortDescription) for \(bundle) on first use; pin it with --trust \(pin) (or ODR_TRUST) to be sure.")
       return Admission(state: next, notices: notices, roots: [first.description])
     }
-    // Once a bundle is signed post-quantum on this machine (a hybrid root,
-    // or a hybrid signer accepted under any root), trust flows through
-    // hybrid keys only — whatever is pinned now: no downgrade.
-    let postQuantumBundle = try (state?.roots ?? [:]).contains { try VerifyingKey($0.key).isPostQuantum || $0.value.signer.isPostQuantum }
+    // Once a bundle is post-quantum here (a hybrid key pinned, a hybrid
+    // root, or a hybrid signer accepted under any root), trust flows
+    // through hybrid keys only — whatever else is pinned: no downgrade.
+    let postQuantumBundle = try pinned.contains(where: \.isPostQuantum)
+      || (state?.roots ?? [:]).contains { try VerifyingKey($0.key).isPostQuantum || $0.value.signer.isPostQuantum }
     var accepted: [String] = [], downgraded = false
     for (root, record, pin) in roots {
       var start: Set<VerifyingKey> = pin ? [root] : []

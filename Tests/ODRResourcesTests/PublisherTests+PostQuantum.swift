@@ -34,7 +34,7 @@ extension PublisherTests {
     #expect(try Data(contentsOf: folder.output.appending(path: "catalog.json")) == written)
     // Post-quantum, handing the next versions to Ed25519 keys only: refused.
     let next = try #require(throws: ResourceError.self) { try pack(folder, version: 3, with: [Self.old, Self.pq], next: [Self.old.verifyingKey]) }
-    #expect(next.message.contains("names only Ed25519 keys"), "\(next.message)")
+    #expect(next.message.contains("are all Ed25519 keys"), "\(next.message)")
     try pack(folder, version: 3, with: [Self.pq])
     // A new trust root may go back, with a warning (clients must reset).
     try pack(folder, version: 4, with: [Self.old], newTrustRoot: true)

@@ -125,6 +125,8 @@ import Testing
         signedBy: [otherPQ], pinned: [pq], state: state(root: pq, version: 8, signer: pq, signers: [real, pq]), refusal: "refusing a downgrade to Ed25519 alone"),
     row("hybrid root (first use), then the user pins the old Ed25519 key", header(10, signers: [real]), signedBy: [real], pinned: [real],
         state: state(root: pq, version: 9, signer: pq, signers: [pq], firstUse: true), refusal: "refusing a downgrade to Ed25519 alone"),
+    row("the old Ed25519 key and the hybrid key both pinned, no state: the old key alone (a quantum forger)", header(10, signers: [real]), signedBy: [real],
+        pinned: [real, pq], refusal: "refusing a downgrade to Ed25519 alone"),
     row("Ed25519 pin, hybrid signer recorded: the real hybrid key signs on", header(10, signers: [pq]), signedBy: [pq], pinned: [real],
         state: state(version: 9, signer: pq, signers: [pq]), refusal: nil),
   ]

@@ -26,8 +26,8 @@ import Testing
 
   /// A session on the Demo sample, in order: each step may rely on the ones before.
   static let session: [(arguments: [String], input: String?)] = [
-    (["pack", "$PKG/resources/Demo", "--output", "$ROOT/pub", "--catalog-version", "7", "--plaintext-secrets"], nil),
-    (["pack", "$PKG/resources/Demo", "--output", "$ROOT/pub", "--catalog-version", "7", "--plaintext-secrets", "--json"], nil),
+    (["pack", "$PKG/resources/Demo", "--output", "$ROOT/pub", "--bundle", "com.example.golden", "--catalog-version", "7", "--plaintext-secrets"], nil),
+    (["pack", "$PKG/resources/Demo", "--output", "$ROOT/pub", "--bundle", "com.example.golden", "--catalog-version", "7", "--plaintext-secrets", "--json"], nil),
     (["verify", "$ROOT/pub"], nil),
     (["status"], nil),
     (["status", "--json"], nil),
@@ -35,21 +35,21 @@ import Testing
     (["fetch", "APIKeys"], nil),
     (["fetch", "APIKeys"], nil),
     (["fetch", "APIKeys", "--json"], nil),
-    (["list", "--service", "com.example.demo"], nil),
-    (["list", "--long", "--service", "com.example.demo"], nil),
-    (["get", "Weather", "--service", "com.example.demo"], nil),
-    (["get", "WEATHER_API_KEY", "--service", "com.example.demo"], nil),
-    (["get", "Absent", "--service", "com.example.demo"], nil),
-    (["env", "--service", "com.example.demo"], nil),
-    (["env", "--format", "dotenv", "--service", "com.example.demo"], nil),
-    (["env", "--format", "json", "--service", "com.example.demo"], nil),
-    (["exec", "--service", "com.example.demo", "--", "sh", "-c", "test -n \"$WEATHER_API_KEY\" && echo set"], nil),
-    (["exec", "--service", "com.example.demo", "--", "sh", "-c", "exit 3"], nil),
-    (["set", "Extra", "--service", "com.example.demo"], "golden-extra-value"),
-    (["get", "Extra", "--service", "com.example.demo"], nil),
-    (["delete", "Extra", "--service", "com.example.demo"], nil),
-    (["delete", "Extra", "--service", "com.example.demo"], nil),
-    (["delete", "Extra", "Nope", "--service", "com.example.demo"], nil),
+    (["list", "--service", "com.example.golden"], nil),
+    (["list", "--long", "--service", "com.example.golden"], nil),
+    (["get", "Weather", "--service", "com.example.golden"], nil),
+    (["get", "WEATHER_API_KEY", "--service", "com.example.golden"], nil),
+    (["get", "Absent", "--service", "com.example.golden"], nil),
+    (["env", "--service", "com.example.golden"], nil),
+    (["env", "--format", "dotenv", "--service", "com.example.golden"], nil),
+    (["env", "--format", "json", "--service", "com.example.golden"], nil),
+    (["exec", "--service", "com.example.golden", "--", "sh", "-c", "test -n \"$WEATHER_API_KEY\" && echo set"], nil),
+    (["exec", "--service", "com.example.golden", "--", "sh", "-c", "exit 3"], nil),
+    (["set", "Extra", "--service", "com.example.golden"], "golden-extra-value"),
+    (["get", "Extra", "--service", "com.example.golden"], nil),
+    (["delete", "Extra", "--service", "com.example.golden"], nil),
+    (["delete", "Extra", "--service", "com.example.golden"], nil),
+    (["delete", "Extra", "Nope", "--service", "com.example.golden"], nil),
     (["begin", "Onboarding", "Level2"], nil),
     (["begin", "Levl2"], nil),
     (["begin", "Level2", "--quiet"], nil),
@@ -70,13 +70,13 @@ import Testing
     (["fecth"], nil),
     (["help", "nope"], nil),
     (["get"], nil),
-    (["get", "bad name", "--service", "com.example.demo"], nil),
+    (["get", "bad name", "--service", "com.example.golden"], nil),
     (["begin", "NoSuchTag"], nil),
     (["pack", "--version", "4"], nil),
     (["pack", "$PKG/resources/Demo", "--ouput", "$ROOT/elsewhere"], nil),
     (["status", "--jsn"], nil),
     (["purge", "--max-size", "lots"], nil),
-    (["env", "--format", "yaml", "--service", "com.example.demo"], nil),
+    (["env", "--format", "yaml", "--service", "com.example.golden"], nil),
     (["url", "check", "https://a.example/", "--policy", "loose"], nil),
     (["verify", "$ROOT/nowhere"], nil),
     (["status", "--refresh", "--offline"], nil),
@@ -84,7 +84,7 @@ import Testing
   ]
 
   var environment: [String: String] {
-    var env = keyring.environment
+    var env = KeyringSession.shared.environment
     env["XDG_CACHE_HOME"] = root.appending(path: "cache").path
     env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_CATALOG"] = root.appending(path: "pub").path
@@ -94,15 +94,12 @@ import Testing
     return env
   }
 
-  /// A keyring of its own: the Demo's bundle id is used by other suites too.
-  let keyring: KeyringSession
-
-  init() async throws {
-    keyring = try await KeyringSession.start()
-  }
+  // The shared keyring (so the commands run in the test process): the
+  // session packs the Demo under a bundle id no other suite uses, and runs
+  // no command that lists odr's own private keys.
 
   @Test func everyCommandSaysWhatItSaidBefore() async throws {
-    defer { keyring.end(); try? FileManager.default.removeItem(at: root) }
+    defer { try? FileManager.default.removeItem(at: root) }
     for folder in ["home", "work"] {
       try FileManager.default.createDirectory(at: root.appending(path: folder), withIntermediateDirectories: true)
     }

@@ -13,13 +13,23 @@ import Testing
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
   }
 
-  /// An identity made by `age-keygen`: its file and its recipient.
-  func ageKeygen() async throws -> (file: URL, recipient: String) {
-    let file = root.appending(path: "key-\(UUID().uuidString).txt")
-    let made = try await Command.run("/usr/bin/age-keygen", ["-o", file.path])
-    try #require(made.status == 0, "\(made.stderr)")
-    let recipient = try await Command.run("/usr/bin/age-keygen", ["-y", file.path])
-    return (file, recipient.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+  /// Two identities made by `age-keygen`, once for the suite (each test
+  /// reads them, none changes them): their files and recipients, read from
+  /// the `# public key:` line age-keygen writes.
+  static let keys: [(file: URL, recipient: String)] = (0..<2).map { index in
+    let file = FileManager.default.temporaryDirectory.appending(path: "odr-age-keygen-\(getpid())-\(index).txt")
+    // the tests below fail on a missing or empty file: no identity, no recipient
+    _ = dropping(.bestEffort) { try Command.runBlocking("/usr/bin/age-keygen", ["-o", file.path]) }
+    let text = (dropping(.bestEffort) { try String(contentsOf: file, encoding: .utf8) }) ?? ""
+    let recipient = text.split(separator: "\n").first { $0.hasPrefix("# public key: ") }?.dropFirst(14) ?? ""
+    return (file, String(recipient))
+  }
+
+  /// An identity made by `age-keygen` (the first, or the second for a test that needs two).
+  func ageKeygen(_ index: Int = 0) throws -> (file: URL, recipient: String) {
+    let key = Self.keys[index]
+    try #require(key.recipient.hasPrefix("age1"), "age-keygen made no identity")
+    return key
   }
 
   func write(_ data: Data) throws -> URL {
@@ -42,7 +52,7 @@ import Testing
 
   @Test(arguments: sizes) func ageDecryptsWhatOdrEncrypts(size: Int) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try await ageKeygen()
+    let key = try ageKeygen()
     let blob = try write(try Age.encrypt(Self.plaintext(size), to: [try AgeRecipient(key.recipient)]))
     let result = try await ageDecrypt(blob, identity: key.file)
     #expect(result.status == 0)
@@ -51,7 +61,7 @@ import Testing
 
   @Test(arguments: sizes) func odrDecryptsWhatAgeEncrypts(size: Int) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try await ageKeygen()
+    let key = try ageKeygen()
     let other = AgeIdentity()
     let input = try write(Self.plaintext(size))
     let output = root.appending(path: "enc")
@@ -74,7 +84,7 @@ import Testing
 
   @Test func theWrongIdentityIsRefusedByBoth() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let mine = try await ageKeygen(), theirs = try await ageKeygen()
+    let mine = try ageKeygen(0), theirs = try ageKeygen(1)
     let blob = try write(try Age.encrypt(Data("secret".utf8), to: [try AgeRecipient(theirs.recipient)]))
     #expect(try await ageDecrypt(blob, identity: mine.file).status != 0)
     let identities = try AgeIdentity.parseFile(String(decoding: try Data(contentsOf: mine.file), as: UTF8.self))
@@ -86,7 +96,7 @@ import Testing
   @Test(arguments: ["mac", "payload", "lastByte", "truncated", "chunkDropped", "stanza"])
   func damagedFilesAreRefusedByBoth(damage: String) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let key = try await ageKeygen()
+    let key = try ageKeygen()
     let identities = try AgeIdentity.parseFile(String(decoding: try Data(contentsOf: key.file), as: UTF8.self))
     var bytes = Array(try Age.encrypt(Self.plaintext(150_000), to: [try AgeRecipient(key.recipient)]))
     let macLine = try #require(bytes.indices.first { bytes[$0...].starts(with: Array("--- ".utf8)) })
@@ -121,7 +131,7 @@ import Testing
   /// not "not a recipient".
   @Test func aLowOrderShareIsRefusedAsAgeRefusesIt() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let (keyFile, recipient) = try await ageKeygen()
+    let (keyFile, recipient) = try ageKeygen()
     let identities = try AgeIdentity.parseFile(String(contentsOf: keyFile, encoding: .utf8))
     let file = try Age.encrypt(Data("secret".utf8), to: [try AgeRecipient(recipient)])
     var text = String(decoding: file, as: UTF8.self)
@@ -143,7 +153,7 @@ import Testing
   @Test(arguments: ["lower", "indented"])
   func identityFileLinesAreStrict(_ how: String) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let (keyFile, recipient) = try await ageKeygen()
+    let (keyFile, recipient) = try ageKeygen()
     let text = try String(contentsOf: keyFile, encoding: .utf8)
     #expect(try AgeIdentity.parseFile(text).count == 1)
     let changed = text.split(separator: "\n").map { line in

@@ -26,6 +26,24 @@ struct TestUpstream: Sendable {
   var port: Int { nginx.port }
   var origin: String { "https://127.0.0.1:\(nginx.port)" }
 
+  /// The two bare repositories every upstream serves (one commit, served as
+  /// dumb http), made once by git for the process and copied for each.
+  static let repositories = Result { () throws -> URL in
+    let folder = FileManager.default.temporaryDirectory.appending(path: "odr-upstream-git-\(getpid())")
+    let repository = folder.appending(path: "repo.git")
+    for arguments in [["init", "-q", "--bare", "-b", "main", repository.path],
+                      ["-C", folder.path, "clone", "-q", repository.path, "work"],
+                      ["-C", folder.appending(path: "work").path, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "hello through the proxy"],
+                      ["-C", folder.appending(path: "work").path, "push", "-q", "origin", "HEAD:main"],
+                      ["-C", repository.path, "update-server-info"],
+                      ["clone", "-q", "--bare", repository.path, folder.appending(path: "basic.git").path],
+                      ["-C", folder.appending(path: "basic.git").path, "update-server-info"]] {
+      let git = try Command.runBlocking("/usr/bin/git", arguments)
+      guard git.status == 0 else { throw TestFailure("git \(arguments.joined(separator: " ")): \(git.stderr)") }
+    }
+    return folder
+  }
+
   static func start(root: URL, weather: String, maps: String, github: String = "gh-\(UUID().uuidString)",
                     openai: String = "sk-proj-" + String(repeating: UUID().uuidString.filter(\.isLetter), count: 4).prefix(48),
                     slack: String = "xoxb-1234567890-1234567890123-" + UUID().uuidString.filter(\.isLetter).prefix(8) + "AbCdEfGhIjKlMnOp") async throws -> TestUpstream {
@@ -36,16 +54,8 @@ struct TestUpstream: Sendable {
     try Data(keyPEM.utf8).write(to: files.appending(path: "server.key"))
     let system = (try? String(contentsOfFile: "/etc/ssl/certs/ca-certificates.crt", encoding: .utf8)) ?? ""  // none: the test CA alone
     try Data((system + "\n" + caPEM).utf8).write(to: files.appending(path: "trust.pem"))
-    let repository = files.appending(path: "www/repo.git")
-    for arguments in [["init", "-q", "--bare", "-b", "main", repository.path],
-                      ["-C", files.path, "clone", "-q", repository.path, "work"],
-                      ["-C", files.appending(path: "work").path, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "hello through the proxy"],
-                      ["-C", files.appending(path: "work").path, "push", "-q", "origin", "HEAD:main"],
-                      ["-C", repository.path, "update-server-info"],
-                      ["clone", "-q", "--bare", repository.path, files.appending(path: "www/basic.git").path],
-                      ["-C", files.appending(path: "www/basic.git").path, "update-server-info"]] {
-      let git = try await Command.run("/usr/bin/git", arguments)
-      guard git.status == 0 else { throw TestFailure("git \(arguments.joined(separator: " ")): \(git.stderr)") }
+    for name in ["repo.git", "basic.git"] {
+      try FileManager.default.copyItem(at: try Self.repositories.get().appending(path: name), to: files.appending(path: "www/\(name)"))
     }
     let basic = "Basic " + Data("x-access-token:\(github)".utf8).base64EncodedString()
     let locations = """

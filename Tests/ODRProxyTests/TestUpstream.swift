@@ -28,7 +28,7 @@ struct TestUpstream: Sendable {
 
   /// The two bare repositories every upstream serves (one commit, served as
   /// dumb http), made once by git for the process and copied for each.
-  static let repositories = Result { () throws -> URL in
+  static let repositories = Task { () throws -> URL in
     let folder = FileManager.default.temporaryDirectory.appending(path: "odr-upstream-git-\(getpid())")
     let repository = folder.appending(path: "repo.git")
     for arguments in [["init", "-q", "--bare", "-b", "main", repository.path],
@@ -38,7 +38,7 @@ struct TestUpstream: Sendable {
                       ["-C", repository.path, "update-server-info"],
                       ["clone", "-q", "--bare", repository.path, folder.appending(path: "basic.git").path],
                       ["-C", folder.appending(path: "basic.git").path, "update-server-info"]] {
-      let git = try Command.runBlocking("/usr/bin/git", arguments)
+      let git = try await Command.run("/usr/bin/git", arguments)
       guard git.status == 0 else { throw TestFailure("git \(arguments.joined(separator: " ")): \(git.stderr)") }
     }
     return folder
@@ -55,7 +55,7 @@ struct TestUpstream: Sendable {
     let system = (try? String(contentsOfFile: "/etc/ssl/certs/ca-certificates.crt", encoding: .utf8)) ?? ""  // none: the test CA alone
     try Data((system + "\n" + caPEM).utf8).write(to: files.appending(path: "trust.pem"))
     for name in ["repo.git", "basic.git"] {
-      try FileManager.default.copyItem(at: try Self.repositories.get().appending(path: name), to: files.appending(path: "www/\(name)"))
+      try FileManager.default.copyItem(at: try await Self.repositories.value.appending(path: name), to: files.appending(path: "www/\(name)"))
     }
     let basic = "Basic " + Data("x-access-token:\(github)".utf8).base64EncodedString()
     let locations = """

@@ -142,8 +142,8 @@ public struct TrustDecision: Sendable {
     // Once a bundle is post-quantum here (a hybrid key pinned, a hybrid
     // root, or a hybrid signer accepted under any root), trust flows
     // through hybrid keys only — whatever else is pinned: no downgrade.
-    let postQuantumBundle = try pinned.contains(where: \.isPostQuantum)
-      || (state?.roots ?? [:]).contains { try VerifyingKey($0.key).isPostQuantum || $0.value.signer.isPostQuantum }
+    let postQuantumBundle = pinned.contains(where: \.isPostQuantum)
+      || (state?.roots ?? [:]).contains { $0.key.hasPrefix(VerifyingKey.hybridPrefix) || $0.value.signer.isPostQuantum }
     var accepted: [String] = [], downgraded = false
     for (root, record, pin) in roots {
       var start: Set<VerifyingKey> = pin ? [root] : []
@@ -159,7 +159,7 @@ public struct TrustDecision: Sendable {
       // Ed25519 key (which a quantum forger can make) leads nowhere, and a
       // hybrid key's statements name hybrid keys only (Handover.verify).
       var trusted = Handover.reach(chain, from: start)
-      if root.isPostQuantum || postQuantumBundle {
+      if postQuantumBundle {
         let reached = trusted
         trusted = Handover.reach(chain, from: start.filter(\.isPostQuantum))
         if valid.contains(where: { reached.contains($0) && !trusted.contains($0) }) { downgraded = true }

@@ -116,8 +116,9 @@ public struct Publisher: Sendable {
 
   /// The hand-over chain of a catalog signed with `keys`: the previous
   /// catalog's, carried forward, plus a statement when the signers of the
-  /// next versions differ from the set in effect, made by the first of
-  /// `keys` the previous signers include. Refuses keys none of which the
+  /// next versions differ from the set in effect, made by one of `keys`
+  /// the previous signers include (an Ed25519 one when the next signers
+  /// include Ed25519 keys). Refuses keys none of which the
   /// previous signed catalog's signers include, unless `newTrustRoot`
   /// (which starts an empty chain: clients must re-pin), and a statement by
   /// a hybrid key naming an Ed25519-only one (every client refuses it).

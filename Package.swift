@@ -252,7 +252,6 @@ let package = Package(
       name: "ODRTesting",
       dependencies: [
         "ODRBase",
-        .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Subprocess", package: "swift-subprocess", condition: tools),
         // the loopback HTTP server that scripts answers and injects faults (TestHTTPServer)
         .product(name: "NIOCore", package: "swift-nio", condition: tools),

@@ -129,7 +129,7 @@ struct DoctorOverview: Encodable {
     lines += identities.map { "  \($0.name)  \($0.recipients.joined(separator: ", "))" }
     lines.append(!privateKeysRead ? "signing keys: \(unread)" : signingKeys.isEmpty ? "signing keys: none (publishers: `odr signing-key new NAME`)" : "signing keys:")
     // A hybrid key (2,664 characters) is named short; `odr signing-key public NAME` prints it whole.
-    lines += signingKeys.map { key in "  \(key.name)  \((dropping(.isTheAnswer) { try VerifyingKey(key.publicKey) })?.shortDescription ?? key.publicKey)" }
+    lines += signingKeys.map { "  \($0.name)  \(VerifyingKey.shortDescription(of: $0.publicKey))" }
     lines.append(bundles.isEmpty ? "trusted bundles: none yet" : "trusted bundles:")
     lines += bundles.map { bundle in
       let who = bundle.signed ? "signed by \(bundle.signers.joined(separator: ", "))" : "unsigned"

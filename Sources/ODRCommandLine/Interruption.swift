@@ -1,3 +1,4 @@
+import ODRBase
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -37,15 +38,9 @@ struct Interruption: Error {
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
       source.setEventHandler {
         guard received.compareExchange(expected: 0, desired: number, ordering: .sequentiallyConsistent).exchanged else {
-          // The second: end now, by the signal's default action. This is a
-          // dispatch thread, which may block the signal: unblock it here,
-          // or raise() would leave it pending and odr running.
-          Glibc.signal(number, SIG_DFL)
-          var set = sigset_t()
-          sigemptyset(&set)
-          sigaddset(&set, number)
-          pthread_sigmask(SIG_UNBLOCK, &set, nil)
-          raise(number)
+          // The second: end now, by the signal's default action (from a
+          // dispatch thread, which may block it).
+          DefaultSignal.raise(number)
           return
         }
         task.cancel()

@@ -54,7 +54,7 @@ extension ODR {
       let report = try await check.run(trusted: Set(keys), minValidity: .seconds(margin))
       try reporting.print(report, failed: !report.problems.isEmpty, on: context.output) {
         // Hybrid keys (2,664 characters) are named short here; --json has them whole.
-        let short = { (text: String) in (dropping(.isTheAnswer) { try VerifyingKey(text) })?.shortDescription ?? text }
+        let short = VerifyingKey.shortDescription(of:)
         var lines = ["\(report.bundle) version \(report.version): \(report.blobs) blobs checked"]
         switch report.signature {
         case .verified: lines.append("  signed by \(report.signedBy.map(short) ?? "?")")

@@ -213,12 +213,7 @@ public enum CommandRunner {
   public static func exit(likeStatus status: Int32) -> Never {
     let signal = status & 0x7f
     if signal == 0 { Glibc.exit((status >> 8) & 0xff) }
-    Glibc.signal(signal, SIG_DFL)
-    var set = sigset_t()
-    sigemptyset(&set)
-    sigaddset(&set, signal)
-    pthread_sigmask(SIG_UNBLOCK, &set, nil)
-    raise(signal)
+    DefaultSignal.raise(signal)
     Glibc.exit(128 + signal)
   }
 

@@ -98,7 +98,7 @@ public struct Publisher: Sendable {
   /// signers are all Ed25519 (its next version could only be refused).
   private func refuseWhatClientsRefuse(_ catalog: Catalog, signedWith keys: [SigningKey], previous: (catalog: Catalog, signed: Bool)?,
                                        options: PackOptions) throws {
-    if let over = try CatalogSignature(signing: Data(), with: keys, format: catalog.formatVersion).overBound {
+    if let over = CatalogSignature.overBound(signedBy: keys.map(\.verifyingKey)) {
       throw ResourceError(.invalidSource, "Signing with \(keys.count) keys makes catalog.json.sig \(over), so every client would refuse it. Nothing was written. Sign with fewer keys.")
     }
     let postQuantum = keys.contains(where: \.isPostQuantum)

@@ -119,12 +119,16 @@ public struct CatalogSignature: Sendable {
   }
 
   /// Why a file of these lines would be refused by every client (over
-  /// ``maxBytes`` or ``maxLines``), or nil: what `odr pack` checks before it
-  /// writes one.
-  public var overBound: String? {
-    let size = encoded.count
-    guard size > Self.maxBytes || entries.count > Self.maxLines else { return nil }
-    return "\(entries.count) signature line\(entries.count == 1 ? "" : "s") of \(size) bytes, over what clients read (\(Self.maxLines) lines, \(Self.maxBytes) bytes: four post-quantum lines and a few Ed25519 ones)"
+  /// ``maxBytes`` or ``maxLines``), or nil.
+  public var overBound: String? { Self.overBound(signedBy: entries.map(\.key)) }
+
+  /// Why a file of one line by each of `keys` would be refused by every
+  /// client, or nil: what `odr pack` checks before it signs anything (a
+  /// line's length is its key's text and its signature's fixed length).
+  public static func overBound(signedBy keys: [VerifyingKey]) -> String? {
+    let size = keys.reduce(0) { $0 + $1.description.utf8.count + 1 + ($1.signatureBytes + 2) / 3 * 4 + 1 }
+    guard size > maxBytes || keys.count > maxLines else { return nil }
+    return "\(keys.count) signature line\(keys.count == 1 ? "" : "s") of \(size) bytes, over what clients read (\(maxLines) lines, \(maxBytes) bytes: four post-quantum lines and a few Ed25519 ones)"
   }
 
   /// The file's bytes.

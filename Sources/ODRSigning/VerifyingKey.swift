@@ -109,6 +109,12 @@ public struct VerifyingKey: Sendable, Hashable, Codable, CustomStringConvertible
     return String(text.prefix(Self.hybridPrefix.count + 16)) + "…" + text.suffix(20)
   }
 
+  /// ``shortDescription`` of a key's text; the text itself when it is not
+  /// a key (what a report or the keyring holds, shown as it is).
+  public static func shortDescription(of text: String) -> String {
+    (dropping(.isTheAnswer) { try VerifyingKey(text) })?.shortDescription ?? text
+  }
+
   public init(from decoder: any Decoder) throws {
     try self.init(try decoder.singleValueContainer().decode(String.self))
   }

@@ -1,4 +1,5 @@
 import Foundation
+import ODRCatalog
 import ODRCLITesting
 import ODRTesting
 import Testing
@@ -21,7 +22,7 @@ import Testing
     try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
     let pack = try await Command.odr(["pack", source.path, "--output", root.appending(path: "pub").path, "--quiet", "--plaintext-secrets"])
     try #require(pack.status == 0, "\(pack.stderr)")
-    let sha = try FileDigest.sha256(of: source.appending(path: "movies/intro.bin"))
+    let sha = try FileIO.sha256(of: source.appending(path: "movies/intro.bin")).sha256
     try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in try await test(server, sha) }
   }
 
@@ -39,7 +40,7 @@ import Testing
   }
 
   func storeIsConsistent() async throws -> Bool {
-    for name in blobs() where try FileDigest.sha256(of: store.appending(path: "blobs/\(name)")) != name {
+    for name in blobs() where try FileIO.sha256(of: store.appending(path: "blobs/\(name)")).sha256 != name {
       return false
     }
     return blobs("partial").isEmpty

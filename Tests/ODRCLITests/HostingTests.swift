@@ -1,4 +1,5 @@
 import Foundation
+import ODRCatalog
 import ODRCLITesting
 import ODRTesting
 import Testing
@@ -21,7 +22,7 @@ import Testing
       var tags = try String(contentsOf: source.appending(path: "tags.json"), encoding: .utf8)
       tags = tags.replacingOccurrences(of: #""tags": {"#, with: #""tags": { "Movie": { "category": "onDemand", "files": ["movies/"] },"#)
       try tags.write(to: source.appending(path: "tags.json"), atomically: true, encoding: .utf8)
-      sha = try FileDigest.sha256(of: source.appending(path: "movies/intro.bin"))
+      sha = try FileIO.sha256(of: source.appending(path: "movies/intro.bin")).sha256
     }
     let pack = try await Command.odr(["pack", source.path, "--output", published.path, "--quiet", "--plaintext-secrets", "--catalog-version", "\(version)"])
     try #require(pack.status == 0, "\(pack.stderr)")
@@ -168,7 +169,7 @@ import Testing
   }
 
   func blobIsInstalled(_ sha: String) async throws -> Bool {
-    try FileDigest.sha256(of: store.appending(path: "blobs/\(sha)")) == sha
+    try FileIO.sha256(of: store.appending(path: "blobs/\(sha)")).sha256 == sha
   }
 
   @Test func aKilledDownloadResumesWhereItStopped() async throws {

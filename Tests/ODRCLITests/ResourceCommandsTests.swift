@@ -1,4 +1,5 @@
 import Foundation
+import ODRCatalog
 import ODRCLITesting
 import ODRTesting
 import Testing
@@ -49,7 +50,7 @@ import Testing
 
   /// Every installed blob hashes to its name.
   func storeIsConsistent() async throws -> Bool {
-    for name in storeFiles("blobs") where try FileDigest.sha256(of: store.appending(path: "blobs/\(name)")) != name {
+    for name in storeFiles("blobs") where try FileIO.sha256(of: store.appending(path: "blobs/\(name)")).sha256 != name {
       return false
     }
     return storeFiles("partial").isEmpty

@@ -56,6 +56,7 @@ public enum Command {
 
   private static func launch(_ executable: String, _ arguments: [String], input: String?,
                              environment: [String: String]?) async throws -> Result {
+    ChildLog.record(executable, arguments)
     let clock = ContinuousClock()
     let start = clock.now
     let result = try await Subprocess.run(
@@ -90,6 +91,7 @@ public enum Command {
   /// `run` for set-up code that cannot await (a `static let`): it blocks
   /// the calling thread until the child exits.
   public static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Result {
+    ChildLog.record(executable, arguments)
     let process = Process()
     process.executableURL = URL(filePath: executable)
     process.arguments = arguments

@@ -37,8 +37,7 @@ import Testing
     env["ODR_CATALOG"] = root.appending(path: "pub").path
     env["ODR_SERVICE"] = nil
     func lookup(_ key: String) async throws -> String? {
-      let result = try await Command.secretTool(["lookup", "service", bundle, "key", key], environment: env)
-      return result.status == 0 ? result.stdout : nil
+      try await Command.keyringValue(service: bundle, key: key, environment: env)
     }
 
     try await publish("old", version: 1, environment: env)
@@ -58,7 +57,7 @@ import Testing
       try fetch.run()
       // Kill the daemon as soon as the first new value has landed.
       var waited = 0
-      while try await Command.secretTool(["lookup", "service", bundle, "key", "K001"], environment: fetchEnvironment).stdout != "new-1-\(bundle)"
+      while try await Command.keyringValue(service: bundle, key: "K001", environment: fetchEnvironment) != "new-1-\(bundle)"
               && fetch.isRunning && waited < 1000 {
         try await Task.sleep(for: .milliseconds(5))
         waited += 1

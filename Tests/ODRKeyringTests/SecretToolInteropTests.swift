@@ -86,13 +86,22 @@ import Testing
   /// Another client deleting items of the service while odr reads them all
   /// (`odr fetch` reading identities while `odr identity delete` runs):
   /// an item found by the search and gone before its attributes or secret
-  /// are read is skipped, not an error.
+  /// are read is skipped, not an error. The other client is Python's
+  /// secretstorage, deleting the items one by one on a connection of its own.
   @Test func readingAllSurvivesItemsDeletedMeanwhileByAnotherClient() async throws {
     let store = try makeSUT()
     let names = (0..<40).map { "K\($0)" }
     for name in names { try await store.setValue("v-\(name)", for: name) }
+    let script = """
+      import sys, secretstorage
+      connection = secretstorage.dbus_init()
+      for name in sys.argv[2:]:
+          for item in secretstorage.search_items(connection, {"service": sys.argv[1], "key": name}):
+              item.delete()
+      """
     let deleting = Task {
-      for name in names { _ = try await Command.secretTool(["clear", "service", service, "key", name]) }
+      let result = try await Command.run("/usr/bin/env", ["python3", "-c", script, service] + names)
+      #expect(result.status == 0, "secretstorage: \(result.stderr)")
     }
     var reads = 0
     while reads < 400 {

@@ -29,7 +29,7 @@ let tools: TargetDependencyCondition? = .when(traits: ["Tools"])
 /// FoundationEssentials its shims and collections, full Foundation
 /// CoreFoundation and ICU, FoundationNetworking libcurl.
 func staticRuntime(_ libraries: [String]) -> [LinkerSetting] {
-  [.unsafeFlags(["-static-stdlib", "-Xlinker", "--no-export-dynamic"])] + libraries.map { .linkedLibrary($0) }
+  [.unsafeFlags(["-static-stdlib", "-Xlinker", "--no-export-dynamic", "-Xlinker", "--as-needed"])] + libraries.map { .linkedLibrary($0) }
 }
 let essentials = ["_FoundationCShims", "_FoundationCollections"]
 let foundation = essentials + ["CoreFoundation", "_FoundationICU", "FoundationInternationalization"]
@@ -78,11 +78,18 @@ let package = Package(
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
   ] + docsPlugin,
   targets: [
+    // libsecret's and GLib's API as odr calls it, loaded on first use
+    // (dlopen): no headers or link flags needed to build.
+    .systemLibrary(name: "CLibsecret"),
+    // The real headers and library, for the benchmark's bare libsecret
+    // client (CBareLookup) and the check of CLibsecret's declarations.
     .systemLibrary(
-      name: "CLibsecret",
+      name: "CLibsecretSystem",
+      path: "Benchmarks/CLibsecretSystem",
       pkgConfig: "libsecret-1",
       providers: [.apt(["libsecret-1-dev"])]
     ),
+    .target(name: "CBareLookup", dependencies: ["CLibsecretSystem"], path: "Benchmarks/CBareLookup"),
     .target(
       name: "ODRBase",
       swiftSettings: strictSettings
@@ -183,7 +190,7 @@ let package = Package(
     ),
     // RSA-OAEP with a label (age's ssh-rsa stanza) from libgcrypt, which
     // libsecret already loads (libsecret-1-dev depends on libgcrypt20-dev).
-    .target(name: "CGcryptRSA", linkerSettings: [.linkedLibrary("gcrypt")]),
+    .target(name: "CGcryptRSA"),  // libgcrypt loaded on first use (dlopen)
     .target(
       name: "ODRExec",
       dependencies: ["CHardening", "ODRBase", "ODRKeyFormat", "ODRProxy", .product(name: "SystemPackage", package: "swift-system")],
@@ -274,7 +281,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-bench",
-      dependencies: ["ODRKeyFormat", "CLibsecret", "ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRSigning", "ODRTrust"],
+      dependencies: ["ODRKeyFormat", "CBareLookup", "ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRSigning", "ODRTrust"],
       path: "Benchmarks/odr-bench",
       exclude: ["keepalive.py", "sigv4.py", "sse.py"],
       swiftSettings: strictSettings
@@ -288,7 +295,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRKeyringTests",
-      dependencies: ["ODRKeyring", "ODRTesting"],
+      dependencies: ["CBareLookup", "CLibsecret", "ODRKeyring", "ODRTesting"],
       swiftSettings: testSettings
     ),
     .testTarget(

@@ -1,7 +1,7 @@
 // Keyring benchmarks (issue 2). Run through scripts/bench, which builds in
 // release mode and starts a private keyring. Each figure is the median of
 // `runs` measurements, peers measured alternately in the same run.
-import CLibsecret
+import CBareLookup
 import Foundation
 import FoundationNetworking
 import ODRAge
@@ -65,14 +65,7 @@ func apiKeysSource(in work: URL, bundle: String) throws -> (source: URL, environ
 }
 
 func bareLookup(_ name: String, in service: String = service) -> Bool {
-  let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)
-  defer { g_hash_table_unref(table) }
-  g_hash_table_insert(table, g_strdup("service"), g_strdup(service))
-  g_hash_table_insert(table, g_strdup("key"), g_strdup(name))
-  var error: UnsafeMutablePointer<GError>?
-  let value = secret_password_lookupv_sync(nil, table, nil, &error)
-  defer { secret_password_free(value) }
-  return value != nil
+  odr_bench_bare_lookup(service, name) == 1
 }
 
 let store = try SecretServiceStore(service: service)

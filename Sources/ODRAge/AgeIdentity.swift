@@ -152,7 +152,7 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
       return AgeRecipient.open(stanza.body, with: Age.derive(shared, salt: salt, info: AgeRecipient.sshLabel))
     case (.sshRSA(let ssh, let privateExponent, _), "ssh-rsa"):
       guard stanza.arguments[0] == ssh.tag, case .rsa(let modulus, let exponent) = ssh.algorithm else { return nil }
-      return RSAOAEP.decrypt(stanza.body, modulus: modulus, exponent: exponent, privateExponent: privateExponent, label: AgeRecipient.rsaLabel)
+      return try RSAOAEP.decrypt(stanza.body, modulus: modulus, exponent: exponent, privateExponent: privateExponent, label: AgeRecipient.rsaLabel)
     case (.mlkem768x25519(let key, _), "mlkem768x25519"):
       let enc = Base64.decodeUnpadded(stanza.arguments[0][...]) ?? []
       // X-Wing's last 32 bytes are the sender's X25519 share: a low-order

@@ -10,25 +10,39 @@ package enum RSAOAEP {
     var out = [UInt8](repeating: 0, count: modulus.count)
     var length = out.count
     let label = Array(label.utf8)
-    guard odr_rsa_oaep_encrypt(modulus, modulus.count, exponent, exponent.count, label, label.count,
-                               message, message.count, &out, &length) == 0 else {
+    let status = odr_rsa_oaep_encrypt(modulus, modulus.count, exponent, exponent.count, label, label.count,
+                                      message, message.count, &out, &length)
+    guard status == 0 else {
+      try refuseMissingLibrary(status)
       throw TrustError(.invalidKey, "Cannot encrypt to this ssh-rsa key (libgcrypt refused it).")
     }
     return Array(out.prefix(length))
   }
 
-  /// The message, or nil when `ciphertext` does not open under this key.
+  /// The message, or nil when `ciphertext` does not open under this key;
+  /// throws when libgcrypt cannot be loaded.
   /// A ciphertext longer than the modulus, or not below it as an integer,
   /// is refused here, as Go's `DecryptOAEP` does: libgcrypt aborts the
   /// process on some of them.
-  package static func decrypt(_ ciphertext: [UInt8], modulus: [UInt8], exponent: [UInt8], privateExponent: [UInt8], label: String) -> [UInt8]? {
+  package static func decrypt(_ ciphertext: [UInt8], modulus: [UInt8], exponent: [UInt8], privateExponent: [UInt8], label: String) throws -> [UInt8]? {
     guard isBelow(ciphertext, modulus) else { return nil }
     var out = [UInt8](repeating: 0, count: modulus.count)
     var length = out.count
     let label = Array(label.utf8)
-    guard odr_rsa_oaep_decrypt(modulus, modulus.count, exponent, exponent.count, privateExponent, privateExponent.count,
-                               label, label.count, ciphertext, ciphertext.count, &out, &length) == 0 else { return nil }
+    let status = odr_rsa_oaep_decrypt(modulus, modulus.count, exponent, exponent.count, privateExponent, privateExponent.count,
+                                      label, label.count, ciphertext, ciphertext.count, &out, &length)
+    guard status == 0 else {
+      try refuseMissingLibrary(status)
+      return nil
+    }
     return Array(out.prefix(length))
+  }
+
+  /// Throws when `status` says libgcrypt could not be loaded.
+  private static func refuseMissingLibrary(_ status: Int32) throws {
+    guard status == ODR_GCRYPT_MISSING else { return }
+    let reason = odr_gcrypt_missing().map { String(cString: $0) } ?? "libgcrypt.so.20"
+    throw TrustError(.invalidKey, "ssh-rsa keys need libgcrypt, which could not be loaded (\(reason)). Install it: `sudo apt install libgcrypt20`.")
   }
 
   /// True when the unsigned big-endian integer `a` is less than `b`.

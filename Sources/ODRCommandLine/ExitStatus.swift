@@ -21,7 +21,7 @@ enum ExitStatus {
   static func exitCode(for error: KeyringError) -> Int32 {
     switch error.code {
     case .notFound: 3
-    case .noSessionBus, .noProvider, .noDefaultCollection: 5
+    case .noLibrary, .noSessionBus, .noProvider, .noDefaultCollection: 5
     case .locked: 6
     case .quotaExceeded: 8
     case .timeout: 9

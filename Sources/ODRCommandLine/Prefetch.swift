@@ -81,7 +81,7 @@ extension ODR {
         let importer = KeyImporter(catalog: resources, store: store, identities: identity.source(keyring, context))
         _ = try await importer.fetch(tags: [name])
         return (.init(tag: name, category: category, outcome: .imported, bytes: bytes, error: nil, code: nil), nil)
-      } catch let error as KeyringError where [.noSessionBus, .noProvider, .noDefaultCollection].contains(error.code) {
+      } catch let error as KeyringError where [.noLibrary, .noSessionBus, .noProvider, .noDefaultCollection].contains(error.code) {
         let note = "no keyring here, so its keys were not imported (`odr fetch \(name)` where a keyring runs, or `odr exec --fetch \(name) -- CMD`)"
         return (.init(tag: name, category: category, outcome: .skipped, bytes: bytes, error: note, code: nil), nil)
       } catch {

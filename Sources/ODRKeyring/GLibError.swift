@@ -12,7 +12,7 @@ public struct GLibError: Error, Sendable, CustomStringConvertible {
   public let message: String
 
   init(_ error: GError) {
-    domain = g_quark_to_string(error.domain).map { String(cString: $0) } ?? ""
+    domain = lib.g_quark_to_string(error.domain).map { String(cString: $0) } ?? ""
     code = error.code
     message = error.message.map { String(cString: $0) } ?? ""
   }

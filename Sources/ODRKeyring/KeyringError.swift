@@ -60,6 +60,10 @@ extension KeyringError {
     KeyringError(.noSessionBus, "No D-Bus session bus is reachable, so the keyring cannot be used. \(libraryHelp)", underlying: underlying)
   }
 
+  static func noLibrary(_ reason: String) -> KeyringError {
+    KeyringError(.noLibrary, "libsecret could not be loaded (\(reason)), so the desktop keyring cannot be used. Install it (`sudo apt install libsecret-1-0`), or: \(libraryHelp)")
+  }
+
   static func noProvider(_ underlying: (any Error)?) -> KeyringError {
     KeyringError(.noProvider, "No Secret Service provider is running on the session bus (nothing owns org.freedesktop.secrets). Start one with `gnome-keyring-daemon --start --components=secrets`, or: \(libraryHelp)", underlying: underlying)
   }
@@ -134,6 +138,8 @@ extension KeyringError: CodedError {
 extension ErrorCode where Owner == KeyringError {
   /// No D-Bus session bus could be reached.
   public static let noSessionBus = Self("no-session-bus")
+  /// libsecret (libsecret-1.so.0, with GLib) could not be loaded.
+  public static let noLibrary = Self("no-library")
   /// A bus is there, but nothing provides `org.freedesktop.secrets`.
   public static let noProvider = Self("no-provider")
   /// The provider has no `default` collection to store items in.

@@ -16,14 +16,7 @@ final class Libsecret: Sendable {
   static let shared = Libsecret()
   private let queue = DispatchQueue(label: "odr.libsecret", qos: .userInitiated)
 
-  private init() {
-    // When a provider vanishes mid-call, libsecret can trip GIO's own
-    // assertions ("g_task_return_boolean: assertion '!task->ever_returned'
-    // failed"); odr reports the failure itself, in one line, so GIO's
-    // criticals and warnings are not printed over it.
-    g_log_set_handler("GLib-GIO", GLogLevelFlags(rawValue: G_LOG_LEVEL_CRITICAL.rawValue | G_LOG_LEVEL_WARNING.rawValue),
-                      { _, _, _, _ in }, nil)
-  }
+  private init() {}
 
   /// Runs `body` on the libsecret queue. The call is cancelled when
   /// `deadline` passes (→ `.timeout`) or the task is cancelled
@@ -31,6 +24,7 @@ final class Libsecret: Sendable {
   /// collection may be unlocked through the desktop's prompt.
   func perform<T: Sendable>(deadline: Duration, askingToUnlock: Bool = Session.desktopCanPrompt,
                             _ body: @escaping @Sendable (Session) throws -> T) async throws -> T {
+    try LibsecretLibrary.load()
     let cancellable = Cancellable(deadline: deadline)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
@@ -47,7 +41,8 @@ final class Libsecret: Sendable {
   /// makes one keyring call and has nothing else to do (`odr get`), it
   /// saves two thread hops. Never call it from the cooperative pool.
   func performBlocking<T>(deadline: Duration, askingToUnlock: Bool = Session.desktopCanPrompt, _ body: (Session) throws -> T) throws -> T {
-    try Self.run(deadline: deadline, askingToUnlock: askingToUnlock, cancellable: Cancellable(deadline: deadline), body)
+    try LibsecretLibrary.load()
+    return try Self.run(deadline: deadline, askingToUnlock: askingToUnlock, cancellable: Cancellable(deadline: deadline), body)
   }
 
   /// Runs `body`; the libsecret call in progress fails with `.timeout`
@@ -92,7 +87,7 @@ final class Cancellable: @unchecked Sendable {
 
   /// A cancellable that fires by itself when `deadline` has passed.
   init(deadline: Duration) {
-    pointer = g_cancellable_new()
+    pointer = lib.g_cancellable_new()!
     let timer = DispatchWorkItem { [weak self] in self?.cancel(.deadline) }
     DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(deadline.nanoseconds)), execute: timer)
     self.timer = timer
@@ -100,7 +95,7 @@ final class Cancellable: @unchecked Sendable {
 
   deinit {
     timer?.cancel()
-    g_object_unref(pointer)
+    lib.g_object_unref(pointer)
   }
 
   /// Stops the deadline timer: the call is over.
@@ -108,7 +103,7 @@ final class Cancellable: @unchecked Sendable {
 
   func cancel(_ why: Reason) {
     if reason.compareExchange(expected: Reason.none.rawValue, desired: why.rawValue, ordering: .relaxed).exchanged {
-      g_cancellable_cancel(pointer)
+      lib.g_cancellable_cancel(pointer)
     }
   }
 
@@ -148,16 +143,16 @@ struct Session {
   /// (`ItemLayout.searches(service:name:)`): D-Bus paths, unlocked and locked.
   func itemPaths(named name: String, service: String) throws -> (unlocked: [String], locked: [String]) {
     let secretService = try connect()
-    defer { g_object_unref(secretService) }
+    defer { lib.g_object_unref(secretService) }
     let proxy = UnsafeMutableRawPointer(secretService).assumingMemoryBound(to: GDBusProxy.self)
     // One SearchItems per layout, sent at once: one round trip, not three.
     let calls = ItemLayout.searches(service: service, name: name).map { search in
-      let entries: [OpaquePointer?] = search.sorted { $0.key < $1.key }.map { g_variant_new_dict_entry(g_variant_new_string($0.key), g_variant_new_string($0.value)) }
-      let entryType = g_variant_type_new("{ss}")
-      defer { g_variant_type_free(entryType) }
-      var dictionary: [OpaquePointer?] = [entries.withUnsafeBufferPointer { g_variant_new_array(entryType, $0.baseAddress, gsize($0.count)) }]
+      let entries: [OpaquePointer?] = search.sorted { $0.key < $1.key }.map { lib.g_variant_new_dict_entry(lib.g_variant_new_string($0.key), lib.g_variant_new_string($0.value)) }
+      let entryType = lib.g_variant_type_new("{ss}")
+      defer { lib.g_variant_type_free(entryType) }
+      var dictionary: [OpaquePointer?] = [entries.withUnsafeBufferPointer { lib.g_variant_new_array(entryType, $0.baseAddress, gsize($0.count)) }]
       return (path: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service", method: "SearchItems",
-              arguments: g_variant_new_tuple(&dictionary, 1)!)
+              arguments: lib.g_variant_new_tuple(&dictionary, 1)!)
     }
     let found = try pipelined(calls, proxy: proxy) { reply in (Self.objectPaths(reply, 0), Self.objectPaths(reply, 1)) }
     var unlocked: [String] = []
@@ -171,14 +166,14 @@ struct Session {
 
   /// The object paths in child `index` of a reply (an `ao`).
   private static func objectPaths(_ reply: OpaquePointer, _ index: Int) -> [String] {
-    guard index < g_variant_n_children(reply) else { return [] }
-    let array = g_variant_get_child_value(reply, gsize(index))
-    defer { g_variant_unref(array) }
-    guard String(cString: g_variant_get_type_string(array)) == "ao" else { return [] }
-    return (0..<g_variant_n_children(array)).map { child in
-      let path = g_variant_get_child_value(array, child)
-      defer { g_variant_unref(path) }
-      return String(cString: g_variant_get_string(path, nil))
+    guard index < lib.g_variant_n_children(reply) else { return [] }
+    let array = lib.g_variant_get_child_value(reply, gsize(index))
+    defer { lib.g_variant_unref(array) }
+    guard String(cString: lib.g_variant_get_type_string(array)!) == "ao" else { return [] }
+    return (0..<lib.g_variant_n_children(array)).map { child in
+      let path = lib.g_variant_get_child_value(array, child)
+      defer { lib.g_variant_unref(path) }
+      return String(cString: lib.g_variant_get_string(path, nil)!)
     }
   }
 
@@ -205,13 +200,13 @@ struct Session {
   private func preferred(_ paths: [String]) throws -> String {
     guard paths.count > 1 else { return paths[0] }
     let service = try connect()
-    defer { g_object_unref(service) }
+    defer { lib.g_object_unref(service) }
     let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
     let attributes = try itemAttributes(paths, proxy: proxy)
     let modified = try paths.map { path in
       let value = try property("Modified", of: path, interface: "org.freedesktop.Secret.Item", proxy: proxy)
-      defer { g_variant_unref(value) }
-      return UInt64(g_variant_get_uint64(value))
+      defer { lib.g_variant_unref(value) }
+      return UInt64(lib.g_variant_get_uint64(value))
     }
     let items: [(attributes: [String: String], modified: UInt64)] = zip(attributes, modified).map { ($0, $1) }
     return paths[ItemLayout.preferred(items) ?? 0]
@@ -230,9 +225,9 @@ struct Session {
   /// CreateItem that replaces an item and refuses to set Attributes.
   func store(_ attributes: [String: String], name: String, service serviceName: String, label: String, secret: String) throws {
     let service = try connect()
-    defer { g_object_unref(service) }
-    let value: OpaquePointer = secret.withCString { secret_value_new($0, gssize(secret.utf8.count), "text/plain") }
-    defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+    defer { lib.g_object_unref(service) }
+    let value: OpaquePointer = secret.withCString { lib.secret_value_new($0, gssize(secret.utf8.count), "text/plain")! }
+    defer { lib.secret_value_unref(UnsafeMutableRawPointer(value)) }
     let paths = try itemPaths(named: name, service: serviceName).unlocked
     var kept: String?
     for path in paths where try laidOut(path, as: attributes, in: service) {
@@ -242,7 +237,7 @@ struct Session {
     if let kept {
       var error: UnsafeMutablePointer<GError>?
       try withItem(kept, in: service) { item in
-        _ = secret_item_set_secret_sync(item, value, cancellable.pointer, &error)
+        _ = lib.secret_item_set_secret_sync(item, value, cancellable.pointer, &error)
         try check(error)
       }
     } else {
@@ -264,18 +259,18 @@ struct Session {
   private func create(_ attributes: [String: String], label: String, value: OpaquePointer,
                       in service: UnsafeMutablePointer<SecretService>) throws -> String {
     var error: UnsafeMutablePointer<GError>?
-    guard let collection = secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, cancellable.pointer, &error) else {
+    guard let collection = lib.secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, cancellable.pointer, &error) else {
       try check(error)
       throw KeyringError.noDefaultCollection()
     }
-    defer { g_object_unref(collection) }
+    defer { lib.g_object_unref(collection) }
     let item = withAttributeTable(attributes) {
-      secret_item_create_sync(collection, nil, $0, label, value, SECRET_ITEM_CREATE_NONE, cancellable.pointer, &error)
+      lib.secret_item_create_sync(collection, nil, $0, label, value, SECRET_ITEM_CREATE_NONE, cancellable.pointer, &error)
     }
     try check(error)
     guard let item else { throw lockedOr(KeyringError(.failed, "The Secret Service refused to store the key.")) }
-    defer { g_object_unref(item) }
-    return String(cString: g_dbus_proxy_get_object_path(UnsafeMutableRawPointer(item).assumingMemoryBound(to: GDBusProxy.self)))
+    defer { lib.g_object_unref(item) }
+    return String(cString: lib.g_dbus_proxy_get_object_path(UnsafeMutableRawPointer(item).assumingMemoryBound(to: GDBusProxy.self))!)
   }
 
   /// Brings the items of `service` to odr's layout: each key's value (of
@@ -305,7 +300,7 @@ struct Session {
   /// layout. False when there was none.
   func delete(named name: String, service serviceName: String) throws -> Bool {
     let service = try connect()
-    defer { g_object_unref(service) }
+    defer { lib.g_object_unref(service) }
     let paths = try itemPaths(named: name, service: serviceName)
     for path in paths.unlocked { try delete(path, in: service) }
     if paths.unlocked.isEmpty, !paths.locked.isEmpty { throw lockedOr(nil, lockedItems: paths.locked) }
@@ -315,7 +310,7 @@ struct Session {
   private func delete(_ path: String, in service: UnsafeMutablePointer<SecretService>) throws {
     var error: UnsafeMutablePointer<GError>?
     try withItem(path, in: service) { item in
-      _ = secret_item_delete_sync(item, cancellable.pointer, &error)
+      _ = lib.secret_item_delete_sync(item, cancellable.pointer, &error)
       try check(error)
     }
   }
@@ -324,11 +319,11 @@ struct Session {
   private func withItem<T>(_ path: String, in service: UnsafeMutablePointer<SecretService>,
                            _ body: (UnsafeMutablePointer<SecretItem>) throws -> T) throws -> T {
     var error: UnsafeMutablePointer<GError>?
-    guard let item = secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, cancellable.pointer, &error) else {
+    guard let item = lib.secret_item_new_for_dbus_path_sync(service, path, SECRET_ITEM_NONE, cancellable.pointer, &error) else {
       try check(error)
       throw KeyringError(.failed, "The Secret Service did not open the item at \(path).")
     }
-    defer { g_object_unref(item) }
+    defer { lib.g_object_unref(item) }
     return try body(item)
   }
 
@@ -336,20 +331,20 @@ struct Session {
   /// provider sent none for is absent.
   private func secrets(of paths: [String]) throws -> [String: String] {
     let service = try connect()
-    defer { g_object_unref(service) }
+    defer { lib.g_object_unref(service) }
     var error: UnsafeMutablePointer<GError>?
     let copies = paths.map { strdup($0) }
     defer { for copy in copies { free(copy) } }
     var pointers: [UnsafePointer<gchar>?] = copies.map { UnsafePointer($0) } + [nil]
     let table = pointers.withUnsafeMutableBufferPointer {
-      secret_service_get_secrets_for_dbus_paths_sync(service, $0.baseAddress, cancellable.pointer, &error)
+      lib.secret_service_get_secrets_for_dbus_paths_sync(service, $0.baseAddress, cancellable.pointer, &error)
     }
     try check(error)
     guard let table else { return [:] }
-    defer { g_hash_table_unref(table) }
+    defer { lib.g_hash_table_unref(table) }
     var result: [String: String] = [:]
     for path in paths {
-      if let value = g_hash_table_lookup(table, path) { result[path] = try text(of: OpaquePointer(value)) }
+      if let value = lib.g_hash_table_lookup(table, path) { result[path] = try text(of: OpaquePointer(value)) }
     }
     return result
   }
@@ -403,7 +398,7 @@ struct Session {
 
   private func searchOnce(_ attributes: [String: String], loadSecrets: Bool) throws -> [FoundItem] {
     let service = try connect()
-    defer { g_object_unref(service) }
+    defer { lib.g_object_unref(service) }
     return try withSearchPaths(attributes, in: service) { unlocked, locked in
       if locked?.pointee != nil {
         // naming the locked collection is best effort; the lock is reported either way
@@ -443,30 +438,30 @@ struct Session {
   /// a value. The first failure is thrown.
   private func pipelined<T>(_ calls: [(path: String, interface: String, method: String, arguments: OpaquePointer)],
                             proxy: UnsafeMutablePointer<GDBusProxy>, read: (OpaquePointer) throws -> T) throws -> [T] {
-    let context = g_main_context_new()
-    g_main_context_push_thread_default(context)
+    let context = lib.g_main_context_new()
+    lib.g_main_context_push_thread_default(context)
     defer {
-      g_main_context_pop_thread_default(context)
-      g_main_context_unref(context)
+      lib.g_main_context_pop_thread_default(context)
+      lib.g_main_context_unref(context)
     }
     let replies = PipelinedReplies(calls.count)
     defer {
-      for variant in replies.variants { if let variant { g_variant_unref(variant) } }
-      for error in replies.errors { if let error { g_error_free(error) } }
+      for variant in replies.variants { if let variant { lib.g_variant_unref(variant) } }
+      for error in replies.errors { if let error { lib.g_error_free(error) } }
     }
-    let connection = g_dbus_proxy_get_connection(proxy)
+    let connection = lib.g_dbus_proxy_get_connection(proxy)
     for (index, call) in calls.enumerated() {
       let data = Unmanaged.passRetained(PipelinedCall(replies, index)).toOpaque()
-      g_dbus_connection_call(connection, g_dbus_proxy_get_name(proxy), call.path, call.interface, call.method,
+      lib.g_dbus_connection_call(connection, lib.g_dbus_proxy_get_name(proxy), call.path, call.interface, call.method,
                              call.arguments, nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellable.pointer, { source, result, data in
         let call = Unmanaged<PipelinedCall>.fromOpaque(data!).takeRetainedValue()
         var error: UnsafeMutablePointer<GError>?
-        call.replies.variants[call.index] = g_dbus_connection_call_finish(OpaquePointer(source), result, &error)
+        call.replies.variants[call.index] = lib.g_dbus_connection_call_finish(OpaquePointer(source), result, &error)
         call.replies.errors[call.index] = error
         call.replies.pending -= 1
       }, data)
     }
-    while replies.pending > 0 { g_main_context_iteration(context, 1) }
+    while replies.pending > 0 { _ = lib.g_main_context_iteration(context, 1) }
     if let index = replies.errors.firstIndex(where: { $0 != nil }) {
       let error = replies.errors[index]
       replies.errors[index] = nil
@@ -483,28 +478,28 @@ struct Session {
   /// cost is the daemon's work, not one round trip per item.
   private func itemAttributes(_ paths: [String], proxy: UnsafeMutablePointer<GDBusProxy>) throws -> [[String: String]] {
     let calls = paths.map { path in
-      var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.Secret.Item"), g_variant_new_string("Attributes")]
-      return (path: path, interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: g_variant_new_tuple(&arguments, 2)!)
+      var arguments: [OpaquePointer?] = [lib.g_variant_new_string("org.freedesktop.Secret.Item"), lib.g_variant_new_string("Attributes")]
+      return (path: path, interface: "org.freedesktop.DBus.Properties", method: "Get", arguments: lib.g_variant_new_tuple(&arguments, 2)!)
     }
     return try pipelined(calls, proxy: proxy) { reply in
-      let boxed = g_variant_get_child_value(reply, 0)
-      defer { g_variant_unref(boxed) }
-      let dictionary = g_variant_get_variant(boxed)
-      defer { g_variant_unref(dictionary) }
+      let boxed = lib.g_variant_get_child_value(reply, 0)
+      defer { lib.g_variant_unref(boxed) }
+      let dictionary = lib.g_variant_get_variant(boxed)
+      defer { lib.g_variant_unref(dictionary) }
       // A provider's bug must not become a GLib assertion in odr.
-      let type = String(cString: g_variant_get_type_string(dictionary))
+      let type = String(cString: lib.g_variant_get_type_string(dictionary)!)
       guard type == "a{ss}" else {
         throw KeyringError(.failed, "The Secret Service sent item attributes of type \(type), not a{ss}; it does not follow the Secret Service API.")
       }
       var result: [String: String] = [:]
-      for index in 0..<g_variant_n_children(dictionary) {
-        let entry = g_variant_get_child_value(dictionary, index)
-        let key = g_variant_get_child_value(entry, 0)
-        let value = g_variant_get_child_value(entry, 1)
-        result[String(cString: g_variant_get_string(key, nil))] = String(cString: g_variant_get_string(value, nil))
-        g_variant_unref(value)
-        g_variant_unref(key)
-        g_variant_unref(entry)
+      for index in 0..<lib.g_variant_n_children(dictionary) {
+        let entry = lib.g_variant_get_child_value(dictionary, index)
+        let key = lib.g_variant_get_child_value(entry, 0)
+        let value = lib.g_variant_get_child_value(entry, 1)
+        result[String(cString: lib.g_variant_get_string(key, nil)!)] = String(cString: lib.g_variant_get_string(value, nil)!)
+        lib.g_variant_unref(value)
+        lib.g_variant_unref(key)
+        lib.g_variant_unref(entry)
       }
       return result
     }
@@ -535,7 +530,7 @@ struct Session {
   /// The locked items matching `attributes` (D-Bus paths).
   func lockedItemPaths(_ attributes: [String: String]) throws -> [String] {
     let service = try connect()
-    defer { g_object_unref(service) }
+    defer { lib.g_object_unref(service) }
     return try withSearchPaths(attributes, in: service) { _, locked in strings(locked) }
   }
 
@@ -548,11 +543,11 @@ struct Session {
     var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
     var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
     _ = withAttributeTable(attributes) {
-      secret_service_search_for_dbus_paths_sync(service, nil, $0, cancellable.pointer, &unlocked, &locked, &error)
+      lib.secret_service_search_for_dbus_paths_sync(service, nil, $0, cancellable.pointer, &unlocked, &locked, &error)
     }
     defer {
-      g_strfreev(unlocked)
-      g_strfreev(locked)
+      lib.g_strfreev(unlocked)
+      lib.g_strfreev(locked)
     }
     try check(error)
     return try body(unlocked, locked)
@@ -565,7 +560,7 @@ struct Session {
   /// collection or item proxies, so it stays cheap however many items exist.
   func lockedCollection(holding lockedItems: [String] = []) throws -> (label: String, path: String)? {
     let service = try connect()
-    defer { g_object_unref(service) }
+    defer { lib.g_object_unref(service) }
     let proxy = UnsafeMutableRawPointer(service).assumingMemoryBound(to: GDBusProxy.self)
     var paths: [String] = []
     if let alias = try defaultAliasPath(proxy: proxy), alias != "/" { paths.append(alias) }
@@ -575,11 +570,11 @@ struct Session {
     }
     for path in paths {
       let locked = try property("Locked", of: path, interface: "org.freedesktop.Secret.Collection", proxy: proxy)
-      defer { g_variant_unref(locked) }
-      guard g_variant_get_boolean(locked) != 0 else { continue }
+      defer { lib.g_variant_unref(locked) }
+      guard lib.g_variant_get_boolean(locked) != 0 else { continue }
       let label = try property("Label", of: path, interface: "org.freedesktop.Secret.Collection", proxy: proxy)
-      defer { g_variant_unref(label) }
-      let text = String(cString: g_variant_get_string(label, nil))
+      defer { lib.g_variant_unref(label) }
+      let text = String(cString: lib.g_variant_get_string(label, nil)!)
       return (text.isEmpty ? "default" : text, path)
     }
     return nil
@@ -596,14 +591,14 @@ struct Session {
   /// prompts for the password. True when it was unlocked.
   func unlock(_ path: String) throws -> Bool {
     let service = try connect()
-    defer { g_object_unref(service) }
+    defer { lib.g_object_unref(service) }
     var error: UnsafeMutablePointer<GError>?
     var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-    defer { g_strfreev(unlocked) }
+    defer { lib.g_strfreev(unlocked) }
     let count = path.withCString { pointer -> Int32 in
       var paths: [UnsafePointer<gchar>?] = [pointer, nil]
       return paths.withUnsafeMutableBufferPointer {
-        secret_service_unlock_dbus_paths_sync(service, $0.baseAddress, cancellable.pointer, &unlocked, &error)
+        lib.secret_service_unlock_dbus_paths_sync(service, $0.baseAddress, cancellable.pointer, &unlocked, &error)
       }
     }
     try check(error)
@@ -613,31 +608,31 @@ struct Session {
   /// The object path the `default` alias names ("/" when none).
   private func defaultAliasPath(proxy: UnsafeMutablePointer<GDBusProxy>) throws -> String? {
     var error: UnsafeMutablePointer<GError>?
-    var arguments: [OpaquePointer?] = [g_variant_new_string("default")]
-    let reply = g_dbus_connection_call_sync(g_dbus_proxy_get_connection(proxy), g_dbus_proxy_get_name(proxy), "/org/freedesktop/secrets",
-                                            "org.freedesktop.Secret.Service", "ReadAlias", g_variant_new_tuple(&arguments, 1),
+    var arguments: [OpaquePointer?] = [lib.g_variant_new_string("default")]
+    let reply = lib.g_dbus_connection_call_sync(lib.g_dbus_proxy_get_connection(proxy), lib.g_dbus_proxy_get_name(proxy), "/org/freedesktop/secrets",
+                                            "org.freedesktop.Secret.Service", "ReadAlias", lib.g_variant_new_tuple(&arguments, 1),
                                             nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellable.pointer, &error)
     try check(error)
     guard let reply else { return nil }
-    defer { g_variant_unref(reply) }
-    let path = g_variant_get_child_value(reply, 0)
-    defer { g_variant_unref(path) }
-    return String(cString: g_variant_get_string(path, nil))
+    defer { lib.g_variant_unref(reply) }
+    let path = lib.g_variant_get_child_value(reply, 0)
+    defer { lib.g_variant_unref(path) }
+    return String(cString: lib.g_variant_get_string(path, nil)!)
   }
 
   /// One D-Bus property of an object of the provider (a new reference).
   private func property(_ name: String, of path: String, interface: String, proxy: UnsafeMutablePointer<GDBusProxy>) throws -> OpaquePointer {
     var error: UnsafeMutablePointer<GError>?
-    var arguments: [OpaquePointer?] = [g_variant_new_string(interface), g_variant_new_string(name)]
-    let reply = g_dbus_connection_call_sync(g_dbus_proxy_get_connection(proxy), g_dbus_proxy_get_name(proxy), path,
-                                            "org.freedesktop.DBus.Properties", "Get", g_variant_new_tuple(&arguments, 2),
+    var arguments: [OpaquePointer?] = [lib.g_variant_new_string(interface), lib.g_variant_new_string(name)]
+    let reply = lib.g_dbus_connection_call_sync(lib.g_dbus_proxy_get_connection(proxy), lib.g_dbus_proxy_get_name(proxy), path,
+                                            "org.freedesktop.DBus.Properties", "Get", lib.g_variant_new_tuple(&arguments, 2),
                                             nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellable.pointer, &error)
     try check(error)
     guard let reply else { throw KeyringError(.failed, "The Secret Service sent no value for \(name).") }
-    defer { g_variant_unref(reply) }
-    let boxed = g_variant_get_child_value(reply, 0)
-    defer { g_variant_unref(boxed) }
-    return g_variant_get_variant(boxed)
+    defer { lib.g_variant_unref(reply) }
+    let boxed = lib.g_variant_get_child_value(reply, 0)
+    defer { lib.g_variant_unref(boxed) }
+    return lib.g_variant_get_variant(boxed)!
   }
 
   // MARK: Probe
@@ -646,19 +641,19 @@ struct Session {
   func probe() -> KeyringProbe {
     var probe = KeyringProbe()
     var error: UnsafeMutablePointer<GError>?
-    guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable.pointer, &error) else {
+    guard let bus = lib.g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable.pointer, &error) else {
       probe.failure = classify(error, connecting: true) as? KeyringError
-      g_clear_error(&error)
+      lib.g_clear_error(&error)
       return probe
     }
-    defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
+    defer { lib.g_object_unref(UnsafeMutableRawPointer(bus)) }
     probe.sessionBus = true
     let service: UnsafeMutablePointer<SecretService>
     do { service = try connect() } catch {
       probe.failure = error as? KeyringError
       return probe
     }
-    defer { g_object_unref(service) }
+    defer { lib.g_object_unref(service) }
     probe.provider = true
     probe.providerProgram = providerProgram(on: bus)
     do {
@@ -679,7 +674,7 @@ struct Session {
   /// name, or its script's for an interpreter), with its pid; nil when the
   /// bus does not say (a sandbox, another user's process).
   private func providerProgram(on bus: OpaquePointer) -> String? {
-    guard let pid = Self.askBus(bus, "GetConnectionUnixProcessID", timeout: -1, cancellable: cancellable.pointer, read: g_variant_get_uint32)
+    guard let pid = Self.askBus(bus, "GetConnectionUnixProcessID", timeout: -1, cancellable: cancellable.pointer, read: lib.g_variant_get_uint32)
     else { return nil }
     return ProviderProcess.name(pid: pid).map { "\($0) (pid \(pid))" }
   }
@@ -688,25 +683,25 @@ struct Session {
   /// and reads its one answer with `read`; nil when the bus does not answer.
   private static func askBus<T>(_ bus: OpaquePointer, _ method: String, timeout: Int32,
                                 cancellable: UnsafeMutablePointer<GCancellable>?, read: (OpaquePointer) -> T) -> T? {
-    var arguments: [OpaquePointer?] = [g_variant_new_string("org.freedesktop.secrets")]
-    guard let reply = g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                                  method, g_variant_new_tuple(&arguments, 1), nil,
+    var arguments: [OpaquePointer?] = [lib.g_variant_new_string("org.freedesktop.secrets")]
+    guard let reply = lib.g_dbus_connection_call_sync(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                                  method, lib.g_variant_new_tuple(&arguments, 1), nil,
                                                   G_DBUS_CALL_FLAGS_NONE, timeout, cancellable, nil)
     else { return nil }
-    defer { g_variant_unref(reply) }
-    let value = g_variant_get_child_value(reply, 0)!
-    defer { g_variant_unref(value) }
+    defer { lib.g_variant_unref(reply) }
+    let value = lib.g_variant_get_child_value(reply, 0)!
+    defer { lib.g_variant_unref(value) }
     return read(value)
   }
 
   /// The collection the `default` alias names, or nil when there is none.
   private func defaultCollection(of service: UnsafeMutablePointer<SecretService>) throws -> (label: String, locked: Bool)? {
     var error: UnsafeMutablePointer<GError>?
-    let collection = secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, cancellable.pointer, &error)
+    let collection = lib.secret_collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, cancellable.pointer, &error)
     try check(error)
     guard let collection else { return nil }
-    defer { g_object_unref(collection) }
-    return (label(of: collection), secret_collection_get_locked(collection) != 0)
+    defer { lib.g_object_unref(collection) }
+    return (label(of: collection), lib.secret_collection_get_locked(collection) != 0)
   }
 
   // MARK: Helpers
@@ -716,8 +711,8 @@ struct Session {
   /// as `secret-tool lookup`; opening it lazily costs one GetNameOwner more.
   private func connect() throws -> UnsafeMutablePointer<SecretService> {
     var error: UnsafeMutablePointer<GError>?
-    guard let service = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable.pointer, &error) else {
-      defer { g_clear_error(&error) }
+    guard let service = lib.secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, cancellable.pointer, &error) else {
+      defer { lib.g_clear_error(&error) }
       throw classify(error, connecting: true)
     }
     return service
@@ -725,7 +720,7 @@ struct Session {
 
   private func check(_ error: UnsafeMutablePointer<GError>?) throws {
     guard let error else { return }
-    defer { g_error_free(error) }
+    defer { lib.g_error_free(error) }
     throw classify(error, connecting: false)
   }
 
@@ -736,13 +731,13 @@ struct Session {
     let domain = error.pointee.domain
     let code = error.pointee.code
     let text = GLibError(error.pointee)
-    if domain == g_io_error_quark() && code == Int32(G_IO_ERROR_CANCELLED.rawValue) {
+    if domain == lib.g_io_error_quark() && code == Int32(G_IO_ERROR_CANCELLED.rawValue) {
       return cancellable.firedReason == .task ? CancellationError() : KeyringError.timeout(deadline)
     }
-    if domain == g_io_error_quark() && code == Int32(G_IO_ERROR_TIMED_OUT.rawValue) {
+    if domain == lib.g_io_error_quark() && code == Int32(G_IO_ERROR_TIMED_OUT.rawValue) {
       return KeyringError.timeout(deadline)
     }
-    if domain == g_dbus_error_quark() {
+    if domain == lib.g_dbus_error_quark() {
       switch code {
       case Int32(G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue), Int32(G_DBUS_ERROR_NAME_HAS_NO_OWNER.rawValue):
         return KeyringError.noProvider(text)
@@ -755,13 +750,13 @@ struct Session {
       default: break
       }
     }
-    if let remote = g_dbus_error_get_remote_error(error) {
-      defer { g_free(remote) }
+    if let remote = lib.g_dbus_error_get_remote_error(error) {
+      defer { lib.g_free(remote) }
       // A provider that never opened odr's session: it was restarted or
       // replaced on the bus since.
       if String(cString: remote) == "org.freedesktop.Secret.Error.NoSession" { return KeyringError.providerChanged(text) }
     }
-    if domain == secret_error_get_quark() {
+    if domain == lib.secret_error_get_quark() {
       switch code {
       case Int32(SECRET_ERROR_IS_LOCKED.rawValue): return lockedOr(nil)
       case Int32(SECRET_ERROR_NO_SUCH_OBJECT.rawValue): return KeyringError.noDefaultCollection(text)
@@ -772,11 +767,11 @@ struct Session {
       // Not reaching the bus at all (no address, no socket, refused) fails
       // in GIO or the D-Bus auth layer before any provider is asked.
       var busError: UnsafeMutablePointer<GError>?
-      if let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable.pointer, &busError) {
-        g_object_unref(UnsafeMutableRawPointer(bus))
+      if let bus = lib.g_bus_get_sync(G_BUS_TYPE_SESSION, cancellable.pointer, &busError) {
+        lib.g_object_unref(UnsafeMutableRawPointer(bus))
         return KeyringError.noProvider(text)
       }
-      g_clear_error(&busError)
+      lib.g_clear_error(&busError)
       return KeyringError.noSessionBus(text)
     }
     // libsecret words some failures of a vanished provider its own way
@@ -787,16 +782,16 @@ struct Session {
 
   /// True when nothing owns `org.freedesktop.secrets` now.
   private func providerIsGone() -> Bool {
-    guard let bus = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { return true }
-    defer { g_object_unref(UnsafeMutableRawPointer(bus)) }
+    guard let bus = lib.g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) else { return true }
+    defer { lib.g_object_unref(UnsafeMutableRawPointer(bus)) }
     // The session's cancellable may have fired already: this asks on its own, for at most 1 s.
-    guard let owned = Self.askBus(bus, "NameHasOwner", timeout: 1000, cancellable: nil, read: g_variant_get_boolean) else { return false }
+    guard let owned = Self.askBus(bus, "NameHasOwner", timeout: 1000, cancellable: nil, read: lib.g_variant_get_boolean) else { return false }
     return owned == 0
   }
 
   private func text(of value: OpaquePointer) throws -> String {
     var length: gsize = 0
-    guard let bytes = secret_value_get(value, &length) else { return "" }
+    guard let bytes = lib.secret_value_get(value, &length) else { return "" }
     let buffer = UnsafeBufferPointer(start: UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: Int(length))
     guard let text = String(validating: buffer, as: UTF8.self) else {
       throw KeyringError(.failed, "A stored value is not UTF-8 text; odr only handles text keys.")
@@ -805,16 +800,16 @@ struct Session {
   }
 
   private func label(of collection: UnsafeMutablePointer<SecretCollection>) -> String {
-    guard let label = secret_collection_get_label(collection) else { return "default" }
-    defer { g_free(label) }
+    guard let label = lib.secret_collection_get_label(collection) else { return "default" }
+    defer { lib.g_free(label) }
     return String(cString: label)
   }
 
   private func withAttributeTable<R>(_ attributes: [String: String], _ body: (OpaquePointer) -> R) -> R {
-    let table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)!
-    defer { g_hash_table_unref(table) }
+    let table = lib.g_hash_table_new_full(lib.g_str_hash, lib.g_str_equal, lib.g_free, lib.g_free)!
+    defer { lib.g_hash_table_unref(table) }
     for (key, value) in attributes {
-      g_hash_table_insert(table, g_strdup(key), g_strdup(value))
+      _ = lib.g_hash_table_insert(table, lib.g_strdup(key), lib.g_strdup(value))
     }
     return body(table)
   }

@@ -81,7 +81,7 @@ extension PrivateKeyring {
     }
     if environment?.isEmpty == false || !files.isEmpty { return found }
     do { return try await PrivateKeyring(store: try keyring()).identities() } catch let error as KeyringError
-      where [.noSessionBus, .noProvider, .noDefaultCollection].contains(error.code) {
+      where [.noLibrary, .noSessionBus, .noProvider, .noDefaultCollection].contains(error.code) {
       return []  // no keyring at all: the caller says that no identity was found
     }
   }

@@ -90,6 +90,40 @@ import Testing
   /// The kernel keyring is emptied at reboot: an identity made there warns
   /// and offers a 0600 copy, and an empty store says why a key is missing
   /// (a new user namespace is a freshly booted kernel's keyring).
+  /// The keyring's libraries (libsecret, GLib, and libgcrypt under them)
+  /// are loaded when a command first touches the desktop keyring: the
+  /// kernel store and the resource commands never map them. The dynamic
+  /// loader's own log (LD_DEBUG=libs) says what each process loaded; a key
+  /// read from the Secret Service is the control that loads them.
+  @Test func onlyTheDesktopKeyringLoadsItsLibraries() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    try await publish()
+    let docs = root.appending(path: "docs")
+    try FileManager.default.createDirectory(at: docs, withIntermediateDirectories: true)
+    try Data(#"{"bundle": "\#(bundle)", "tags": {"Docs": {"category": "onDemand", "files": ["a.txt"]}}}"#.utf8).write(to: docs.appending(path: "tags.json"))
+    try Data("docs".utf8).write(to: docs.appending(path: "a.txt"))
+    let pack = try await Command.odr(["pack", docs.path, "--output", root.appending(path: "docs-pub").path, "--quiet"], environment: environment)
+    try #require(pack.status == 0, "\(pack.stderr)")
+    let result = try await inNamespace("""
+      loaded() { log="$HOME/ld-$1"; shift; LD_DEBUG=libs LD_DEBUG_OUTPUT="$log" "$ODR" "$@" >/dev/null 2>&1; s=$?
+        echo "$s $(cat "$log".* | grep -oE 'lib(secret-1|glib-2[.]0|gio-2[.]0|gobject-2[.]0|gcrypt)[.]so[.][0-9]+' | sort -u | tr '\\n' ' ')"; }
+      printf v | "$ODR" set Typed || exit 1
+      echo "get --store kernel: $(loaded get get Typed)"
+      echo "fetch --store kernel: $(loaded fetch fetch APIKeys)"
+      export ODR_CATALOG="\(root.path)/docs-pub"
+      echo "begin: $(loaded begin begin Docs)"
+      echo "path: $(loaded path path Docs)"
+      echo "status: $(loaded status status)"
+      echo "verify: $(loaded verify verify "$ODR_CATALOG")"
+      echo "get --store secret-service: $(loaded control get Typed --store secret-service)"
+      """)
+    #expect(result.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == [
+      "get --store kernel: 0", "fetch --store kernel: 0", "begin: 0", "path: 0", "status: 0",
+      "verify: 4",  // an unsigned catalog: verify says so
+      "get --store secret-service: 5 libgcrypt.so.20 libgio-2.0.so.0 libglib-2.0.so.0 libgobject-2.0.so.0 libsecret-1.so.0",
+    ], "\(result.stdout)\n\(result.stderr)")
+  }
+
   @Test func whatTheKernelLosesAtRebootIsSaid() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     try await publish()

@@ -287,6 +287,13 @@ let package = Package(
       swiftSettings: strictSettings
     ),
     .executableTarget(
+      name: "odr-floor",
+      dependencies: ["CLibsecretSystem"],
+      path: "Benchmarks/odr-floor",
+      swiftSettings: strictSettings,
+      linkerSettings: staticRuntime([])
+    ),
+    .executableTarget(
       name: "odr-search-once",
       dependencies: ["ODRKeyring"],
       path: "Benchmarks/odr-search-once",

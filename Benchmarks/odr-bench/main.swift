@@ -73,6 +73,8 @@ try await store.deleteAll()
 try await store.setValue("k-bench-value", for: "Weather")
 
 // Linked statically (its own linkerSettings), copied beside odr-bench by scripts/build.
+let bareFloor = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+  .deletingLastPathComponent().appending(path: "static/odr-floor").path
 let searchOnce = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
   .deletingLastPathComponent().appending(path: "static/odr-search-once").path
 
@@ -112,6 +114,18 @@ if wants("a") {
   }
   func overGet(_ times: [Duration]) -> String { String(format: "%.2f", (median(times) - median(gets)) / .milliseconds(1)) }
   report("(a) cold get vs the static floor (same two libsecret calls): odr get \(ms(median(gets)))   floor \(ms(median(floor)))   ratio \(ratio(median(gets), median(floor)))   (target ≤ 1.10×)   odr exec --only Weather -- true \(ms(median(execs))): get + \(overGet(execs)) ms (target ≤ +3 ms); with --no-mask \(ms(median(execves))): get + \(overGet(execves)) ms   [alternating, median of \(gets.count)]")
+  // The bare floor (issue 51): a static Swift program with no Foundation
+  // and no odr module making the two libsecret calls of one lookup
+  // (Benchmarks/odr-floor), and that program's start alone (--version).
+  var bare: [Duration] = [], coldGets: [Duration] = [], bareStarts: [Duration] = [], odrStarts: [Duration] = []
+  try time(bareFloor, [service, "Weather"])
+  for _ in 0..<max(runs, 51) {
+    bare.append(try time(bareFloor, [service, "Weather"]))
+    coldGets.append(try time(odrPath, ["get", "Weather", "--service", service]))
+    bareStarts.append(try time(bareFloor, ["--version"]))
+    odrStarts.append(try time(odrPath, ["--version"]))
+  }
+  report("(a) cold get vs the bare floor (no Foundation, no odr module): odr get \(ms(median(coldGets)))   floor \(ms(median(bare)))   ratio \(ratio(median(coldGets), median(bare)))   (target ≤ 1.15×, then 1.10×)   odr --version \(ms(median(odrStarts)))   floor --version \(ms(median(bareStarts)))   ratio \(ratio(median(odrStarts), median(bareStarts)))   (target ≤ 1.20×)   [alternating, median of \(bare.count)]")
   // Against an earlier build (ODR_BENCH_BASELINE=/path/to/odr), run
   // alternately so both see the same machine: start-up must not regress.
   if let baseline = ProcessInfo.processInfo.environment["ODR_BENCH_BASELINE"] {

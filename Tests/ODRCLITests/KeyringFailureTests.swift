@@ -76,6 +76,26 @@ import Testing
     #expect(result.duration < .seconds(1))
   }
 
+  /// libsecret (and GLib) are loaded on first use, not linked: on a machine
+  /// without them odr still starts, and a keyring command says what is
+  /// missing and how to install it. Here libsecret is hidden by an empty
+  /// file mounted over it, in a mount namespace of the test's own.
+  @Test func aMissingLibsecretIsSaidNotACrashAtStart() async throws {
+    let script = #"""
+      library=$(/sbin/ldconfig -p | awk '/libsecret-1[.]so[.]0 / { print $NF; exit }')
+      [ -n "$library" ] && mount --bind /dev/null "$(readlink -f "$library")" || { echo "cannot hide libsecret"; exit 99; }
+      "$0" --version >/dev/null; echo "version: $?"
+      "$0" get Weather --service com.example.nolibrary; echo "get: $?"
+      printf v | "$0" set Weather --store kernel --service com.example.nolibrary >/dev/null && "$0" get Weather --store kernel --service com.example.nolibrary; echo " kernel: $?"
+      """#
+    let result = try await Command.run("/usr/bin/unshare", ["--user", "--map-root-user", "--mount", "--", "keyctl", "session", "-", "sh", "-c", script, Paths.odr.path],
+                                       environment: environment(bus: "unix:path=/nonexistent/bus"))
+    #expect(result.stdout == "version: 0\nget: 5\nv kernel: 0\n", "\(result.stdout)\n\(result.stderr)")
+    #expect(result.stderr.contains("odr: libsecret could not be loaded ("), "\(result.stderr)")
+    #expect(result.stderr.contains("so the desktop keyring cannot be used. Install it (`sudo apt install libsecret-1-0`), or: "), "\(result.stderr)")
+    #expect(result.stderr.contains("`--store kernel`") && !result.stderr.contains("APIKeyProvider"), "\(result.stderr)")
+  }
+
   /// The throwaway keyring odr advises without a bus runs as printed —
   /// with `odr set` and `odr get` for `odr …` — in a home without a
   /// keyring and in one whose login keyring is locked with another

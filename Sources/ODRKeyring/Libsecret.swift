@@ -142,11 +142,17 @@ struct Session {
   /// The items holding key `name` of `service` in any layout
   /// (`ItemLayout.searches(service:name:)`): D-Bus paths, unlocked and locked.
   func itemPaths(named name: String, service: String) throws -> (unlocked: [String], locked: [String]) {
+    try itemPaths(named: [name], service: service)[0]
+  }
+
+  /// ``itemPaths(named:service:)`` of each of `names`, every layout's
+  /// search for every name sent at once: one round trip, not one per search.
+  private func itemPaths(named names: [String], service: String) throws -> [(unlocked: [String], locked: [String])] {
     let secretService = try connect()
     defer { lib.g_object_unref(secretService) }
     let proxy = UnsafeMutableRawPointer(secretService).assumingMemoryBound(to: GDBusProxy.self)
-    // One SearchItems per layout, sent at once: one round trip, not three.
-    let calls = ItemLayout.searches(service: service, name: name).map { search in
+    let searches = names.map { ItemLayout.searches(service: service, name: $0) }
+    let calls = searches.joined().map { search in
       let entries: [OpaquePointer?] = search.sorted { $0.key < $1.key }.map { lib.g_variant_new_dict_entry(lib.g_variant_new_string($0.key), lib.g_variant_new_string($0.value)) }
       let entryType = lib.g_variant_type_new("{ss}")
       defer { lib.g_variant_type_free(entryType) }
@@ -154,14 +160,17 @@ struct Session {
       return (path: "/org/freedesktop/secrets", interface: "org.freedesktop.Secret.Service", method: "SearchItems",
               arguments: lib.g_variant_new_tuple(&dictionary, 1)!)
     }
-    let found = try pipelined(calls, proxy: proxy) { reply in (Self.objectPaths(reply, 0), Self.objectPaths(reply, 1)) }
-    var unlocked: [String] = []
-    var locked: [String] = []
-    for (open, closed) in found {
-      for path in open where !unlocked.contains(path) { unlocked.append(path) }
-      for path in closed where !locked.contains(path) { locked.append(path) }
+    var found = try pipelined(calls, proxy: proxy) { reply in (Self.objectPaths(reply, 0), Self.objectPaths(reply, 1)) }[...]
+    return searches.map { layouts in
+      var unlocked: [String] = []
+      var locked: [String] = []
+      for (open, closed) in found.prefix(layouts.count) {
+        for path in open where !unlocked.contains(path) { unlocked.append(path) }
+        for path in closed where !locked.contains(path) { locked.append(path) }
+      }
+      found = found.dropFirst(layouts.count)
+      return (unlocked, locked)
     }
-    return (unlocked, locked)
   }
 
   /// The object paths in child `index` of a reply (an `ao`).
@@ -182,18 +191,38 @@ struct Session {
   /// unlocked item holds it, `.locked` when a locked one does or (with
   /// `checkingLock`) the default collection is locked.
   func value(named name: String, service: String, checkingLock: Bool = true) throws -> String? {
-    let paths = try itemPaths(named: name, service: service)
-    guard !paths.unlocked.isEmpty else {
-      if paths.locked.isEmpty {
-        guard checkingLock, try lockedCollection() != nil else { return nil }
+    try values(named: [(name, checkingLock)], service: service)[0]
+  }
+
+  /// ``value(named:service:checkingLock:)`` of each key, read together:
+  /// every search in one round trip, every secret in one GetSecrets (`odr
+  /// get` and the provider read a key and the import journal so, at the
+  /// cost of about one lookup). A lock is reported for the first key, in
+  /// order, that meets one.
+  func values(named keys: [(name: String, checkingLock: Bool)], service: String) throws -> [String?] {
+    let found = try itemPaths(named: keys.map(\.name), service: service)
+    var chosen: [String?] = []
+    for (key, paths) in zip(keys, found) {
+      guard !paths.unlocked.isEmpty else {
+        if paths.locked.isEmpty {
+          guard key.checkingLock, try lockedCollection() != nil else {
+            chosen.append(nil)
+            continue
+          }
+        }
+        throw lockedOr(nil, lockedItems: paths.locked)
       }
-      throw lockedOr(nil, lockedItems: paths.locked)
+      chosen.append(try preferred(paths.unlocked))
     }
-    let path = try preferred(paths.unlocked)
-    guard let value = try secrets(of: [path])[path] else {
-      throw KeyringError(.failed, "The Secret Service found the item of \(name) but sent no secret for it. Try again; if it persists, the provider is at fault (`odr doctor` names it).")
+    let paths = chosen.compactMap { $0 }
+    let secrets = paths.isEmpty ? [:] : try secrets(of: paths)
+    return try zip(keys, chosen).map { key, path in
+      guard let path else { return nil }
+      guard let value = secrets[path] else {
+        throw KeyringError(.failed, "The Secret Service found the item of \(key.name) but sent no secret for it. Try again; if it persists, the provider is at fault (`odr doctor` names it).")
+      }
+      return value
     }
-    return value
   }
 
   /// Of items holding one key, the one to read and keep.

@@ -97,8 +97,8 @@ public struct SecretServiceStore: SecretStore, BlockingReads {
   }
 
   private static func valueAndJournal(_ name: String, service: String, in session: Session) throws -> (value: String?, journal: String?) {
-    (try session.value(named: name, service: service),
-     try session.value(named: KeyringInput.journalName, service: service, checkingLock: false))
+    let values = try session.values(named: [(name, true), (KeyringInput.journalName, false)], service: service)
+    return (values[0], values[1])
   }
 
   private static func lookup(_ name: String, service: String, in session: Session) throws -> String {

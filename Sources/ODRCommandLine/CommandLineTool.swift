@@ -31,11 +31,13 @@ public enum CommandLineTool {
     do {
       // `odr exec` starts every CI step: its plain form without
       // ArgumentParser (QuickExec), else parsed alone, not the whole
-      // command tree (about 2 ms less). Help and usage errors go through
-      // the root below, so they read `odr exec`.
+      // command tree (about 2 ms less), as are the other commands scripts
+      // and fleets run most. Help and usage errors go through the root
+      // below, so they read `odr exec`.
       if let quick = QuickExec(arguments: arguments, environment: context.environment, workingDirectory: context.workingDirectory) { try await quick.run(context) }
-      if arguments.first == "exec", let exec = dropping(.isTheAnswer, { try ODR.Exec.parse(Array(arguments.dropFirst())) }) {
-        try await exec.run(context)
+      if let hot = arguments.first.flatMap({ hotCommands[$0] }),
+         let command = dropping(.isTheAnswer, { try hot.parse(Array(arguments.dropFirst())) }) as? any ContextualCommand {
+        try await command.run(context)
         try context.output.finish()
         return 0
       }
@@ -61,6 +63,13 @@ public enum CommandLineTool {
       return ExitStatus.report(error, to: context.output)
     }
   }
+
+  /// The commands parsed alone, not as part of the whole tree, when their
+  /// arguments parse: what CI steps, scripts and fleets run most.
+  static let hotCommands: [String: any ContextualCommand.Type] = [
+    "exec": ODR.Exec.self, "begin": ODR.Begin.self, "env": ODR.Env.self, "get": ODR.GetKey.self,
+    "fetch": ODR.Fetch.self, "status": ODR.Status.self, "end": ODR.End.self,
+  ]
 
   /// The path of this process's executable (`/proc/self/exe`).
   static var executablePath: String {

@@ -13,7 +13,7 @@ let strictSettings: [SwiftSetting] = [
 let testSettings = strictSettings + [.unsafeFlags(["-Onone"])]
 
 /// odr's own tools — the CLI, its tests and benchmarks — need argument
-/// parsing, AsyncHTTPClient and a test server; the libraries an app links do
+/// parsing, the HTTP client and a test server; the libraries an app links do
 /// not. Their dependencies hang on the default trait "Tools", so an app that
 /// turns it off (`traits: []`) resolves only swift-crypto, swift-asn1,
 /// swift-log and swift-system besides odr (README, "Use the library").
@@ -36,9 +36,9 @@ let foundation = essentials + ["CoreFoundation", "_FoundationICU", "FoundationIn
 let networking = foundation + ["_CFURLSessionInterface", "curl"]
 
 /// The HTTP stack of odr's own network code (downloads and S3 publishing,
-/// the proxy of `odr exec --proxy`): AsyncHTTPClient on SwiftNIO with TLS.
+/// the proxy of `odr exec --proxy`): odr's HTTP/1.1 client (ODRHTTP's
+/// HTTP1Client) on SwiftNIO with TLS.
 let networkStack: [Target.Dependency] = [
-  .product(name: "AsyncHTTPClient", package: "async-http-client", condition: tools),
   .product(name: "Crypto", package: "swift-crypto"),
   .product(name: "NIOCore", package: "swift-nio", condition: tools),
   .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
@@ -59,16 +59,15 @@ let package = Package(
     .library(name: "ODRKit", targets: ["ODRKit"]),
   ],
   traits: [
-    .trait(name: "Tools", description: "The odr and odr-http executables, tests and benchmarks (argument parsing, AsyncHTTPClient, test servers)."),
+    .trait(name: "Tools", description: "The odr and odr-http executables, tests and benchmarks (argument parsing, the HTTP client, test servers)."),
     .default(enabledTraits: ["Tools"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
-    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-    // AsyncHTTPClient's TLS; named so its errors are told apart by type.
+    // TLS for odr's HTTP client and the proxy; named so its errors are told apart by type.
     .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     // odr exec --proxy: the run's certificate authority and its leaves.
     .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
@@ -142,6 +141,7 @@ let package = Package(
         "ODRCatalog",
         "ODRTransports",
       ] + networkStack + [
+        .product(name: "NIOTLS", package: "swift-nio", condition: tools),
         .product(name: "SystemPackage", package: "swift-system"),
       ],
       swiftSettings: strictSettings
@@ -207,6 +207,7 @@ let package = Package(
       name: "ODRProxyServer",
       dependencies: [
         "ODRBase",
+        "ODRHTTP",
         "ODRKeyFormat",
         "ODRProxy",
       ] + networkStack + [

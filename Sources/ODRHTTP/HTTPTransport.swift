@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 public import FoundationEssentials
 import NIOCore
 import NIOHTTP1
@@ -8,7 +7,7 @@ public import ODRTransports
 import Synchronization
 
 /// Fetches catalogs and blobs over HTTP(S), and from `s3://` sources with
-/// requests signed by `SigV4Signer`, with AsyncHTTPClient.
+/// requests signed by `SigV4Signer`, with odr's HTTP client (``HTTP1Client``).
 ///
 /// Blob bodies reach the store chunk by chunk as they arrive and never touch
 /// a temporary file; memory stays bounded whatever the size (the response
@@ -140,28 +139,20 @@ public struct HTTPTransport: BlobTransport {
   /// Sends a request to `url` (http, https or s3), following up to five
   /// redirects between http(s) URLs. The credential goes only to its
   /// origin, at every hop; S3 requests are signed and never redirected.
-  func send(_ method: String, _ url: URL, headers: [(String, String)] = [], body: RequestBody? = nil) async throws -> HTTPClientResponse {
+  func send(_ method: String, _ url: URL, headers: [(String, String)] = [], body: RequestBody? = nil) async throws -> HTTP1Response {
     var target = url
     for _ in 0...5 {
-      var request = HTTPClientRequest(url: try address(of: target).absoluteString)
-      request.method = HTTPMethod(rawValue: method)
       var all = headers
-      if let body { all.append(("Content-Length", String(body.size))) }
       if let s3, url.scheme == "s3" {
         let address = s3.httpURL(for: target)
         all = s3.headers(method: method, url: address, headers: all, payloadHash: body?.sha256 ?? SigV4Signer.emptyPayloadHash)
       } else if let credential, credential.applies(to: target) {
         all.append((credential.header, credential.value))
       }
-      for (name, value) in all where name.lowercased() != "content-length" { request.headers.add(name: name, value: value) }
-      switch body {
-      case .data(let data, _)?: request.body = .bytes(ByteBuffer(bytes: data))
-      case .file(let file, let size, _)?: request.body = .stream(FileChunks(path: file.path), length: .known(size))
-      case nil: break
-      }
-      let response: HTTPClientResponse
+      let request = try Self.request(method, try address(of: target), headers: all.filter { $0.0.lowercased() != "content-length" }, body: body)
+      let response: HTTP1Response
       do {
-        response = try await Self.client(for: timeouts).execute(request, timeout: .hours(24))
+        response = try await Self.client(for: timeouts).execute(request)
       } catch {
         if Task.isCancelled || error is CancellationError { throw CancellationError() }
         throw Self.failure(error, url: target, address: try address(of: target), timeouts: timeouts, purpose: purpose)
@@ -174,6 +165,25 @@ public struct HTTPTransport: BlobTransport {
       target = next
     }
     throw ResourceError(.network, "\(url.redacted) redirects more than five times; the server is misconfigured.")
+  }
+
+  /// The request for `method` to the http(s) `address`.
+  static func request(_ method: String, _ address: URL, headers: [(String, String)], body: RequestBody?) throws -> HTTP1Request {
+    guard let scheme = address.scheme?.lowercased(), scheme == "http" || scheme == "https",
+          var host = address.host(percentEncoded: false), !host.isEmpty else {
+      throw ResourceError(.invalidSource, "\(address.redacted) is not an http(s) URL.")
+    }
+    if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+    var target = address.path(percentEncoded: true)
+    if target.isEmpty { target = "/" }
+    if let query = address.query(percentEncoded: true) { target += "?" + query }
+    let requestBody: HTTP1Request.Body? = switch body {
+    case .data(let data, _)?: .bytes(ByteBuffer(bytes: data))
+    case .file(let file, let size, _)?: .file(path: file.path, length: size)
+    case nil: nil
+    }
+    return HTTP1Request(method: HTTPMethod(rawValue: method), scheme: scheme, host: host, port: address.port ?? (scheme == "https" ? 443 : 80),
+                        target: target, headers: HTTPHeaders(headers), body: requestBody)
   }
 
   /// The http(s) address a request goes to.
@@ -192,19 +202,12 @@ public struct HTTPTransport: BlobTransport {
   }
 
   /// One client per timeout setting, for the life of the process.
-  private static let clients = Mutex<[Timeouts: HTTPClient]>([:])
+  private static let clients = Mutex<[Timeouts: HTTP1Client]>([:])
 
-  private static func client(for timeouts: Timeouts) -> HTTPClient {
+  private static func client(for timeouts: Timeouts) -> HTTP1Client {
     clients.withLock { clients in
       if let client = clients[timeouts] { return client }
-      var configuration = HTTPClient.Configuration(
-        timeout: HTTPClient.Configuration.Timeout(connect: TimeAmount(timeouts.connect), read: TimeAmount(timeouts.stall)),
-        decompression: .disabled)
-      configuration.redirectConfiguration = .disallow
-      // A refused connection is an answer: report it now, do not retry
-      // until the connect timeout.
-      configuration.connectionPool.retryConnectionEstablishment = false
-      let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+      let client = HTTP1Client(configuration: .init(connect: TimeAmount(timeouts.connect), stall: TimeAmount(timeouts.stall)))
       clients[timeouts] = client
       return client
     }
@@ -212,12 +215,12 @@ public struct HTTPTransport: BlobTransport {
 
   // MARK: Responses
 
-  static func validators(of response: HTTPClientResponse) -> CacheValidators {
+  static func validators(of response: HTTP1Response) -> CacheValidators {
     CacheValidators(etag: response.headers.first(name: "etag"), lastModified: response.headers.first(name: "last-modified"))
   }
 
   /// Streams the body into `sink`; a dropped connection is a `.network` error.
-  static func receive(_ response: HTTPClientResponse, url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
+  static func receive(_ response: HTTP1Response, url: URL, into sink: (UnsafeRawBufferPointer) throws -> Void) async throws {
     do {
       for try await buffer in response.body {
         try Task.checkCancellation()
@@ -234,7 +237,7 @@ public struct HTTPTransport: BlobTransport {
   /// Throws the error a non-2xx status means, in plain words
   /// (``HTTPStatusCheck``, with the credential the request to `url`
   /// carried and this transport's purpose).
-  func check(_ response: HTTPClientResponse, url: URL) async throws {
+  func check(_ response: HTTP1Response, url: URL) async throws {
     let code = Int(response.status.code)
     guard !(200..<300).contains(code) else { return }
     var excerpt = ""

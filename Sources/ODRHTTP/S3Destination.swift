@@ -1,6 +1,5 @@
 package import FoundationEssentials
 import ODRBase
-import AsyncHTTPClient
 import Crypto
 import NIOCore
 import NIOHTTP1

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Glibc
 import NIOCore
 import NIOPosix
@@ -23,13 +22,13 @@ enum TransportFailure: Equatable {
 
   init(_ error: any Error) {
     switch error {
-    case let error as HTTPClientError:
+    case let error as HTTP1Client.Failure:
       switch error {
       case .connectTimeout: self = .connectTimeout
-      case .readTimeout: self = .stalled
-      case .remoteConnectionClosed: self = .closed
+      case .stalled: self = .stalled
+      case .closedEarly: self = .closed
       case .tlsHandshakeTimeout: self = .tls
-      default: self = .other
+      case .cancelled: self = .other
       }
     case let error as NIOConnectionError:
       if let dns = error.dnsAError ?? error.dnsAAAAError {
@@ -39,6 +38,7 @@ enum TransportFailure: Equatable {
       } else {
         self = .other
       }
+    case ChannelError.connectTimeout: self = .connectTimeout
     case let error as SocketAddressError.UnknownHost: self = .unknownHost(error.host)
     case let error as IOError:
       switch error.errnoCode {

@@ -1,6 +1,6 @@
-import AsyncHTTPClient
 import FoundationEssentials
 import NIOCore
+import ODRHTTP
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
@@ -368,8 +368,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
 
   /// Sends `job` upstream and its answer back through ``UpstreamAnswer``,
   /// whose callbacks run on the connection's own event loop (the upstream
-  /// connection is AsyncHTTPClient's choice: asking for it on this loop
-  /// too opened a connection per request; docs/performance.md).
+  /// connection is any kept one of its origin; docs/performance.md).
   private static func start(_ job: Forwarding, channel: any Channel, shared: ProxyServer.Shared, connection: ConnectionInfo,
                             audit: @escaping @Sendable (Int, String?) -> Void) {
     connection.requestStarted()
@@ -380,13 +379,12 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         // Plain http goes to the address checked; https to the name, whose
         // certificate proves it (a name that moved meanwhile fails there).
         let address = try result.get()
-        let authority = job.request.scheme == "https" ? host.description : (address.ipAddress.flatMap(ProxyHost.init)?.description ?? host.description)
+        let name = job.request.scheme == "https" ? host.text : (address.ipAddress.flatMap(ProxyHost.init)?.text ?? host.text)
         var headers = HTTPHeaders()
         for header in job.forward.headers { headers.add(name: header.name, value: header.value) }
-        let request = try HTTPClient.Request(url: "\(job.request.scheme)://\(authority):\(job.request.port)\(job.forward.target)",
-                                             method: job.method, headers: headers,
-                                             body: job.body.readableBytes > 0 ? .byteBuffer(job.body) : nil)
-        _ = shared.upstream.execute(request: request, delegate: delegate, eventLoop: .delegate(on: channel.eventLoop))
+        let request = HTTP1Request(method: job.method, scheme: job.request.scheme, host: name, port: job.request.port, target: job.forward.target,
+                                   headers: headers, body: job.body.readableBytes > 0 ? .bytes(job.body) : nil)
+        delegate.exchange = shared.upstream.execute(request, delegate: delegate, on: channel.eventLoop)
       } catch {
         channel.eventLoop.execute { delegate.abandon(error) }
       }

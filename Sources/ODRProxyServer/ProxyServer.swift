@@ -1,6 +1,6 @@
-import AsyncHTTPClient
 import FoundationEssentials
 import NIOCore
+import ODRHTTP
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
@@ -107,7 +107,7 @@ public final class ProxyServer: Sendable {
   /// Stops listening and closes the upstream client.
   public func stop() async {
     await droppingAsync(.cleanup) { try await channel.close() }
-    await droppingAsync(.cleanup) { try await shared.upstream.shutdown() }
+    await shared.upstream.shutdown()
   }
 
   /// What every connection of the run shares.
@@ -116,7 +116,7 @@ public final class ProxyServer: Sendable {
     let credentials: ProxyCredentials
     let bases: [ProxyBase]
     let authority: RunAuthority
-    let upstream: HTTPClient
+    let upstream: HTTP1Client
     let log: ProxyAuditLog
     let limits: Limits
     /// What answers come back through (copied fresh for each): each value
@@ -135,20 +135,12 @@ public final class ProxyServer: Sendable {
       self.log = log
       self.limits = limits
       masker = SecretMasker(replacing: bindings.map { ($0.key.value, $0.placeholder.text) })
-      var tls = TLSConfiguration.makeClientConfiguration()
-      if let trustRoots { tls.trustRoots = .file(trustRoots) }
-      // Closing a connection whose answer is still coming (its client left)
-      // waits this long for the server's close_notify; the default 5 s kept
-      // `odr exec --proxy` running that long after its command had ended.
-      tls.shutdownTimeout = .milliseconds(100)
-      var configuration = HTTPClient.Configuration(
-        tlsConfiguration: tls, redirectConfiguration: .disallow,
-        // No read timeout: an answer on its way is the command's to wait for
-        // (a model thinking for minutes before its first token).
-        timeout: HTTPClient.Configuration.Timeout(connect: .seconds(10)), decompression: .disabled)
-      configuration.httpVersion = .http1Only
-      configuration.connectionPool.retryConnectionEstablishment = false
-      upstream = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+      // No stall limit: an answer on its way is the command's to wait for
+      // (a model thinking for minutes before its first token). Closing a
+      // connection whose answer is still coming (its client left) waits
+      // 100 ms for the server's close_notify; the default 5 s kept `odr
+      // exec --proxy` running that long after its command had ended.
+      upstream = HTTP1Client(configuration: .init(connect: .seconds(10), stall: nil, trustRoots: trustRoots, tlsShutdown: .milliseconds(100)))
     }
 
     /// A new connection's state, or nil when the connections that have

@@ -1,7 +1,7 @@
-import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import ODRBase
+import ODRHTTP
 import ODRKeyFormat
 import ODRProxy
 
@@ -12,10 +12,11 @@ import ODRProxy
 /// answer to a request that carried a key is refused (502): the masker
 /// could not read it.
 ///
-/// Every callback runs on the child connection's event loop (AsyncHTTPClient
-/// is asked for `.delegate(on:)`), which confines its state.
-final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
-  typealias Response = Void
+/// Every callback runs on the child connection's event loop (the client
+/// is asked for it), which confines its state.
+final class UpstreamAnswer: HTTP1ResponseDelegate, @unchecked Sendable {
+  /// The request on its way (set on the event loop, before any callback).
+  var exchange: HTTP1Exchange?
 
   private let job: ProxyConnectionHandler.Forwarding
   private let channel: any Channel
@@ -54,11 +55,11 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
     ended = nil
   }
 
-  func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+  func didReceiveHead(_ head: HTTPResponseHead) -> EventLoopFuture<Void> {
     if job.forward.toBoundHost, let coding = Self.coding(head.headers) {
       refused = true
       fail("the answer of a host a key is bound to is encoded (\(ProxyDecision.printable(coding))), which odr cannot mask")
-      task.cancel()
+      exchange?.cancel()
       return channel.eventLoop.makeSucceededVoidFuture()
     }
     audit(Int(head.status.code), nil)
@@ -76,7 +77,7 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
     return channel.eventLoop.makeSucceededVoidFuture()
   }
 
-  func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+  func didReceiveBodyPart(_ buffer: ByteBuffer) -> EventLoopFuture<Void> {
     guard !refused, !bodiless else { return channel.eventLoop.makeSucceededVoidFuture() }
     let masked = masker.mask(buffer.readableBytesView)
     guard !masked.isEmpty else { return channel.eventLoop.makeSucceededVoidFuture() }
@@ -116,7 +117,7 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
     }
   }
 
-  func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+  func didFinish() {
     defer { end() }
     guard !refused else { return }
     if !bodiless {
@@ -130,7 +131,7 @@ final class UpstreamAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
     }
   }
 
-  func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+  func didFail(_ error: any Error) {
     defer { end() }
     guard !refused else { return }
     fail(error)

@@ -324,7 +324,8 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRHTTPTests",
-      dependencies: ["ODRBase", "ODRCatalog", "ODRHTTP", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTrust"],
+      dependencies: ["ODRBase", "ODRCatalog", "ODRHTTP", "ODRPublishing", "ODRResources", "ODRTesting", "ODRTrust",
+                     .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")],
       swiftSettings: testSettings
     ),
     .testTarget(

@@ -63,7 +63,7 @@ struct CatalogOptions: ParsableArguments {
 
   /// Loads the catalog for a command that may download: revalidates the
   /// kept catalog (or falls back to it when the source is unreachable), and
-  /// opens its store. http(s) and s3 go over AsyncHTTPClient.
+  /// opens its store. http(s) and s3 go over odr's HTTP client (ODRHTTP).
   func load(_ context: CommandContext, keyringTimeout: Double = StoreOptions.defaultTimeout) async throws -> ResourceCatalog {
     let configuration = try configuration(context, keyringTimeout: keyringTimeout)
     let urls = try configuration.requireLocations()
@@ -125,7 +125,7 @@ struct CatalogOptions: ParsableArguments {
     return HTTPTransport(try await configuration.networkLocation(url))
   }
 
-  /// How `configuration`'s locations are read from `odr`: AsyncHTTPClient
+  /// How `configuration`'s locations are read from `odr`: odr's HTTP client
   /// for the network, mirrors reported on stderr.
   static func transport(_ configuration: ODRConfiguration, _ context: CommandContext) async throws -> any BlobTransport {
     let output = context.output

@@ -59,17 +59,28 @@ public final class HTTP1Client: Sendable {
 
   let configuration: Configuration
   private let group: MultiThreadedEventLoopGroup = .singleton
-  private let tls: Result<NIOSSLContext, any Error>
+  /// Made on the first https connection: loading the trust store costs
+  /// ~10 ms, which a plain-http command never pays.
+  private let tls = Mutex<Result<NIOSSLContext, any Error>?>(nil)
   private let idle = Mutex<[Origin: [HTTP1Connection]]>([:])
 
   public init(configuration: Configuration = Configuration()) {
     self.configuration = configuration
-    tls = Result {
-      var tls = TLSConfiguration.makeClientConfiguration()
-      if let roots = configuration.trustRoots { tls.trustRoots = .file(roots) }
-      tls.shutdownTimeout = configuration.tlsShutdown
-      return try NIOSSLContext(configuration: tls)
-    }
+  }
+
+  /// The TLS context, made once.
+  private func tlsContext() throws -> NIOSSLContext {
+    try tls.withLock { tls in
+      if let made = tls { return made }
+      let made = Result {
+        var settings = TLSConfiguration.makeClientConfiguration()
+        if let roots = configuration.trustRoots { settings.trustRoots = .file(roots) }
+        settings.shutdownTimeout = configuration.tlsShutdown
+        return try NIOSSLContext(configuration: settings)
+      }
+      tls = made
+      return made
+    }.get()
   }
 
   /// Closes the connections kept alive.
@@ -151,7 +162,7 @@ public final class HTTP1Client: Sendable {
   private func connect(_ origin: Origin) -> EventLoopFuture<HTTP1Connection> {
     let eventLoop = group.any()
     let context: NIOSSLContext?
-    do { context = origin.secure ? try tls.get() : nil } catch { return eventLoop.makeFailedFuture(error) }
+    do { context = origin.secure ? try tlsContext() : nil } catch { return eventLoop.makeFailedFuture(error) }
     let configuration = configuration
     let connected = ClientBootstrap(group: eventLoop)
       .connectTimeout(configuration.connect)

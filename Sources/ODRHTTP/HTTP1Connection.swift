@@ -144,8 +144,10 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
     case .end:
       current = nil
       retry = nil
-      exchange.finish()
+      // kept before the receiver hears of the end, so that its next
+      // request finds the connection
       if written { release() }
+      exchange.finish()
     }
   }
 

@@ -4,7 +4,7 @@ import NIOPosix
 import NIOSSL
 
 /// What a failed request means, told from the error's type and errno,
-/// never from its text: AsyncHTTPClient's own errors, SwiftNIO's
+/// never from its text: HTTP1Client's own errors, SwiftNIO's
 /// connection, DNS and socket errors, and NIOSSL's TLS errors.
 enum TransportFailure: Equatable {
   /// The host name does not resolve.

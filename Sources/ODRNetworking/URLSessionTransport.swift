@@ -7,7 +7,7 @@ public import ODRTransports
 /// Reads catalogs and blobs over http(s), and `s3://` sources with requests
 /// signed as `odr` signs them, through URLSession: the transport apps get,
 /// so an app that already links Foundation's networking needs no other
-/// HTTP stack. (`odr` itself uses ODRHTTP's AsyncHTTPClient transport; both
+/// HTTP stack. (`odr` itself uses ODRHTTP's transport on its own client; both
 /// follow the same rules and report failures in the same words.)
 ///
 /// Catalogs are revalidated with `If-None-Match` / `If-Modified-Since`

@@ -7,7 +7,7 @@ import Testing
 /// reads it to say which suites start the processes it counts.
 enum ChildLog {
   private static let file: FileHandle? = ProcessInfo.processInfo.environment["ODR_TEST_CHILD_LOG"].flatMap {
-    FileManager.default.createFile(atPath: $0, contents: nil)
+    _ = FileManager.default.createFile(atPath: $0, contents: nil)
     return FileHandle(forWritingAtPath: $0)
   }
   private static let lock = NSLock()

@@ -35,6 +35,9 @@ public final class TestHTTPServer: Sendable {
     public let body: Data
     /// When the server finished reading it.
     public let received: ContinuousClock.Instant
+    /// How many requests its connection carried before this one (0: a
+    /// new connection).
+    public let onConnection: Int
 
     /// The path without the query.
     public var path: String { String(target.split(separator: "?", maxSplits: 1).first ?? "/") }
@@ -82,6 +85,7 @@ public final class TestHTTPServer: Sendable {
 
   private struct State {
     var port = 0
+    var accepted = 0
     var requests: [Request] = []
     var faults: [String: Fault] = [:]
     var inFlight = 0
@@ -148,6 +152,9 @@ public final class TestHTTPServer: Sendable {
   /// The most requests that were being answered at once.
   public var maxConcurrentRequests: Int { state.withLock { $0.peak } }
 
+  /// How many connections clients opened.
+  public var acceptedConnections: Int { state.withLock { $0.accepted } }
+
   /// How many requests asked for a path ending with `suffix`.
   public func requests(forPathEndingWith suffix: String) -> Int {
     state.withLock { $0.requests.count { $0.path.hasSuffix(suffix) } }
@@ -180,6 +187,7 @@ public final class TestHTTPServer: Sendable {
         .childChannelInitializer { [self] channel in
           let id = ObjectIdentifier(channel)
           connections.withLock { $0[id] = channel }
+          state.withLock { $0.accepted += 1 }
           channel.closeFuture.whenComplete { [self] _ in _ = connections.withLock { $0.removeValue(forKey: id) } }
           return channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
@@ -238,6 +246,7 @@ private final class Connection: ChannelInboundHandler {
   let server: TestHTTPServer
   private var head: HTTPRequestHead?
   private var body = Data()
+  private var carried = 0
 
   init(server: TestHTTPServer) {
     self.server = server
@@ -255,7 +264,9 @@ private final class Connection: ChannelInboundHandler {
       self.head = nil
       var headers: [String: String] = [:]
       for (name, value) in head.headers { headers[name.lowercased()] = value }
-      let request = TestHTTPServer.Request(method: head.method.rawValue, target: head.uri, headers: headers, body: body, received: .now)
+      let request = TestHTTPServer.Request(method: head.method.rawValue, target: head.uri, headers: headers, body: body, received: .now,
+                                           onConnection: carried)
+      carried += 1
       let plan = server.plan(for: request)
       if let delay = plan.reply.delay {
         context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) { self.answer(plan, keepAlive: head.isKeepAlive, context: context) }

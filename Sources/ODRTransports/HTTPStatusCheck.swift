@@ -3,7 +3,7 @@ import ODRBase
 package import ODRCatalog
 
 /// What a non-2xx HTTP status means for a download, in plain words: the
-/// one table both HTTP transports (AsyncHTTPClient's and URLSession's) use.
+/// one table both HTTP transports (odr's own and URLSession's) use.
 package enum HTTPStatusCheck {
   /// Whose words a failure is said in: a client's, installing packs, or
   /// `odr publish`'s, writing to a host.

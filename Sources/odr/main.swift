@@ -1,5 +1,5 @@
 // `odr`: every command in this one process, downloads and uploads over
-// AsyncHTTPClient included. Only `odr http` (URLSession, so Foundation
+// odr's HTTP client included. Only `odr http` (URLSession, so Foundation
 // networking and libcurl) is handed to the helper, libexec/odr/odr-http.
 import ODRCommandLine
 

@@ -1,0 +1,86 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import ODRHTTP
+import ODRTesting
+import Testing
+
+/// odr's HTTP client at its own level, against the test server: kept
+/// connections, the one retry, the stall limit, cancelling. (Downloads,
+/// S3 and the proxy test it through their own suites.)
+@Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(1))) struct HTTP1ClientTests {
+  func get(_ path: String, from server: TestHTTPServer, with client: HTTP1Client) async throws -> (status: Int, body: String) {
+    let response = try await client.execute(HTTP1Request(method: .GET, scheme: "http", host: "127.0.0.1", port: server.port, target: path))
+    let body = try await response.body.collect(upTo: 1 << 20)
+    return (Int(response.status.code), String(buffer: body))
+  }
+
+  @Test func keptConnectionsCarryTheNextRequests() async throws {
+    let client = HTTP1Client()
+    defer { Task { await client.shutdown() } }
+    try await TestHTTPServer.answering({ .text("answer to \($0.path) #\($0.onConnection)") }) { server in
+      for index in 0..<3 {
+        let answer = try await get("/r\(index)", from: server, with: client)
+        #expect(answer.status == 200 && answer.body == "answer to /r\(index) #\(index)")
+      }
+      #expect(server.acceptedConnections == 1)
+    }
+  }
+
+  /// A server that closes a kept connection as the next request arrives
+  /// (its idle limit met the request): the request goes again, once, on a
+  /// new connection, and the caller sees only its answer.
+  @Test func aRequestOnAKeptConnectionTheServerDroppedIsSentAgain() async throws {
+    let client = HTTP1Client()
+    defer { Task { await client.shutdown() } }
+    try await TestHTTPServer.answering({ request in
+      request.onConnection > 0 ? TestHTTPServer.Reply(drop: true) : .text("fresh \(request.path)")
+    }) { server in
+      let first = try await get("/a", from: server, with: client), second = try await get("/b", from: server, with: client)
+      #expect(first.body == "fresh /a" && second.body == "fresh /b")
+      #expect(server.acceptedConnections == 2)
+      #expect(server.requestOrder == ["/a", "/b", "/b"])
+    }
+  }
+
+  @Test func aPostIsNotSentTwice() async throws {
+    let client = HTTP1Client()
+    defer { Task { await client.shutdown() } }
+    try await TestHTTPServer.answering({ request in
+      request.onConnection > 0 ? TestHTTPServer.Reply(drop: true) : .text("fresh \(request.path)")
+    }) { server in
+      let first = try await get("/a", from: server, with: client)
+      #expect(first.body == "fresh /a")
+      let post = HTTP1Request(method: .POST, scheme: "http", host: "127.0.0.1", port: server.port, target: "/b", body: .bytes(ByteBuffer(string: "x")))
+      await #expect(throws: HTTP1Client.Failure.closedEarly) { try await client.execute(post) }
+      #expect(server.requestOrder == ["/a", "/b"])
+    }
+  }
+
+  @Test func anAnswerThatStallsFailsWithinTheLimit() async throws {
+    let client = HTTP1Client(configuration: .init(stall: .milliseconds(200)))
+    defer { Task { await client.shutdown() } }
+    try await TestHTTPServer.answering({ _ in .text(String(repeating: "x", count: 100)) }) { server in
+      server.setFault(.slow(chunk: 10, pause: .seconds(5)), forPathEndingWith: "/slow")
+      let start = ContinuousClock.now
+      await #expect(throws: HTTP1Client.Failure.stalled) { try await get("/slow", from: server, with: client) }
+      #expect(ContinuousClock.now - start < .seconds(3))
+    }
+  }
+
+  @Test func cancellingARequestClosesItsConnection() async throws {
+    let client = HTTP1Client()
+    defer { Task { await client.shutdown() } }
+    try await TestHTTPServer.answering({ _ in .text(String(repeating: "x", count: 1000)) }) { server in
+      server.setFault(.slow(chunk: 10, pause: .milliseconds(200)), forPathEndingWith: "/slow")
+      let task = Task { try await get("/slow", from: server, with: client) }
+      while server.totalRequests == 0 { await Task.yield() }
+      task.cancel()
+      await #expect(throws: (any Error).self) { try await task.value }
+      // the next request needs a connection of its own
+      let next = try await get("/next", from: server, with: client)
+      #expect(next.status == 200)
+      #expect(server.acceptedConnections == 2)
+    }
+  }
+}

@@ -4,52 +4,42 @@ import NIOCore
 import ODRCatalog
 import SystemPackage
 
-/// A file read in 256 KiB buffers as an async sequence: the body of a
-/// streamed upload, so an object of any size is sent with a few buffers in
-/// memory. The file is opened on the first read and closed at its end.
-/// The iterator reuses its buffer: a new one is allocated (copy on write)
-/// only while the previous chunk is still being sent.
-struct FileChunks: AsyncSequence, Sendable {
-  typealias Element = ByteBuffer
-  let path: String
+/// A file sent in 256 KiB buffers: the body of a streamed upload, so an
+/// object of any size goes out with one buffer in memory. Exactly the
+/// length the request's head announced is sent: a file that grew sends no
+/// more (the rest would read as a request of its own), one that shrank
+/// fails the upload.
+enum FileChunks {
   static let chunkSize = 256 * 1024
 
-  struct AsyncIterator: AsyncIteratorProtocol {
-    let path: String
-    var descriptor: SystemPackage.FileDescriptor?
-    var finished = false
-    var buffer = ByteBufferAllocator().buffer(capacity: FileChunks.chunkSize)
-
-    mutating func next() async throws -> ByteBuffer? {
-      guard !finished else { return nil }
-      if descriptor == nil {
-        do { descriptor = try SystemPackage.FileDescriptor.open(path, .readOnly, options: .closeOnExec) } catch {
-          throw ResourceError(.io, "Cannot read '\(path)': \(error).")
-        }
-      }
-      guard let descriptor else { return nil }
+  /// Calls `send` with each chunk of the first `length` bytes of `path`,
+  /// awaiting each before the next is read. The file is closed however it
+  /// ends.
+  static func send(_ path: String, length: Int64, _ send: (ByteBuffer) async throws -> Void) async throws {
+    let descriptor: SystemPackage.FileDescriptor
+    do { descriptor = try SystemPackage.FileDescriptor.open(path, .readOnly, options: .closeOnExec) } catch {
+      throw ResourceError(.io, "Cannot read '\(path)': \(error).")
+    }
+    // a read-only descriptor: closing it cannot lose data
+    defer { dropping(.cleanup) { try descriptor.close() } }
+    var buffer = ByteBufferAllocator().buffer(capacity: chunkSize)
+    var left = length
+    while left > 0 {
       buffer.clear()
+      let want = Int(min(Int64(chunkSize), left))
       var failure: (any Error)?
-      let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: FileChunks.chunkSize) { bytes in
-        do { return try descriptor.read(into: bytes) } catch {
+      let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { bytes in
+        do { return try descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes.prefix(want))) } catch {
           failure = error
           return 0
         }
       }
-      if let failure {
-        // a read-only descriptor: closing it cannot lose data
-        dropping(.cleanup) { try descriptor.close() }
-        throw ResourceError(.io, "Cannot read '\(path)': \(failure).")
+      if let failure { throw ResourceError(.io, "Cannot read '\(path)': \(failure).") }
+      guard count > 0 else {
+        throw ResourceError(.io, "'\(path)' ended \(left) bytes before the \(length) its upload announced; it changed while being sent.")
       }
-      if count == 0 {
-        finished = true
-        // a read-only descriptor: closing it cannot lose data
-        dropping(.cleanup) { try descriptor.close() }
-        return nil
-      }
-      return buffer
+      left -= Int64(count)
+      try await send(buffer)
     }
   }
-
-  func makeAsyncIterator() -> AsyncIterator { AsyncIterator(path: path) }
 }

@@ -40,6 +40,7 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
   /// Completes when the TLS handshake has, within `limit`.
   func handshake(within limit: TimeAmount) -> EventLoopFuture<HTTP1Connection> {
     channel.eventLoop.flatSubmit { [self] in
+      guard channel.isActive else { return channel.eventLoop.makeFailedFuture(HTTP1Client.Failure.closedEarly) }
       let promise = channel.eventLoop.makePromise(of: HTTP1Connection.self)
       handshake = promise
       let timer = channel.eventLoop.scheduleTask(in: limit) { [self] in
@@ -58,7 +59,11 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
   /// Sends `exchange`'s request on this connection; `retry` as above.
   func start(_ exchange: HTTP1Exchange, retry: @escaping @Sendable (any Error) -> Bool) {
     channel.eventLoop.execute { [self] in
-      guard exchange.attach(self) else { return exchange.fail(HTTP1Client.Failure.cancelled) }
+      guard exchange.attach(self) else {
+        // cancelled while connecting: nothing was sent, the connection serves the next
+        if current == nil, channel.isActive { client.keep(self) }
+        return exchange.fail(HTTP1Client.Failure.cancelled)
+      }
       guard let context, channel.isActive else {
         if !retry(HTTP1Client.Failure.closedEarly) { exchange.fail(HTTP1Client.Failure.closedEarly) }
         return
@@ -72,13 +77,15 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
       case .bytes(let buffer)?:
         context.write(outbound(.body(.byteBuffer(buffer))), promise: nil)
         end(context)
-      case .file(let path, _)?:
+      case .file(let path, let length)?:
         context.flush()
-        stream(path, for: exchange)
+        stream(path, length: length, for: exchange)
       case nil:
         end(context)
       }
-      readMore()
+      // The stall limit counts from the request's end (an upload sends
+      // for as long as it takes); an early answer is read meanwhile.
+      context.read()
     }
   }
 
@@ -99,16 +106,23 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
   private func end(_ context: ChannelHandlerContext) {
     context.writeAndFlush(outbound(.end(nil))).whenSuccess { [self] in
       written = true
-      if current == nil { release() }
+      if current == nil {
+        release()
+      } else if pending == 0 {
+        readMore()
+      }
     }
   }
 
-  /// Streams the file, each chunk written before the next is read.
-  private func stream(_ path: String, for exchange: HTTP1Exchange) {
+  /// Streams `length` bytes of the file, each chunk written before the next
+  /// is read; a file shorter than said fails the request (its length went
+  /// out in the head). Stops when the exchange has ended (an early answer).
+  private func stream(_ path: String, length: Int64, for exchange: HTTP1Exchange) {
     let channel = channel
     Task {
       do {
-        for try await chunk in FileChunks(path: path) {
+        try await FileChunks.send(path, length: length) { chunk in
+          guard !exchange.hasEnded else { throw HTTP1Client.Failure.cancelled }
           try await channel.writeAndFlush(HTTPClientRequestPart.body(.byteBuffer(chunk))).get()
         }
         channel.eventLoop.execute { [self] in
@@ -145,8 +159,13 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
       current = nil
       retry = nil
       // kept before the receiver hears of the end, so that its next
-      // request finds the connection
-      if written { release() }
+      // request finds the connection; an answer that came before the
+      // request's body was all sent (a refusal) ends the connection
+      if written {
+        release()
+      } else if case .file = exchange.request.body {
+        channel.close(promise: nil)
+      }
       exchange.finish()
     }
   }
@@ -167,9 +186,10 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
 
   func channelReadComplete(context: ChannelHandlerContext) {
     // Until the answer's head, keep reading (the TLS handshake, the head).
+    // A read that gave no part (TLS records, chunk framing) asks again.
     if handshake != nil {
       context.read()
-    } else if current != nil, !answered, pending == 0 {
+    } else if current != nil, pending == 0 {
       readMore()
     }
   }
@@ -200,6 +220,10 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
   }
 
   func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    // A server that closes without TLS's close_notify: the close decides
+    // (an answer framed by the close is complete; one cut short is not).
+    if let tls = error as? NIOSSLError, case .uncleanShutdown = tls { return }
+    if let parser = error as? HTTPParserError, parser == .invalidEOFState { return fail(HTTP1Client.Failure.closedEarly) }
     handshake?.fail(error)
     handshake = nil
     fail(error)

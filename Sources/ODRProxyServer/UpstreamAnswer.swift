@@ -78,6 +78,8 @@ final class UpstreamAnswer: HTTP1ResponseDelegate, @unchecked Sendable {
   }
 
   func didReceiveBodyPart(_ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+    // The command left: the upstream answer (a long poll, a stream) stops too.
+    guard channel.isActive else { return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
     guard !refused, !bodiless else { return channel.eventLoop.makeSucceededVoidFuture() }
     let masked = masker.mask(buffer.readableBytesView)
     guard !masked.isEmpty else { return channel.eventLoop.makeSucceededVoidFuture() }

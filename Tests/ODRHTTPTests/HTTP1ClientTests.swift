@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-import ODRHTTP
+@testable import ODRHTTP
 import ODRTesting
 import Testing
 
@@ -82,5 +82,34 @@ import Testing
       #expect(next.status == 200)
       #expect(server.acceptedConnections == 2)
     }
+  }
+
+  /// The stall limit counts from the end of the request: an upload that
+  /// takes longer than it is not a stall.
+  @Test func anUploadLongerThanTheStallLimitIsNotAStall() async throws {
+    let client = HTTP1Client(configuration: .init(stall: .milliseconds(20)))
+    defer { Task { await client.shutdown() } }
+    let file = FileManager.default.temporaryDirectory.appending(path: "odr-upload-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: file) }
+    try Data(repeating: 7, count: 48 << 20).write(to: file)
+    try await TestHTTPServer.answering({ .text("got \($0.body.count)") }) { server in
+      let put = HTTP1Request(method: .PUT, scheme: "http", host: "127.0.0.1", port: server.port, target: "/up",
+                             body: .file(path: file.path, length: 48 << 20))
+      let response = try await client.execute(put)
+      let body = try await response.body.collect(upTo: 1024)
+      #expect(String(buffer: body) == "got \(48 << 20)")
+    }
+  }
+
+  /// A file body is exactly the length its head announced: more on disk
+  /// is not sent, less fails the upload.
+  @Test func aFileBodyIsTheLengthAnnounced() async throws {
+    let file = FileManager.default.temporaryDirectory.appending(path: "odr-chunks-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: file) }
+    try Data(repeating: 1, count: 600_000).write(to: file)
+    var sent = 0
+    try await FileChunks.send(file.path, length: 300_000) { sent += $0.readableBytes }
+    #expect(sent == 300_000)
+    await #expect(throws: (any Error).self) { try await FileChunks.send(file.path, length: 700_000) { _ in } }
   }
 }

@@ -36,7 +36,7 @@ public enum CommandLineTool {
       // below, so they read `odr exec`.
       if let quick = QuickExec(arguments: arguments, environment: context.environment, workingDirectory: context.workingDirectory) { try await quick.run(context) }
       if let hot = arguments.first.flatMap({ hotCommands[$0] }),
-         let command = dropping(.isTheAnswer, { try hot.parse(Array(arguments.dropFirst())) }) as? any ContextualCommand {
+         let command = dropping(.isTheAnswer, { try hot.parse(Array(arguments.dropFirst())) }) {
         try await command.run(context)
         try context.output.finish()
         return 0

@@ -84,6 +84,22 @@ import Testing
     }
   }
 
+  /// A file body is exactly the length its head announced: more on disk
+  /// is not sent, less fails the upload.
+  @Test func aFileBodyIsTheLengthAnnounced() async throws {
+    let file = FileManager.default.temporaryDirectory.appending(path: "odr-chunks-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: file) }
+    try Data(repeating: 1, count: 600_000).write(to: file)
+    var sent = 0
+    try await FileChunks.send(file.path, length: 300_000) { sent += $0.readableBytes }
+    #expect(sent == 300_000)
+    await #expect(throws: (any Error).self) { try await FileChunks.send(file.path, length: 700_000) { _ in } }
+  }
+}
+
+/// The client's limits against time, in the phase that runs alone (no
+/// other test loading the cores): a 20 ms stall limit means 20 ms.
+@Suite(.tags(.timed), .enabled(if: TestSelection.timed), .timeLimit(.minutes(1))) struct HTTP1ClientLimitTests {
   /// The stall limit counts from the end of the request: an upload that
   /// takes longer than it is not a stall.
   @Test func anUploadLongerThanTheStallLimitIsNotAStall() async throws {
@@ -99,17 +115,5 @@ import Testing
       let body = try await response.body.collect(upTo: 1024)
       #expect(String(buffer: body) == "got \(48 << 20)")
     }
-  }
-
-  /// A file body is exactly the length its head announced: more on disk
-  /// is not sent, less fails the upload.
-  @Test func aFileBodyIsTheLengthAnnounced() async throws {
-    let file = FileManager.default.temporaryDirectory.appending(path: "odr-chunks-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: file) }
-    try Data(repeating: 1, count: 600_000).write(to: file)
-    var sent = 0
-    try await FileChunks.send(file.path, length: 300_000) { sent += $0.readableBytes }
-    #expect(sent == 300_000)
-    await #expect(throws: (any Error).self) { try await FileChunks.send(file.path, length: 700_000) { _ in } }
   }
 }

@@ -1,4 +1,4 @@
-public import NIOCore
+import NIOCore
 import NIOHTTP1
 import Synchronization
 
@@ -119,37 +119,4 @@ final class HTTP1AsyncReceiver: HTTP1ResponseDelegate, @unchecked Sendable {
     if !headSent { head.fail(error) }
     source.finish(error)
   }
-}
-
-/// The body of an ``HTTP1Response``: its bytes as they arrive.
-public struct HTTP1Body: AsyncSequence, Sendable {
-  public typealias Element = ByteBuffer
-  typealias Sequence = NIOThrowingAsyncSequenceProducer<
-    ByteBuffer, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, HTTP1AsyncReceiver.Demand>
-  private let sequence: Sequence
-
-  init(_ sequence: Sequence) { self.sequence = sequence }
-
-  public struct AsyncIterator: AsyncIteratorProtocol {
-    var base: Sequence.AsyncIterator
-    public mutating func next() async throws -> ByteBuffer? { try await base.next() }
-  }
-
-  public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: sequence.makeAsyncIterator()) }
-
-  /// The whole body, refused when longer than `limit` bytes.
-  public func collect(upTo limit: Int) async throws -> ByteBuffer {
-    var all = ByteBuffer()
-    for try await var part in self {
-      guard all.readableBytes + part.readableBytes <= limit else { throw HTTP1BodyTooLong(limit: limit) }
-      all.writeBuffer(&part)
-    }
-    return all
-  }
-}
-
-/// A body longer than its reader allowed.
-public struct HTTP1BodyTooLong: Error, CustomStringConvertible {
-  public let limit: Int
-  public var description: String { "the body is longer than \(limit) bytes" }
 }

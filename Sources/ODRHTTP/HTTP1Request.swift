@@ -21,10 +21,12 @@ public struct HTTP1Request: Sendable {
   public var method: HTTPMethod
   /// `http` or `https`.
   public var scheme: String
+  /// A name or an IP address (IPv6 without brackets).
   public var host: String
   public var port: Int
   /// The path and query, as sent (`/a/b?c=d`).
   public var target: String
+  /// Sent as given; `Host` and `Content-Length` are added when missing.
   public var headers: HTTPHeaders
   public var body: Body?
 
@@ -52,14 +54,4 @@ public struct HTTP1Request: Sendable {
     }
     return HTTPRequestHead(version: .http1_1, method: method, uri: target, headers: headers)
   }
-}
-
-/// An answer of ``HTTP1Client/execute(_:)``: its head, and its body as it
-/// arrives.
-public struct HTTP1Response: Sendable {
-  public let status: HTTPResponseStatus
-  public let headers: HTTPHeaders
-  /// The body's bytes as they arrive; the next are read from the socket
-  /// once these are taken.
-  public let body: HTTP1Body
 }

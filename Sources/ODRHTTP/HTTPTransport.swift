@@ -23,6 +23,9 @@ import Synchronization
 /// timeout, 5xx, TLS), `.notFound` (404) or `.accessDenied` (401/403, S3
 /// AccessDenied/SignatureDoesNotMatch, naming the credential used).
 ///
+/// https hosts are checked against the system's CA bundle, or the file
+/// `SSL_CERT_FILE` names.
+///
 /// Kept out of ODRResources so that programs which never download do not
 /// carry an HTTP stack.
 public struct HTTPTransport: BlobTransport {
@@ -204,10 +207,17 @@ public struct HTTPTransport: BlobTransport {
   /// One client per timeout setting, for the life of the process.
   private static let clients = Mutex<[Timeouts: HTTP1Client]>([:])
 
+  /// The certificates https hosts are checked against: `SSL_CERT_FILE`
+  /// when set (a private CA, as curl and OpenSSL read it), else the
+  /// system's bundle.
+  static var trustRoots: String? {
+    ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+  }
+
   private static func client(for timeouts: Timeouts) -> HTTP1Client {
     clients.withLock { clients in
       if let client = clients[timeouts] { return client }
-      let client = HTTP1Client(configuration: .init(connect: TimeAmount(timeouts.connect), stall: TimeAmount(timeouts.stall)))
+      let client = HTTP1Client(configuration: .init(connect: TimeAmount(timeouts.connect), stall: TimeAmount(timeouts.stall), trustRoots: trustRoots))
       clients[timeouts] = client
       return client
     }

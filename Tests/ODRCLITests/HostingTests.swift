@@ -50,6 +50,29 @@ import Testing
     return env
   }
 
+  /// An https host whose certificate only the user's `SSL_CERT_FILE`
+  /// trusts (a private CA, as curl reads it): odr downloads from it with
+  /// the file, and without it the handshake is refused and said so.
+  @Test func anHTTPSHostTrustedThroughSSLCertFileServes() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    _ = try await publish()
+    let (certificate, key) = (root.appending(path: "tls.pem"), root.appending(path: "tls.key"))
+    let made = try await Command.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                          "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                                                          "-keyout", key.path, "-out", certificate.path])
+    try #require(made.status == 0, "\(made.stderr)")
+    let nginx = try await Nginx.start(root: published, tls: (certificate, key))
+    defer { nginx.stop() }
+    var env = environment([nginx.url.absoluteString])
+    env["SSL_CERT_FILE"] = nil
+    let untrusted = try await Command.odr(["begin", "Level2", "--quiet"], environment: env, process: true)
+    #expect(untrusted.status == 7 && untrusted.stderr.contains("TLS handshake"), "\(untrusted.stderr)")
+    env["SSL_CERT_FILE"] = certificate.path
+    let trusted = try await Command.odr(["begin", "Level2", "--quiet"], environment: env, process: true)
+    #expect(trusted.status == 0, "\(trusted.stderr)")
+    #expect(FileManager.default.fileExists(atPath: store.path))
+  }
+
   @Test func withTheServerDownCommandsAnsweredFromDiskStillWorkAtOnce() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let (nginx, env) = try await servedAndBegun()

@@ -28,12 +28,17 @@ public final class HTTP1Client: Sendable {
     public var trustRoots: String?
     /// How long closing a TLS connection waits for the server's close_notify.
     public var tlsShutdown: TimeAmount
+    /// How long a kept connection waits for its next request before it is
+    /// closed (a long-running app holds no socket it does not use).
+    public var idle: TimeAmount
 
-    public init(connect: TimeAmount = .seconds(10), stall: TimeAmount? = nil, trustRoots: String? = nil, tlsShutdown: TimeAmount = .milliseconds(100)) {
+    public init(connect: TimeAmount = .seconds(10), stall: TimeAmount? = nil, trustRoots: String? = nil,
+                tlsShutdown: TimeAmount = .milliseconds(100), idle: TimeAmount = .seconds(60)) {
       self.connect = connect
       self.stall = stall
       self.trustRoots = trustRoots
       self.tlsShutdown = tlsShutdown
+      self.idle = idle
     }
   }
 
@@ -148,10 +153,19 @@ public final class HTTP1Client: Sendable {
     }
   }
 
-  /// Keeps `connection` for the next request to its origin.
+  /// Keeps `connection` for the next request to its origin, closed if
+  /// none comes within the idle limit.
   func keep(_ connection: HTTP1Connection) {
     guard connection.channel.isActive else { return }
     idle.withLock { $0[connection.origin, default: []].append(connection) }
+    connection.channel.eventLoop.scheduleTask(in: configuration.idle) { [self] in
+      let unused = idle.withLock { idle in
+        guard let index = idle[connection.origin]?.firstIndex(where: { $0 === connection }) else { return false }
+        idle[connection.origin]?.remove(at: index)
+        return true
+      }
+      if unused { connection.channel.close(promise: nil) }
+    }
   }
 
   /// Forgets `connection` (closed).

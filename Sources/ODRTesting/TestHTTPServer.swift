@@ -155,6 +155,9 @@ public final class TestHTTPServer: Sendable {
   /// How many connections clients opened.
   public var acceptedConnections: Int { state.withLock { $0.accepted } }
 
+  /// How many connections are open now.
+  public var openConnections: Int { connections.withLock { $0.count } }
+
   /// How many requests asked for a path ending with `suffix`.
   public func requests(forPathEndingWith suffix: String) -> Int {
     state.withLock { $0.requests.count { $0.path.hasSuffix(suffix) } }

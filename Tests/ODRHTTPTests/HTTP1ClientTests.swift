@@ -27,6 +27,19 @@ import Testing
     }
   }
 
+  @Test func aKeptConnectionUnusedForTheIdleLimitIsClosed() async throws {
+    let client = HTTP1Client(configuration: .init(idle: .milliseconds(50)))
+    defer { Task { await client.shutdown() } }
+    try await TestHTTPServer.answering({ _ in .text("ok") }) { server in
+      _ = try await get("/a", from: server, with: client)
+      let deadline = ContinuousClock.now + .seconds(5)
+      while server.openConnections > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+      #expect(server.openConnections == 0)
+      let next = try await get("/b", from: server, with: client)
+      #expect(next.body == "ok" && server.acceptedConnections == 2)
+    }
+  }
+
   /// A server that closes a kept connection as the next request arrives
   /// (its idle limit met the request): the request goes again, once, on a
   /// new connection, and the caller sees only its answer.

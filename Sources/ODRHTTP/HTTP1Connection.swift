@@ -185,8 +185,8 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
   }
 
   func channelReadComplete(context: ChannelHandlerContext) {
-    // Until the answer's head, keep reading (the TLS handshake, the head).
-    // A read that gave no part (TLS records, chunk framing) asks again.
+    // The TLS handshake reads on; so does a read that gave no part while
+    // an answer is due (the head not yet whole, TLS records, chunk framing).
     if handshake != nil {
       context.read()
     } else if current != nil, pending == 0 {

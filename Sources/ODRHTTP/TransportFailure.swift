@@ -38,7 +38,6 @@ enum TransportFailure: Equatable {
       } else {
         self = .other
       }
-    case ChannelError.connectTimeout: self = .connectTimeout
     case let error as SocketAddressError.UnknownHost: self = .unknownHost(error.host)
     case let error as IOError:
       switch error.errnoCode {

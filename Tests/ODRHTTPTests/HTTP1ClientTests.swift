@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOHTTP1
 @testable import ODRHTTP
@@ -40,15 +43,19 @@ import Testing
     }
   }
 
+  /// Answers a connection's first request and drops the connection at its
+  /// second: a server whose idle limit met the request.
+  static let dropsKeptConnections: @Sendable (TestHTTPServer.Request) -> TestHTTPServer.Reply = { request in
+    request.onConnection > 0 ? TestHTTPServer.Reply(drop: true) : .text("fresh \(request.path)")
+  }
+
   /// A server that closes a kept connection as the next request arrives
   /// (its idle limit met the request): the request goes again, once, on a
   /// new connection, and the caller sees only its answer.
   @Test func aRequestOnAKeptConnectionTheServerDroppedIsSentAgain() async throws {
     let client = HTTP1Client()
     defer { Task { await client.shutdown() } }
-    try await TestHTTPServer.answering({ request in
-      request.onConnection > 0 ? TestHTTPServer.Reply(drop: true) : .text("fresh \(request.path)")
-    }) { server in
+    try await TestHTTPServer.answering(Self.dropsKeptConnections) { server in
       let first = try await get("/a", from: server, with: client), second = try await get("/b", from: server, with: client)
       #expect(first.body == "fresh /a" && second.body == "fresh /b")
       #expect(server.acceptedConnections == 2)
@@ -59,9 +66,7 @@ import Testing
   @Test func aPostIsNotSentTwice() async throws {
     let client = HTTP1Client()
     defer { Task { await client.shutdown() } }
-    try await TestHTTPServer.answering({ request in
-      request.onConnection > 0 ? TestHTTPServer.Reply(drop: true) : .text("fresh \(request.path)")
-    }) { server in
+    try await TestHTTPServer.answering(Self.dropsKeptConnections) { server in
       let first = try await get("/a", from: server, with: client)
       #expect(first.body == "fresh /a")
       let post = HTTP1Request(method: .POST, scheme: "http", host: "127.0.0.1", port: server.port, target: "/b", body: .bytes(ByteBuffer(string: "x")))
@@ -79,6 +84,31 @@ import Testing
       await #expect(throws: HTTP1Client.Failure.stalled) { try await get("/slow", from: server, with: client) }
       #expect(ContinuousClock.now - start < .seconds(3))
     }
+  }
+
+  /// A listener whose backlog is full drops the handshake's SYN: the
+  /// connection never completes, and the connect limit says so.
+  @Test func aConnectionThatNeverCompletesFailsWithinTheConnectLimit() async throws {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(listener) }
+    var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    try withUnsafeMutablePointer(to: &address) { pointer in
+      try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+        try #require(bind(listener, raw, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, raw, &length) == 0)
+      }
+    }
+    let port = Int(UInt16(bigEndian: address.sin_port))
+    // Fill the backlog with connections nobody accepts.
+    let fillers = (0..<3).map { _ in socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0) }
+    defer { fillers.forEach { close($0) } }
+    for filler in fillers {
+      _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, length) } }
+    }
+    let client = HTTP1Client(configuration: .init(connect: .milliseconds(200)))
+    defer { Task { await client.shutdown() } }
+    let request = HTTP1Request(method: .GET, scheme: "http", host: "127.0.0.1", port: port, target: "/")
+    await #expect(throws: HTTP1Client.Failure.connectTimeout) { try await client.execute(request) }
   }
 
   @Test func cancellingARequestClosesItsConnection() async throws {

@@ -119,6 +119,11 @@ extension AgeHeader.Stanza {
     case "ssh-rsa":
       try shape(arguments: 1, body: nil)
       try argument(0, bytes: 4)
+    case AgeRecipient.kmsStanzaType:
+      // One argument, the key's ARN; the body is KMS's ciphertext blob
+      // (about 170 bytes for a file key; KMS's own limit is 6,144).
+      guard arguments.count == 1, KMSKeyARN(arguments[0]) != nil else { throw AgeHeader.malformed("an \(type) stanza's argument is not one KMS key ARN") }
+      guard (1...6144).contains(body.count) else { throw AgeHeader.malformed("an \(type) stanza's body is \(body.count) bytes, not a KMS ciphertext (1 to 6,144)") }
     case "scrypt":
       try shape(arguments: 2, body: 32)
       try argument(0, bytes: 16)

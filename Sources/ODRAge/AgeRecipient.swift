@@ -1,17 +1,22 @@
 package import Crypto
-import ODRBase
+package import ODRBase
 import FoundationEssentials
 import ODRSigning
 
 /// An age recipient: the public half of an ``AgeIdentity``. Packs of
 /// secrets are encrypted to recipients. Three kinds, as age defines them:
 /// X25519 (`age1…`), hybrid post-quantum ML-KEM-768 + X25519
-/// (`age1pq1…`), and SSH keys (`ssh-ed25519 AAAA…`, `ssh-rsa AAAA…`).
+/// (`age1pq1…`), and SSH keys (`ssh-ed25519 AAAA…`, `ssh-rsa AAAA…`); and
+/// odr's own, an AWS KMS key (`awskms:arn:aws:kms:…`), whose stanza
+/// (`-> odr-awskms ARN`, the KMS ciphertext as its body) is made and opened
+/// by a ``KeyWrapService`` — stock `age` skips it, as it skips any stanza
+/// type it does not know.
 public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   package enum Kind: Sendable, Hashable {
     case x25519([UInt8])
     case mlkem768x25519([UInt8])
     case ssh(SSHKey)
+    case awsKMS(KMSKeyARN)
   }
 
   package let kind: Kind
@@ -20,14 +25,25 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
   package static let x25519Label = "age-encryption.org/v1/X25519"
   package static let sshLabel = "age-encryption.org/v1/ssh-ed25519"
   package static let rsaLabel = "age-encryption.org/v1/ssh-rsa"
+  /// The type of an AWS KMS stanza, and the prefix of its recipients.
+  package static let kmsStanzaType = "odr-awskms"
+  package static let kmsPrefix = "awskms:"
   /// X-Wing (ML-KEM-768 + X25519) with HKDF-SHA-256 and ChaCha20-Poly1305,
   /// as the age spec's mlkem768x25519 stanza uses it.
   package static let pqSuite = HPKE.Ciphersuite(kem: .XWingMLKEM768X25519, kdf: .HKDF_SHA256, aead: .chaChaPoly)
 
-  /// Parses an `age1…`, `age1pq1…`, `ssh-ed25519 AAAA… [comment]` or
-  /// `ssh-rsa AAAA… [comment]` string (surrounding white space ignored).
+  /// Parses an `age1…`, `age1pq1…`, `ssh-ed25519 AAAA… [comment]`,
+  /// `ssh-rsa AAAA… [comment]` or `awskms:ARN` string (surrounding white
+  /// space ignored).
   public init(_ string: String) throws {
     let text = string.trimmed
+    if text.hasPrefix(Self.kmsPrefix) {
+      guard let arn = KMSKeyARN(String(text.dropFirst(Self.kmsPrefix.count))) else {
+        throw TrustError(.invalidKey, "Expected an AWS KMS recipient, awskms: and the ARN of a key or alias (awskms:arn:aws:kms:REGION:ACCOUNT:key/ID or …:alias/NAME), got \(KeyText.describe(text)). The ARN names the key's region; a bare key id or alias name is not enough.")
+      }
+      kind = .awsKMS(arn)
+      return
+    }
     if text.hasPrefix("ssh-") || text.hasPrefix("ecdsa-") || text.hasPrefix("sk-") {
       kind = .ssh(try SSHKey(publicLine: text))
       return
@@ -54,7 +70,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
       var line = raw.trimmed
       if line.isEmpty || line.hasPrefix("#") { continue }
-      if line.hasPrefix("age1"), let comment = line.firstIndex(of: "#"), line[..<comment].last?.isWhitespace == true {
+      if line.hasPrefix("age1") || line.hasPrefix(Self.kmsPrefix), let comment = line.firstIndex(of: "#"), line[..<comment].last?.isWhitespace == true {
         line = String(line[..<comment]).trimmed
       }
       let words = line.split(separator: " ")
@@ -89,18 +105,39 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     if case .mlkem768x25519 = kind { true } else { false }
   }
 
-  /// The `age1…`, `age1pq1…`, `ssh-ed25519 AAAA…` or `ssh-rsa AAAA…` form.
+  /// Whether this is a key of a key service (AWS KMS), whose stanza only
+  /// the service makes and opens. It may join a pack of either kind: the
+  /// service's symmetric keys do not weaken a post-quantum pack.
+  public var isKeyService: Bool {
+    if case .awsKMS = kind { true } else { false }
+  }
+
+  /// The `age1…`, `age1pq1…`, `ssh-ed25519 AAAA…`, `ssh-rsa AAAA…` or `awskms:ARN` form.
   public var description: String {
     switch kind {
+    case .awsKMS(let arn): Self.kmsPrefix + arn.description
     case .x25519(let key): Bech32.encode(hrp: "age", data: key)
     case .mlkem768x25519(let key): Bech32.encode(hrp: "age1pq", data: key)
     case .ssh(let key): key.publicLine
     }
   }
 
+  /// The stanza that wraps `fileKey` to this recipient: for a key service's
+  /// recipient, through `keyService` with `context`.
+  package func stanza(wrapping fileKey: [UInt8], keyService: (any KeyWrapService)?, context: [String: String]) async throws -> AgeHeader.Stanza {
+    guard case .awsKMS(let arn) = kind else { return try stanza(wrapping: fileKey) }
+    guard let keyService else {
+      throw TrustError(.invalidKey, "\(self) is an AWS KMS recipient: encrypting to it needs AWS credentials (kms:Encrypt on the key), and odr found none. Set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_ROLE_ARN with AWS_WEB_IDENTITY_TOKEN_FILE.")
+    }
+    let blob = try await keyService.wrap(fileKey, key: arn.description, context: context)
+    return .init(type: Self.kmsStanzaType, arguments: [arn.description], body: blob)
+  }
+
   /// The stanza that wraps `fileKey` to this recipient.
   package func stanza(wrapping fileKey: [UInt8]) throws -> AgeHeader.Stanza {
     switch kind {
+    case .awsKMS:
+      throw TrustError(.invalidKey, "\(self) is an AWS KMS recipient, which only a key service can wrap to; odr pack does so with AWS credentials.")
     case .x25519(let key):
       let (share, shared) = try Self.agree(with: key)
       let wrapKey = Age.derive(shared, salt: share + key, info: Self.x25519Label)

@@ -7,6 +7,7 @@ import ODRKeyFormat
 import ODRURL
 import ODRCatalog
 import ODRSigning
+import ODRTransports
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -62,6 +63,16 @@ enum ExitStatus {
     }
   }
 
+  static func exitCode(for error: AWSError) -> Int32 {
+    switch error.code {
+    case .noToken, .keyNotFound: 3
+    case .wrongContext: 4
+    case .roleRefused, .credentialsRefused, .keyDenied: 10
+    case .service: 7
+    default: 1
+    }
+  }
+
   static func exitCode(for error: APIError) -> Int32 {
     switch error.code {
     case .invalidURL, .keyUnusable, .invalidHeader: 2
@@ -87,6 +98,7 @@ enum ExitStatus {
     case let error as TrustError: return fail(error.description, code: exitCode(for: error))
     case let error as ExecError: return fail(error.description, code: exitCode(for: error))
     case let error as APIError: return fail(error.message, code: exitCode(for: error))
+    case let error as AWSError: return fail(error.description, code: exitCode(for: error))
     case let error as URLPolicyError: return fail(error.description, code: 2)
     case let error as ConfigurationError: return fail(error.message, code: 2)
     case let error as SystemError: return fail(error.message, code: error.isOutOfSpace ? 8 : 1)

@@ -49,7 +49,8 @@ extension ODR {
       defer { bar.finish() }
       let report: ImportReport
       do {
-        report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(keyring, context))
+        report = try await KeyImporter(catalog: resources, store: store, identities: identity.source(keyring, context),
+                                   keyService: IdentityOptions.keyService(context))
           .fetch(tags: tags, prune: prune, dryRun: dryRun, progress: bar.observer)
       } catch {
         throw IdentityOptions.explained(error, context)

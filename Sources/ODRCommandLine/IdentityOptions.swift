@@ -5,6 +5,8 @@ import ODRExec
 import ODRKeyring
 import ODRKeys
 import ODRKeyFormat
+import ODRHTTP
+import ODRTransports
 
 /// Where the age identities that open encrypted secrets tags come from:
 /// `--identity-file`, `$ODR_IDENTITY`, else the store the keys go to
@@ -19,6 +21,14 @@ struct IdentityOptions: ParsableArguments {
     guard let error = error as? KeysError, error.code == .notRecipient,
           context.variable(CommandRunner.withheldMarker)?.split(separator: ",").contains("ODR_IDENTITY") == true else { return error }
     return KeysError(error.code, "\(error.message) This command runs under `odr exec`, which never passes ODR_IDENTITY on (a command gets the API keys, not what decrypts them): let the outer odr read the pack (`odr exec --fetch TAG -- CMD`), or give this command its identity yourself (--identity-file).", underlying: error)
+  }
+
+  /// AWS KMS with the AWS credentials the environment names (the variables,
+  /// a web identity, GitHub's OIDC token, a profile), for packs with
+  /// `awskms:` recipients; nil when it names none. Nothing is asked of AWS
+  /// until a pack needs it.
+  static func keyService(_ context: CommandContext) -> AWSKMS? {
+    AWSKMS.fromEnvironment(context.environment, http: HTTPTransport())
   }
 
   /// The identities, read when an encrypted tag needs them.

@@ -77,7 +77,8 @@ struct KeySourceOptions: ParsableArguments {
   private func keysInMemory(_ tag: String, _ resources: ResourceCatalog, _ context: CommandContext) async throws -> [APIKey] {
     do {
       return try await KeyImporter(catalog: resources, store: MemoryStore(service: resources.catalog.bundle),
-                                   identities: identity.source(keyring, context)).keysInMemory(tags: [tag])
+                                   identities: identity.source(keyring, context),
+                                   keyService: IdentityOptions.keyService(context)).keysInMemory(tags: [tag])
     } catch {
       throw IdentityOptions.explained(error, context)
     }

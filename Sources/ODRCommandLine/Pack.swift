@@ -56,11 +56,14 @@ extension ODR {
     @Flag(help: "Sign with a key the previous catalog does not list as a next signer, starting a new trust root: no hand-over chain leads to it, so every client must pin the new key.")
     var newTrustRoot = false
 
-    @Option(help: ArgumentHelp("Encrypt every secrets tag to this recipient too (age1…, age1pq1…, or an SSH public key \"ssh-ed25519 AAAA…\" / \"ssh-rsa AAAA…\"); repeatable.", valueName: "recipient"))
+    @Option(help: ArgumentHelp("Encrypt every secrets tag to this recipient too (age1…, age1pq1…, an SSH public key \"ssh-ed25519 AAAA…\" / \"ssh-rsa AAAA…\", or an AWS KMS key awskms:arn:aws:kms:…); repeatable.", valueName: "recipient"))
     var recipient: [String] = []
 
     @Option(help: ArgumentHelp("A file of recipients, one per line, # comments; SSH keys as in authorized_keys (options skipped).", valueName: "file"), completion: .file())
     var recipientsFile: [String] = []
+
+    @Flag(help: "Check the folder, the documents and the recipients, and show what each secrets tag would be encrypted to; write nothing and ask no key service.")
+    var dryRun = false
 
     @Flag(help: "Publish secrets tags that have no recipient in plaintext (with a warning) instead of refusing.")
     var plaintextSecrets = false
@@ -89,11 +92,27 @@ extension ODR {
       let tags: [Tag]
     }
 
+    struct Plan: Encodable {
+      let tag: String
+      let recipients: [String]
+    }
+
     func run(_ context: CommandContext) async throws {
       var options = PackOptions()
       options.recipients = try recipients(context)
       options.plaintextSecrets = plaintextSecrets
       options.bundle = bundle
+      options.keyService = IdentityOptions.keyService(context)
+      if dryRun {
+        let plan = try Publisher(source: context.url(source)).recipients(options: options).sorted { $0.key < $1.key }
+          .map { Plan(tag: $0.key, recipients: $0.value.map(\.description)) }
+        try reporting.print(plan, on: context.output) {
+          var table = TextTable(header: ["TAG", "RECIPIENT"])
+          table.rows = plan.flatMap { entry in entry.recipients.isEmpty ? [[entry.tag, plaintextSecrets ? "PLAINTEXT" : "none: refused"]] : entry.recipients.map { [entry.tag, $0] } }
+          table.write(to: context.output, notes: ["dry run: nothing was encrypted or written"])
+        }
+        return
+      }
       options.newTrustRoot = newTrustRoot
       if let previous {
         switch try CatalogOptions.Place(previous, context) {
@@ -117,7 +136,7 @@ extension ODR {
       }
       let quiet = reporting.quiet
       options.notify = { if !quiet { context.output.error($0) } }
-      let catalog = try Publisher(source: context.url(source)).pack(to: context.url(output), version: catalogVersion, options: options)
+      let catalog = try await Publisher(source: context.url(source)).pack(to: context.url(output), version: catalogVersion, options: options)
       let tags = catalog.tags.sorted { $0.key < $1.key }.map {
         Summary.Tag(name: $0.key, category: $0.value.category.rawValue, files: $0.value.files.count, bytes: $0.value.size,
                     secrets: $0.value.secrets, recipients: $0.value.encryption?.recipients)

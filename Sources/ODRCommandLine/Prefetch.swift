@@ -78,7 +78,8 @@ extension ODR {
           throw failure
         }
         let store = try keyring.makeStore(context, defaultService: resources.catalog.bundle)
-        let importer = KeyImporter(catalog: resources, store: store, identities: identity.source(keyring, context))
+        let importer = KeyImporter(catalog: resources, store: store, identities: identity.source(keyring, context),
+                                   keyService: IdentityOptions.keyService(context))
         _ = try await importer.fetch(tags: [name])
         return (.init(tag: name, category: category, outcome: .imported, bytes: bytes, error: nil, code: nil), nil)
       } catch let error as KeyringError where [.noLibrary, .noSessionBus, .noProvider, .noDefaultCollection].contains(error.code) {

@@ -67,6 +67,9 @@ extension ODR {
           lines.append("  hand-over at version \(link.version): \(short(link.signedBy)) -> \(link.signers.map(short).joined(separator: ", "))")
         }
         lines.append("  expires \(report.expires?.formatted(.iso8601) ?? "never")")
+        for (tag, keys) in report.kmsRecipients.sorted(by: { $0.key < $1.key }) {
+          lines.append("  \(tag) opens with AWS KMS: \(keys.map { "awskms:\($0)" }.joined(separator: ", "))")
+        }
         lines += report.problems.map { "  PROBLEM: \($0)" }
         context.output.write(lines.joined(separator: "\n") + "\n")
       }

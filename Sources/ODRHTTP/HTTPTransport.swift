@@ -214,7 +214,7 @@ public struct HTTPTransport: BlobTransport {
     ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
   }
 
-  private static func client(for timeouts: Timeouts) -> HTTP1Client {
+  static func client(for timeouts: Timeouts) -> HTTP1Client {
     clients.withLock { clients in
       if let client = clients[timeouts] { return client }
       let client = HTTP1Client(configuration: .init(connect: TimeAmount(timeouts.connect), stall: TimeAmount(timeouts.stall), trustRoots: trustRoots))

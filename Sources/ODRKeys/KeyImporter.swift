@@ -1,6 +1,6 @@
 public import ODRKeyFormat
 import FoundationEssentials
-import ODRBase
+public import ODRBase
 public import ODRAge
 import ODRCatalog
 public import ODRKeyring
@@ -22,14 +22,20 @@ public struct KeyImporter: Sendable {
   /// Where the age identities that open encrypted tags come from; asked
   /// only when an encrypted tag is read.
   public let identities: @Sendable () async throws -> [AgeIdentity]
+  /// Opens the AWS KMS stanzas (`awskms:` recipients) when no identity is
+  /// a recipient: ODRTransports' AWSKMS with the job's AWS credentials; nil
+  /// when there are none.
+  public let keyService: (any KeyWrapService)?
   /// Serializes imports of the service across processes.
   public let lock: ImportLock
 
   public init(catalog: ResourceCatalog, store: any SecretStore,
-              identities: @escaping @Sendable () async throws -> [AgeIdentity] = { [] }, lock: ImportLock? = nil) {
+              identities: @escaping @Sendable () async throws -> [AgeIdentity] = { [] },
+              keyService: (any KeyWrapService)? = nil, lock: ImportLock? = nil) {
     self.catalog = catalog
     self.store = store
     self.identities = identities
+    self.keyService = keyService
     self.lock = lock ?? ImportLock(for: store)
   }
 
@@ -91,7 +97,7 @@ public struct KeyImporter: Sendable {
         }
         if opened == nil { opened = try await identities() }
         do {
-          documents.append((file.path, try decrypt(data, file: file, tag: name, recipients: tag.encryption?.recipients ?? 0, with: opened ?? [])))
+          documents.append((file.path, try await decrypt(data, file: file, tag: name, recipients: tag.encryption?.recipients ?? 0, with: opened ?? [])))
         } catch let error as KeysError where error.code == .notRecipient && !(opened ?? []).isEmpty && !inMemoryOnly {
           throw await removedRecipient(error, tag: name)
         }
@@ -111,9 +117,15 @@ public struct KeyImporter: Sendable {
     return KeysError(.notRecipient, "\(tag) (catalog version \(catalog.catalog.version) of \(bundle)) is no longer encrypted to this machine: it holds keys an earlier fetch imported, so the publisher has most likely removed its recipient. The keys it holds stay in the keyring (`odr delete --all --service \(bundle)` removes them; expect them to be rotated). If this machine should still read \(tag), ask the publisher to add its recipient back (`odr identity recipient NAME` prints it).")
   }
 
-  private func decrypt(_ data: Data, file: Catalog.File, tag: String, recipients: Int, with identities: [AgeIdentity]) throws -> Data {
-    do { return try Age.decrypt(data, identities: identities) } catch let error as TrustError where error.code == .noIdentity {
-      let what = "\(tag) (catalog version \(catalog.catalog.version) of \(catalog.catalog.bundle)) is encrypted to \(recipients) recipient\(recipients == 1 ? "" : "s")"
+  private func decrypt(_ data: Data, file: Catalog.File, tag: String, recipients: Int, with identities: [AgeIdentity]) async throws -> Data {
+    let context = catalog.catalog.encryptionContext(of: tag)
+    do { return try await Age.decrypt(data, identities: identities, keyService: keyService, context: context) } catch let error as TrustError where error.code == .noIdentity {
+      var what = "\(tag) (catalog version \(catalog.catalog.version) of \(catalog.catalog.bundle)) is encrypted to \(recipients) recipient\(recipients == 1 ? "" : "s")"
+      let keys = Age.keyServiceRecipients(of: data)
+      if !keys.isEmpty {
+        // Only reached without AWS credentials: with them, KMS's own answer is the error.
+        what += " (among them the AWS KMS key\(keys.count == 1 ? "" : "s") \(keys.joined(separator: ", ")), which odr opens with AWS credentials, and found none: AWS_ROLE_ARN with AWS_WEB_IDENTITY_TOKEN_FILE, GitHub Actions' id-token: write with AWS_ROLE_ARN, or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
+      }
       guard !identities.isEmpty else {
         // The kernel keyring is emptied at reboot, its identities with it.
         let reboot = store.kind == .kernel ? " The kernel keyring holds no identity: it is emptied at reboot, so import yours again from your copy (`odr identity import NAME --store kernel < FILE`)." : ""

@@ -60,7 +60,10 @@ extension APIKeyProvider {
       guard catalog.catalog.bundle == store.service else {
         throw ResourceError(.integrity, "The catalog at \(catalog.location.redacted) is for \(catalog.catalog.bundle), not \(store.service); nothing was imported. Check the catalog location (odr.json, ODR_CATALOG) or the service.")
       }
-      _ = try await KeyImporter(catalog: catalog, store: store, identities: identities).fetch(tags: [tag])
+      // Packs with awskms: recipients open with the AWS credentials the
+      // environment names (a CI job's web identity), asked through URLSession.
+      let kms = AWSKMS.fromEnvironment(configuration.environment, http: URLSessionTransport())
+      _ = try await KeyImporter(catalog: catalog, store: store, identities: identities, keyService: kms).fetch(tags: [tag])
     }
   }
 

@@ -151,7 +151,7 @@ public struct URLSessionTransport: BlobTransport {
   }
 
   /// A transport error in plain words.
-  private func failure(_ error: any Error, url: URL, address: URL) -> any Error {
+  func failure(_ error: any Error, url: URL, address: URL) -> any Error {
     if error is CancellationError || Task.isCancelled { return CancellationError() }
     if let error = error as? ResourceError { return error }
     let place = "\(address.host ?? "?"):\(address.port ?? (address.scheme == "https" ? 443 : 80))"

@@ -1,4 +1,4 @@
-import ODRBase
+public import ODRBase
 public import FoundationEssentials
 public import ODRAge
 import ODRCatalog
@@ -10,6 +10,9 @@ public struct PackOptions: Sendable {
   /// Recipients added to every secrets tag (besides each tag's own
   /// `recipients` in tags.json).
   public var recipients: [AgeRecipient] = []
+  /// Wraps file keys for `awskms:` recipients (ODRTransports' AWSKMS,
+  /// with credentials allowed `kms:Encrypt`); nil: such recipients are refused.
+  public var keyService: (any KeyWrapService)?
   /// Publish secrets tags without recipients in plaintext (with a warning)
   /// instead of refusing them.
   public var plaintextSecrets = false

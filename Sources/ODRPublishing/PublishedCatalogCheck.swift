@@ -2,6 +2,7 @@ import Crypto
 import ODRBase
 public import FoundationEssentials
 public import ODRCatalog
+import ODRAge
 import ODRResources
 public import ODRTransports
 public import ODRSigning
@@ -30,6 +31,10 @@ public struct PublishedCatalogCheck: Sendable {
     /// Its hand-over chain, oldest first.
     public var chain: [Link]
     public var blobs: Int
+    /// The AWS KMS keys (ARNs) each encrypted secrets tag's files are
+    /// encrypted to, read from their age headers (other recipients are
+    /// public keys the header does not name).
+    public var kmsRecipients: [String: [String]] = [:]
     /// Every problem found; empty means the catalog is good.
     public var problems: [String]
 
@@ -112,31 +117,41 @@ public struct PublishedCatalogCheck: Sendable {
       }
       for file in tag.files where seen.insert(file.sha256).inserted {
         report.blobs += 1
-        if let problem = await check(file, at: blobs.appending(path: file.sha256)) {
+        let (problem, head) = await check(file, at: blobs.appending(path: file.sha256), keeping: tag.encryption == nil ? 0 : Self.headerLimit)
+        if let problem {
           report.problems.append("blobs/\(file.sha256) ('\(file.path)' of \(name)) is \(problem).")
         }
+        let keys = Age.keyServiceRecipients(of: head)
+        if !keys.isEmpty { report.kmsRecipients[name] = Array(Set(report.kmsRecipients[name, default: []] + keys)).sorted() }
       }
     }
     return report
   }
 
-  /// Why the blob at `url` is not `file`'s bytes, or nil when it is.
-  private func check(_ file: Catalog.File, at url: URL) async -> String? {
+  /// How much of an encrypted file is kept to read its age header's
+  /// recipients (a header of a few hundred stanzas).
+  static let headerLimit = 256 << 10
+
+  /// Why the blob at `url` is not `file`'s bytes (nil when it is), and its
+  /// first `keeping` bytes.
+  private func check(_ file: Catalog.File, at url: URL, keeping: Int) async -> (problem: String?, head: Data) {
     var hasher = SHA256()
     var size: Int64 = 0
+    var head = Data()
     do {
       try await transport.stream(url) { chunk in
         size += Int64(chunk.count)
         guard size <= file.size else { throw ResourceError(.integrity, "larger than the catalog says") }
         hasher.update(bufferPointer: chunk)
+        if head.count < keeping { head.append(contentsOf: chunk.prefix(keeping - head.count)) }
       }
     } catch let error as ResourceError where error.code == .notFound {
-      return "missing"
+      return ("missing", head)
     } catch let error as ResourceError where error.code == .integrity {
-      return "damaged (\(error.message))"
+      return ("damaged (\(error.message))", head)
     } catch {
-      return "unreadable (\(error))"
+      return ("unreadable (\(error))", head)
     }
-    return size == file.size && FileIO.hex(hasher.finalize()) == file.sha256 ? nil : "damaged (size or SHA-256 differs)"
+    return (size == file.size && FileIO.hex(hasher.finalize()) == file.sha256 ? nil : "damaged (size or SHA-256 differs)", head)
   }
 }

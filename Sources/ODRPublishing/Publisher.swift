@@ -3,7 +3,7 @@ import ODRBase
 import Crypto
 public import ODRCatalog
 import ODRSigning
-import ODRAge
+public import ODRAge
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,12 +28,12 @@ public struct Publisher: Sendable {
   /// last. `version` overrides the one in `tags.json` (default 1). Every
   /// check (documents, recipients, keys) runs before anything is written.
   @discardableResult
-  public func pack(to output: URL, version: Int? = nil, options: PackOptions = PackOptions()) throws -> Catalog {
+  public func pack(to output: URL, version: Int? = nil, options: PackOptions = PackOptions()) async throws -> Catalog {
     var manifest = try readManifest()
     if let bundle = options.bundle { manifest.bundle = bundle }
     var catalog = try makeCatalog(manifest, version: version)
     warnOfKeysInPlainTags(catalog, options: options)
-    let sealed = try seal(&catalog, manifest: manifest, options: options)
+    let sealed = try await seal(&catalog, manifest: manifest, options: options)
     let replaced = try options.previous ?? PreviousCatalog.folder(output, required: false)
     let previous = try decode(replaced, needed: !options.signingKeys.isEmpty)
     if let previous = previous?.catalog, previous.bundle == catalog.bundle, catalog.version < previous.version {
@@ -202,7 +202,7 @@ public struct Publisher: Sendable {
   /// Validates the documents of every secrets tag and encrypts them to the
   /// tag's recipients (fresh file keys), rewriting their entries to the
   /// ciphertext. Returns each ciphertext by its SHA-256.
-  private func seal(_ catalog: inout Catalog, manifest: PublisherManifest, options: PackOptions) throws -> [String: Data] {
+  private func seal(_ catalog: inout Catalog, manifest: PublisherManifest, options: PackOptions) async throws -> [String: Data] {
     var sealed: [String: Data] = [:]
     for name in catalog.tags.keys.sorted() {
       guard var tag = catalog.tags[name], tag.secrets else { continue }
@@ -211,22 +211,8 @@ public struct Publisher: Sendable {
           throw ResourceError(.invalidSource, "'\(file.path)' is in the secrets tag '\(name)' and in '\(other.key)', which is not secret; it would be published in plaintext. Keep secrets files out of other tags.")
         }
       }
-      var recipients = options.recipients
-      for text in manifest.tags[name]?.recipients ?? [] {
-        do { recipients.append(try AgeRecipient(text)) } catch let error as TrustError {
-          throw ResourceError(.invalidSource, "tags.json: tag '\(name)': \(error.message)")
-        }
-      }
-      recipients = Array(Set(recipients)).sorted { $0.description < $1.description }
-      var documents: [(Catalog.File, Data)] = []
-      for file in tag.files {
-        let plaintext: Data
-        do { plaintext = try Data(contentsOf: source.appending(path: file.path)) } catch {
-          throw ResourceError(.io, "Cannot read '\(file.path)' of tag '\(name)'.")
-        }
-        try options.validateSecrets(file.path, plaintext)
-        documents.append((file, plaintext))
-      }
+      let recipients = try self.recipients(of: name, manifest: manifest, options: options)
+      let documents = try self.documents(of: name, tag, options: options)
       guard !recipients.isEmpty else {
         guard options.plaintextSecrets else {
           throw ResourceError(.invalidSource, "The secrets tag '\(name)' has no recipients, so its keys would be published in plaintext. Add the recipients of the machines that may read them (\"recipients\" in tags.json, --recipient age1…, --recipients-file F), or pass --plaintext-secrets to publish them unencrypted on purpose.")
@@ -237,7 +223,10 @@ public struct Publisher: Sendable {
       tag.files = []
       for (file, plaintext) in documents {
         let ciphertext: Data
-        do { ciphertext = try Age.encrypt(plaintext, to: recipients) } catch {
+        do {
+          ciphertext = try await Age.encrypt(plaintext, to: recipients, keyService: options.keyService,
+                                             context: catalog.encryptionContext(of: name))
+        } catch let error as TrustError {
           throw ResourceError(.invalidSource, "Cannot encrypt '\(file.path)' of tag '\(name)': \(error).")
         }
         let sha256 = FileIO.hex(SHA256.hash(data: ciphertext))
@@ -248,6 +237,46 @@ public struct Publisher: Sendable {
       catalog.tags[name] = tag
     }
     return sealed
+  }
+
+  /// What `pack` would encrypt each secrets tag to, checked as `pack`
+  /// checks it (documents, recipients and their mix), with nothing
+  /// encrypted, asked of a key service or written: `odr pack --dry-run`.
+  public func recipients(options: PackOptions = PackOptions()) throws -> [String: [AgeRecipient]] {
+    var manifest = try readManifest()
+    if let bundle = options.bundle { manifest.bundle = bundle }
+    let catalog = try makeCatalog(manifest, version: nil)
+    var plan: [String: [AgeRecipient]] = [:]
+    for (name, tag) in catalog.tags where tag.secrets {
+      let recipients = try recipients(of: name, manifest: manifest, options: options)
+      _ = try documents(of: name, tag, options: options)
+      if !recipients.isEmpty { try Age.checkMix(recipients) }
+      plan[name] = recipients
+    }
+    return plan
+  }
+
+  /// A secrets tag's recipients: the options' and its own in tags.json, once each.
+  private func recipients(of name: String, manifest: PublisherManifest, options: PackOptions) throws -> [AgeRecipient] {
+    var recipients = options.recipients
+    for text in manifest.tags[name]?.recipients ?? [] {
+      do { recipients.append(try AgeRecipient(text)) } catch let error as TrustError {
+        throw ResourceError(.invalidSource, "tags.json: tag '\(name)': \(error.message)")
+      }
+    }
+    return Array(Set(recipients)).sorted { $0.description < $1.description }
+  }
+
+  /// The plaintext of a secrets tag's documents, each validated.
+  private func documents(of name: String, _ tag: Catalog.Tag, options: PackOptions) throws -> [(Catalog.File, Data)] {
+    try tag.files.map { file in
+      let plaintext: Data
+      do { plaintext = try Data(contentsOf: source.appending(path: file.path)) } catch {
+        throw ResourceError(.io, "Cannot read '\(file.path)' of tag '\(name)'.")
+      }
+      try options.validateSecrets(file.path, plaintext)
+      return (file, plaintext)
+    }
   }
 
   /// An `APIKeys.json` in a tag that is not a secrets tag is published as

@@ -22,16 +22,7 @@ public struct S3Access: Sendable {
   /// `endpoint` (odr.json's) wins over `AWS_ENDPOINT_URL_S3` and
   /// `AWS_ENDPOINT_URL`.
   public static func fromEnvironment(_ environment: [String: String], endpoint: String? = nil) throws -> S3Access {
-    let text = endpoint ?? environment["AWS_ENDPOINT_URL_S3"].flatMap { $0.isEmpty ? nil : $0 }
-      ?? environment["AWS_ENDPOINT_URL"].flatMap { $0.isEmpty ? nil : $0 }
-    var url: URL?
-    if let text {
-      guard let parsed = URL(string: text), parsed.scheme == "http" || parsed.scheme == "https", parsed.host != nil,
-            parsed.user == nil, parsed.password == nil else {
-        throw ResourceError(.invalidSource, "The S3 endpoint '\(text.prefix(200))' is not an http(s) URL without credentials (AWS_ENDPOINT_URL or \"endpoint\" in odr.json).")
-      }
-      url = parsed
-    }
+    let url = try AWSEndpoint.configured("s3", in: environment, override: endpoint)
     return S3Access(credentials: AWSCredentials.find(in: environment), region: AWSCredentials.region(in: environment), endpoint: url)
   }
 

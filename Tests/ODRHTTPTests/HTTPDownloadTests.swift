@@ -31,7 +31,7 @@ import Testing
         """.utf8).write(to: source.appending(path: "tags.json"))
       try Data("alpha".utf8).write(to: source.appending(path: "a.txt"))
       try await BigFile.write(source.appending(path: "big.bin"), size: 6_000_000, fill: 0xa5)
-      let catalog = try Publisher(source: source).pack(to: root.appending(path: "pub"))
+      let catalog = try await Publisher(source: source).pack(to: root.appending(path: "pub"))
       let big = catalog.tags["Big"]!.files.first { $0.path == "big.bin" }!
       try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in
         try await test(Fixture(root: root, server: server, big: big))

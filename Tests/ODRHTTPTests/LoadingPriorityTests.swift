@@ -24,7 +24,7 @@ import Testing
     }
     let tags = names.map { #""\#($0)": {"category": "onDemand", "files": ["\#($0).bin"]}"# }.joined(separator: ", ")
     try Data(#"{"bundle": "com.example.priority", "tags": {\#(tags)}}"#.utf8).write(to: source.appending(path: "tags.json"))
-    let catalog = try Publisher(source: source).pack(to: root.appending(path: "pub"))
+    let catalog = try await Publisher(source: source).pack(to: root.appending(path: "pub"))
     let blob = { (name: String) in catalog.tags[name]!.files[0].sha256 }
     try await TestHTTPServer.serving(files: root.appending(path: "pub")) { server in
       var resources = try await ResourceCatalog.load(from: server.baseURL.appending(path: "catalog.json"),

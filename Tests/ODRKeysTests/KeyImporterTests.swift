@@ -35,7 +35,7 @@ import Testing
       var options = PackOptions()
       options.plaintextSecrets = true
       options.validateSecrets = { _, _ in }  // a hostile publisher: the importer must check for itself
-      try Publisher(source: source).pack(to: published, version: version, options: options)
+      try await Publisher(source: source).pack(to: published, version: version, options: options)
       return try await ResourceCatalog.load(from: published, cacheHome: cache, trust: TrustPolicy(stateHome: root.appending(path: "state")))
     }
 

@@ -53,7 +53,7 @@ import Testing
     }
     try Data(#"{"bundle": "com.example.later", "tags": {"R": {"category": "onDemand", "files": ["r1.bin", "r2.bin"]}, "P": {"category": "onDemand", "files": ["p.bin"]}, "Q": {"category": "onDemand", "files": ["q.bin"]}}}"#.utf8)
       .write(to: source.appending(path: "tags.json"))
-    let catalog = try Publisher(source: source).pack(to: root.appending(path: "pub"))
+    let catalog = try await Publisher(source: source).pack(to: root.appending(path: "pub"))
     let blob = { (file: String) in catalog.tags.values.flatMap(\.files).first { $0.path == file }!.sha256 }
     let name = { (sha: String) in ["r1", "r2", "p", "q"].first { blob("\($0).bin") == sha }! }
     let transport = GatedTransport()

@@ -15,7 +15,7 @@ import Testing
 @Suite(.enabled(if: TestSelection.untagged)) struct MirrorRefusalTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-mirror-\(UUID().uuidString)")
 
-  func pack(version: Int, into name: String, key: SigningKey) throws -> URL {
+  func pack(version: Int, into name: String, key: SigningKey) async throws -> URL {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
     try Data("one".utf8).write(to: source.appending(path: "1.txt"))
@@ -24,7 +24,7 @@ import Testing
     var options = PackOptions()
     options.signingKeys = [key]
     let output = root.appending(path: name)
-    try Publisher(source: source).pack(to: output, version: version, options: options)
+    try await Publisher(source: source).pack(to: output, version: version, options: options)
     return output
   }
 
@@ -39,7 +39,7 @@ import Testing
   @Test func aMirrorServingDeeplyNestedJSONIsSkipped() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let key = SigningKey()
-    let good = try pack(version: 2, into: "good", key: key)
+    let good = try await pack(version: 2, into: "good", key: key)
     let bad = root.appending(path: "bad")
     try FileManager.default.createDirectory(at: bad, withIntermediateDirectories: true)
     let deep = String(repeating: "[", count: 200_000)
@@ -53,9 +53,9 @@ import Testing
   @Test func aMirrorServingAValidOlderCatalogIsSkipped() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let key = SigningKey()
-    let good = try pack(version: 3, into: "good", key: key)
+    let good = try await pack(version: 3, into: "good", key: key)
     _ = try await load([good], key: key)
-    let old = try pack(version: 2, into: "old", key: key)
+    let old = try await pack(version: 2, into: "old", key: key)
     let (catalog, notices) = try await load([old, good], key: key)
     #expect(catalog.catalog.version == 3)
     #expect(notices.count == 1, "\(notices)")

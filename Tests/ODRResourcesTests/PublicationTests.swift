@@ -34,11 +34,11 @@ import Testing
   }
 
   /// Packs version `version` (its level file says which) signed by `key`.
-  func pack(_ version: Int) throws -> URL { try pack(version, into: "out\(version)") }
+  func pack(_ version: Int) async throws -> URL { try await pack(version, into: "out\(version)") }
 
   /// ``pack(_:)`` into the folder `name`, allowing `nextSigners` to sign
   /// the next versions, expiring at `expires`.
-  func pack(_ version: Int, into name: String, nextSigners: [VerifyingKey] = [], expires: Date? = nil) throws -> URL {
+  func pack(_ version: Int, into name: String, nextSigners: [VerifyingKey] = [], expires: Date? = nil) async throws -> URL {
     let source = root.appending(path: "src\(version)")
     try FileManager.default.createDirectory(at: source.appending(path: "levels"), withIntermediateDirectories: true)
     try Data("level of version \(version)".utf8).write(to: source.appending(path: "levels/1.txt"))
@@ -49,7 +49,7 @@ import Testing
     options.nextSigners = nextSigners
     options.expires = expires
     let output = root.appending(path: name)
-    _ = try Publisher(source: source).pack(to: output, options: options)
+    _ = try await Publisher(source: source).pack(to: output, options: options)
     return output
   }
 
@@ -71,7 +71,7 @@ import Testing
     try await first.run()
     #expect(try await read(destination, client: "before").version == 1)
     let versionOne = try Data(contentsOf: destination.appending(path: "catalog.json"))
-    let second = try pack(2)
+    let second = try await pack(2)
     let blob = try #require(FileManager.default.contentsOfDirectory(atPath: second.appending(path: "blobs").path).first)
     let broken = Interrupted(folder: FolderDestination(destination), failing: failing == "blobs" ? "blobs/\(blob)" : failing)
     await #expect(throws: CancellationError.self) { try await Publication(folder: second, destination: broken).run() }
@@ -132,7 +132,7 @@ import Testing
     try Data(#"{"bundle": "com.example.pub", "version": 1, "tags": {"L": {"category": "onDemand", "files": ["levels/"]}}}"#.utf8)
       .write(to: source.appending(path: "tags.json"))
     let folder = root.appending(path: "out-big")
-    _ = try Publisher(source: source).pack(to: folder, options: PackOptions())
+    _ = try await Publisher(source: source).pack(to: folder, options: PackOptions())
     for round in 0..<3 {
       let destination = root.appending(path: "www\(round)")
       try await withThrowingTaskGroup(of: Void.self) { group in
@@ -151,7 +151,7 @@ import Testing
   /// every client refuses) is refused before anything is uploaded.
   @Test func aSignatureInAnotherFormatsFormIsRefused() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let folder = try pack(1)
+    let folder = try await pack(1)
     let bytes = try Data(contentsOf: folder.appending(path: "catalog.json"))
     #expect(try Catalog.decode(bytes).formatVersion == 2)
     try CatalogSignature(signing: bytes, with: [key], format: 1).encoded.write(to: folder.appending(path: "catalog.json.sig"))
@@ -171,7 +171,7 @@ import Testing
     let next = SigningKey()
     let destination = root.appending(path: "www")
     try await Publication(folder: try pack(5, into: "first", nextSigners: [next.verifyingKey]), destination: FolderDestination(destination)).run()
-    let extended = try pack(5, into: "extended", nextSigners: [next.verifyingKey], expires: Date().addingTimeInterval(200 * 86_400))
+    let extended = try await pack(5, into: "extended", nextSigners: [next.verifyingKey], expires: Date().addingTimeInterval(200 * 86_400))
     try await Publication(folder: extended, destination: FolderDestination(destination)).run()
     #expect(try await read(destination, client: "after-extension").version == 5)
     // Version 6 by the same key, carrying the chain: handed over to `next`, so clients refuse it.
@@ -187,7 +187,7 @@ import Testing
 
   @Test func aFolderMissingABlobIsRefusedBeforeAnythingIsUploaded() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let folder = try pack(1)
+    let folder = try await pack(1)
     let blob = try #require(FileManager.default.contentsOfDirectory(atPath: folder.appending(path: "blobs").path).first)
     try FileManager.default.removeItem(at: folder.appending(path: "blobs/\(blob)"))
     let destination = root.appending(path: "www")

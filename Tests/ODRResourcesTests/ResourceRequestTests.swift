@@ -26,8 +26,8 @@ import Testing
     }
 
     @discardableResult
-    func publish(version: Int = 1) throws -> Catalog {
-      try Publisher(source: source).pack(to: published, version: version)
+    func publish(version: Int = 1) async throws -> Catalog {
+      try await Publisher(source: source).pack(to: published, version: version)
     }
 
     func load(transport: any BlobTransport = FileTransport()) async throws -> ResourceCatalog {
@@ -52,7 +52,7 @@ import Testing
     return data.prefix(3_000_000)
   }()
 
-  func makeSUT() throws -> Fixture {
+  func makeSUT() async throws -> Fixture {
     let fixture = Fixture()
     try fixture.write("tags.json", Data("""
       { "bundle": "com.example.test", "tags": {
@@ -62,7 +62,7 @@ import Testing
     try fixture.write("a.txt", Data("alpha".utf8))
     try fixture.write("shared.txt", Data("shared".utf8))
     try fixture.write("big.bin", Self.bigFile)
-    try fixture.publish()
+    try await fixture.publish()
     return fixture
   }
 
@@ -80,7 +80,7 @@ import Testing
     try fixture.write("a.txt", Data("alpha".utf8))
     var options = PackOptions()
     options.plaintextSecrets = true
-    try Publisher(source: fixture.source).pack(to: fixture.published, options: options)
+    try await Publisher(source: fixture.source).pack(to: fixture.published, options: options)
     let catalog = try await fixture.load()
     let error = #expect(throws: ResourceError.self) { try ResourceRequest(tags: ["APIKeys"], catalog: catalog) }
     #expect(error?.code == .secretsTag)
@@ -90,7 +90,7 @@ import Testing
   }
 
   @Test func aLibraryRequestPinsWithALeaseThatPurgeSpares() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let catalog = try await fixture.load()
     var request: ResourceRequest? = try ResourceRequest(tags: ["B"], catalog: catalog)
@@ -112,7 +112,7 @@ import Testing
   }
 
   @Test func beginInstallsVerifiedPrivateFiles() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let request = try ResourceRequest(tags: ["A"], catalog: try await fixture.load())
     try await request.beginAccessing()
@@ -127,7 +127,7 @@ import Testing
   }
 
   @Test func aBlobSharedByTwoTagsIsFetchedOnce() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let counting = CountingTransport()
     let catalog = try await fixture.load(transport: counting)
@@ -138,7 +138,7 @@ import Testing
   }
 
   @Test func concurrentRequestsDownloadEachBlobOnce() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let counting = CountingTransport()
     let catalog = try await fixture.load(transport: counting)
@@ -154,7 +154,7 @@ import Testing
   /// Seed 004's race: conditional begins at once on one request take one
   /// lease, and one endAccessing() gives it back.
   @Test func concurrentConditionalBeginsTakeOneLease() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let catalog = try await fixture.load()
     try await ResourceRequest(tags: ["A"], catalog: catalog).beginAccessing()  // on disk, then let go
@@ -169,7 +169,7 @@ import Testing
   }
 
   @Test func conditionalBeginNeverDownloads() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let catalog = try await fixture.load()
     let request = try ResourceRequest(tags: ["A"], catalog: catalog)
@@ -181,14 +181,14 @@ import Testing
   }
 
   @Test func unknownTagIsNotFound() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let catalog = try await fixture.load()
     #expect(throws: ResourceError.self) { try ResourceRequest(tags: ["A", "Nope"], catalog: catalog) }
   }
 
   @Test func endedRequestsHandOutNoURLs() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let catalog = try await fixture.load()
     try await withResources(tags: ["A"], catalog: catalog) { request in
@@ -200,7 +200,7 @@ import Testing
 
   @Test(arguments: ["flip", "truncate", "extend"])
   func aTamperedBlobInstallsNothingAndARetrySucceeds(fault: String) async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let catalog = try await fixture.load()
     let big = try #require(catalog.catalog.tags["B"]?.files.first { $0.path == "big.bin" })
@@ -228,7 +228,7 @@ import Testing
   }
 
   @Test func aDamagedInstalledFileIsNoticedOnRead() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let request = try ResourceRequest(tags: ["A"], catalog: try await fixture.load())
     try await request.beginAccessing()
@@ -238,13 +238,13 @@ import Testing
   }
 
   @Test func olderCatalogsAreRefused() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
-    try fixture.publish(version: 3)
+    try await fixture.publish(version: 3)
     _ = try await fixture.load()
     // A host serving an older catalog (odr pack itself refuses to write one over a newer).
     try FileManager.default.removeItem(at: fixture.published)
-    try fixture.publish(version: 2)
+    try await fixture.publish(version: 2)
     do {
       _ = try await fixture.load()
       Issue.record("accepted a rollback")
@@ -252,12 +252,12 @@ import Testing
       #expect(error.code == .integrity)
       #expect(error.message.contains("rollback"))
     }
-    try fixture.publish(version: 4)
+    try await fixture.publish(version: 4)
     #expect(try await fixture.load().catalog.version == 4)
   }
 
   @Test func unsafeCatalogsAreRefusedBeforeAnythingIsWritten() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     var catalog = try Catalog.decode(Data(contentsOf: fixture.published.appending(path: "catalog.json")))
     catalog.tags["A"]?.files[0].path = "../../escape.txt"
@@ -267,7 +267,7 @@ import Testing
   }
 
   @Test func cancellationInstallsNothing() async throws {
-    let fixture = try makeSUT()
+    let fixture = try await makeSUT()
     defer { fixture.remove() }
     let transport = SlowTransport()
     let catalog = try await fixture.load(transport: transport)

@@ -18,11 +18,11 @@ import Testing
     return source
   }
 
-  @Test func packRefusesAVersionBelowThePreviousOne() throws {
+  @Test func packRefusesAVersionBelowThePreviousOne() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let output = root.appending(path: "out")
-    try Publisher(source: try source()).pack(to: output, version: 8)
-    #expect { try Publisher(source: try source()).pack(to: output, version: 5) } throws: {
+    try await Publisher(source: try source()).pack(to: output, version: 8)
+    await #expect { try await Publisher(source: try source()).pack(to: output, version: 5) } throws: {
       ($0 as? ResourceError)?.code == .integrity && ($0 as? ResourceError)?.message.contains("--catalog-version 9") == true
     }
     #expect(try Catalog.decode(Data(contentsOf: output.appending(path: "catalog.json"))).version == 8)
@@ -34,10 +34,10 @@ import Testing
     defer { try? FileManager.default.removeItem(at: root) }
     let live = root.appending(path: "live")
     let first = root.appending(path: "first")
-    try Publisher(source: try source()).pack(to: first, version: 8)
+    try await Publisher(source: try source()).pack(to: first, version: 8)
     _ = try await Publication(folder: first, destination: FolderDestination(live)).run()
     let next = root.appending(path: "next")
-    try Publisher(source: try source(bundle: bundle, text: text)).pack(to: next, version: version)
+    try await Publisher(source: try source(bundle: bundle, text: text)).pack(to: next, version: version)
     await #expect { _ = try await Publication(folder: next, destination: FolderDestination(live)) } throws: {
       ($0 as? ResourceError)?.code == .integrity && ($0 as? ResourceError)?.message.contains(message) == true
     }

@@ -13,7 +13,7 @@ import Testing
 @Suite(.enabled(if: TestSelection.untagged)) struct VerifyBeforeParseTests {
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-vbp-\(UUID().uuidString)")
 
-  func signedFolder() throws -> URL {
+  func signedFolder() async throws -> URL {
     let source = root.appending(path: "src")
     try FileManager.default.createDirectory(at: source.appending(path: "levels"), withIntermediateDirectories: true)
     try Data("one".utf8).write(to: source.appending(path: "levels/1.txt"))
@@ -22,7 +22,7 @@ import Testing
     var options = PackOptions()
     options.signingKeys = [SigningKey()]
     let output = root.appending(path: "out")
-    try Publisher(source: source).pack(to: output, options: options)
+    try await Publisher(source: source).pack(to: output, options: options)
     return output
   }
 
@@ -43,7 +43,7 @@ import Testing
 
   @Test func aChangedByteIsRefusedBeforeTheDecoderSeesIt() async throws {
     defer { try? FileManager.default.removeItem(at: root) }
-    let folder = try signedFolder()
+    let folder = try await signedFolder()
     let good = await load(folder)
     #expect(good.error == nil && good.decodes >= 1)  // the spy sees decodes
     let file = folder.appending(path: "catalog.json")

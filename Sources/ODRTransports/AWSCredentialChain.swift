@@ -1,0 +1,128 @@
+package import FoundationEssentials
+import ODRBase
+import ODRCatalog
+
+/// AWS credentials found as the AWS SDKs find them, in this order: the
+/// variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+/// `AWS_SESSION_TOKEN`); a web identity (`AWS_ROLE_ARN` +
+/// `AWS_WEB_IDENTITY_TOKEN_FILE`: EKS, GitLab's `id_tokens`,
+/// configure-aws-credentials), exchanged with STS; GitHub Actions' OIDC
+/// token (`ACTIONS_ID_TOKEN_REQUEST_URL` + `_TOKEN`, audience
+/// `sts.amazonaws.com`) when `AWS_ROLE_ARN` is set; the shared credentials
+/// file's profile. Temporary credentials live in this object's memory only,
+/// never in the keyring or on disk, and are asked for once per process
+/// (until they are about to expire).
+public actor AWSCredentialChain {
+  /// Where the credentials come from.
+  public enum Source: Sendable {
+    case fixed(AWSCredentials)
+    case webIdentity(role: String, tokenFile: String)
+    case gitHubOIDC(role: String, url: String, requestToken: String)
+  }
+
+  /// The audience GitHub's OIDC token is asked for (AWS's own).
+  package static let audience = "sts.amazonaws.com"
+
+  public nonisolated let source: Source
+  private let http: any HTTPExchanging
+  private let environment: [String: String]
+  private var cached: (credentials: AWSCredentials, expires: Date?)?
+
+  private init(source: Source, http: any HTTPExchanging, environment: [String: String]) {
+    (self.source, self.http, self.environment) = (source, http, environment)
+  }
+
+  /// The chain `environment` sets up, nil when it names no credentials at
+  /// all. Nothing is read or asked for until ``credentials()``.
+  public static func find(in environment: [String: String], http: any HTTPExchanging) -> AWSCredentialChain? {
+    func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+    let source: Source
+    if let fixed = AWSCredentials.fromVariables(environment) {
+      source = .fixed(fixed)
+    } else if let role = value("AWS_ROLE_ARN"), let file = value("AWS_WEB_IDENTITY_TOKEN_FILE") {
+      source = .webIdentity(role: role, tokenFile: file)
+    } else if let role = value("AWS_ROLE_ARN"), let url = value("ACTIONS_ID_TOKEN_REQUEST_URL"), let token = value("ACTIONS_ID_TOKEN_REQUEST_TOKEN") {
+      source = .gitHubOIDC(role: role, url: url, requestToken: token)
+    } else if let profile = AWSCredentials.fromProfile(environment) {
+      source = .fixed(profile)
+    } else {
+      return nil
+    }
+    return AWSCredentialChain(source: source, http: http, environment: environment)
+  }
+
+  /// Where the credentials come from, for messages (never a value).
+  public nonisolated var sourceName: String {
+    switch source {
+    case .fixed(let credentials): credentials.source
+    case .webIdentity(let role, let file): "the role \(role), assumed with the web identity token in \(file) (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE)"
+    case .gitHubOIDC(let role, _, _): "the role \(role), assumed with this GitHub Actions job's OIDC token (AWS_ROLE_ARN, ACTIONS_ID_TOKEN_REQUEST_URL)"
+    }
+  }
+
+  /// The credentials: the fixed ones, or the role's, asked of STS once and
+  /// kept in memory until five minutes before they expire.
+  public func credentials() async throws -> AWSCredentials {
+    if let cached, cached.expires.map({ $0.timeIntervalSinceNow > 300 }) ?? true { return cached.credentials }
+    let found: (AWSCredentials, expires: Date?)
+    switch source {
+    case .fixed(let credentials):
+      found = (credentials, nil)
+    case .webIdentity(let role, let file):
+      found = try await assume(role, token: try Self.readToken(file), tokenSource: file)
+    case .gitHubOIDC(let role, let url, let requestToken):
+      found = try await assume(role, token: try await gitHubToken(url: url, requestToken: requestToken), tokenSource: "GitHub Actions' OIDC endpoint")
+    }
+    cached = found
+    return found.0
+  }
+
+  private func assume(_ role: String, token: String, tokenSource: String) async throws -> (AWSCredentials, expires: Date?) {
+    let region = AWSCredentials.region(in: environment)
+    let endpoint = try AWSEndpoint.url("sts", region: region, in: environment)
+    let name = environment["AWS_ROLE_SESSION_NAME"].flatMap { $0.isEmpty ? nil : $0 } ?? "odr-\(Int(Date().timeIntervalSince1970))"
+    let request = STSWebIdentity.request(role: role, token: token, sessionName: name, endpoint: endpoint)
+    let response = try await http.exchange(request, limit: STSWebIdentity.answerLimit)
+    return try STSWebIdentity.credentials(from: response, role: role, tokenSource: tokenSource)
+  }
+
+  /// The token in `file`: a JWT, refreshed on disk by whoever wrote it, so
+  /// read at each exchange.
+  package static func readToken(_ file: String) throws -> String {
+    let data: Data
+    do { data = try FileTransport().dataSync(at: URL(filePath: file), limit: 64 << 10) } catch {
+      throw AWSError(.noToken, "The web identity token file \(file) (AWS_WEB_IDENTITY_TOKEN_FILE) cannot be read (\((error as? ResourceError)?.code.description ?? "unreadable")). In CI it is written by the job's set-up (GitLab: id_tokens; Kubernetes: a projected service account token); check its path, or unset AWS_WEB_IDENTITY_TOKEN_FILE.")
+    }
+    let text = String(decoding: data, as: UTF8.self)
+    let token = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    guard !token.isEmpty else {
+      throw AWSError(.noToken, "The web identity token file \(file) (AWS_WEB_IDENTITY_TOKEN_FILE) is empty; the job's OIDC token was not written to it.")
+    }
+    return token
+  }
+
+  /// This job's OIDC token from GitHub, for the audience sts.amazonaws.com.
+  private func gitHubToken(url: String, requestToken: String) async throws -> String {
+    let separator = url.contains("?") ? "&" : "?"
+    guard let address = URL(string: url + separator + "audience=" + STSWebIdentity.formEncode(Self.audience)),
+          address.scheme == "https" || address.scheme == "http" else {
+      throw AWSError(.noToken, "ACTIONS_ID_TOKEN_REQUEST_URL is not a URL; odr cannot ask GitHub for this job's OIDC token.")
+    }
+    let request = HTTPExchangeRequest(method: "GET", url: address, headers: [("Authorization", "bearer \(requestToken)"), ("Accept", "application/json")])
+    let response = try await http.exchange(request, limit: 64 << 10)
+    guard (200..<300).contains(response.status) else {
+      throw AWSError(.noToken, "GitHub's OIDC endpoint answered HTTP \(response.status) when asked for this job's token. Give the job `permissions: id-token: write` (docs/ci.md, \"No stored secret\").")
+    }
+    guard let token = Self.gitHubTokenValue(response.body) else {
+      throw AWSError(.noToken, "GitHub's OIDC endpoint answered without a token (no \"value\" in its JSON).")
+    }
+    return token
+  }
+
+  /// `value` of GitHub's answer `{"count": …, "value": "<JWT>"}`.
+  package static func gitHubTokenValue(_ body: Data) -> String? {
+    struct Answer: Decodable { let value: String }
+    // not the answer's shape: no token
+    return dropping(.isTheAnswer) { try JSONDecoder().decode(Answer.self, from: body) }.flatMap { $0.value.isEmpty ? nil : $0.value }
+  }
+}

@@ -1,0 +1,121 @@
+import FoundationEssentials
+public import ODRBase
+
+/// AWS KMS's `Encrypt` and `Decrypt` (JSON 1.1 API, SigV4-signed with
+/// ``SigV4Signer``), as the ``KeyWrapService`` of `awskms:` recipients: a
+/// pack's file key is wrapped under the key named by its ARN, bound to an
+/// encryption context (`odr:bundle`, `odr:tag`), and only opens with the
+/// same context. KMS is asked in the key's own region (from the ARN), at
+/// `AWS_ENDPOINT_URL_KMS`, `AWS_ENDPOINT_URL` or AWS's endpoint.
+public struct AWSKMS: KeyWrapService {
+  public let credentials: AWSCredentialChain
+  private let http: any HTTPExchanging
+  private let environment: [String: String]
+  /// The most of a KMS answer odr reads (a ciphertext is at most 6 KiB).
+  package static let answerLimit = 64 << 10
+
+  public init(credentials: AWSCredentialChain, http: any HTTPExchanging, environment: [String: String]) {
+    (self.credentials, self.http, self.environment) = (credentials, http, environment)
+  }
+
+  /// KMS with the credentials `environment` names; nil when it names none.
+  public static func fromEnvironment(_ environment: [String: String], http: any HTTPExchanging) -> AWSKMS? {
+    AWSCredentialChain.find(in: environment, http: http).map { AWSKMS(credentials: $0, http: http, environment: environment) }
+  }
+
+  public func wrap(_ secret: [UInt8], key: String, context: [String: String]) async throws -> [UInt8] {
+    let answer = try await call("Encrypt", key: key, context: context,
+                                body: ["KeyId": .string(key), "Plaintext": .string(Data(secret).base64EncodedString())])
+    guard let blob = answer.ciphertextBlob.flatMap({ Data(base64Encoded: $0) }), !blob.isEmpty else {
+      throw AWSError(.service, "KMS answered Encrypt for \(key) without a ciphertext; nothing was written.")
+    }
+    return Array(blob)
+  }
+
+  public func unwrap(_ blob: [UInt8], key: String, context: [String: String]) async throws -> [UInt8] {
+    let answer = try await call("Decrypt", key: key, context: context,
+                                body: ["KeyId": .string(key), "CiphertextBlob": .string(Data(blob).base64EncodedString())])
+    guard let plaintext = answer.plaintext.flatMap({ Data(base64Encoded: $0) }) else {
+      throw AWSError(.service, "KMS answered Decrypt for \(key) without a plaintext; nothing was imported.")
+    }
+    return Array(plaintext)
+  }
+
+  /// What odr reads of an answer: Encrypt's ciphertext, Decrypt's plaintext.
+  package struct Answer: Decodable {
+    let ciphertextBlob: String?
+    let plaintext: String?
+    enum CodingKeys: String, CodingKey { case ciphertextBlob = "CiphertextBlob", plaintext = "Plaintext" }
+  }
+
+  /// A value of a request's JSON body.
+  package enum Field: Encodable {
+    case string(String)
+    case map([String: String])
+
+    package func encode(to encoder: any Encoder) throws {
+      var container = encoder.singleValueContainer()
+      switch self {
+      case .string(let value): try container.encode(value)
+      case .map(let value): try container.encode(value)
+      }
+    }
+  }
+
+  private func call(_ action: String, key: String, context: [String: String], body: [String: Field]) async throws -> Answer {
+    guard let arn = KMSKeyARN(key) else { throw AWSError(.keyNotFound, "'\(key.prefix(200))' is not the ARN of a KMS key or alias.") }
+    let credentials = try await credentials.credentials()
+    let endpoint = try AWSEndpoint.url("kms", region: arn.region, in: environment)
+    var fields = body
+    fields["EncryptionContext"] = .map(context)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    let data = try encoder.encode(fields)
+    let headers = SigV4Signer(credentials: credentials, region: arn.region, service: "kms").sign(
+      method: "POST", url: endpoint,
+      headers: [("Content-Type", "application/x-amz-json-1.1"), ("X-Amz-Target", "TrentService.\(action)")],
+      payloadHash: SigV4Signer.payloadHash(data), date: Date())
+    let response = try await http.exchange(HTTPExchangeRequest(method: "POST", url: endpoint, headers: headers, body: data), limit: Self.answerLimit)
+    guard (200..<300).contains(response.status) else {
+      throw Self.failure(response, action: action, arn: arn, context: context, credentials: self.credentials.sourceName)
+    }
+    do { return try JSONDecoder().decode(Answer.self, from: response.body) } catch {
+      throw AWSError(.service, "KMS's answer to \(action) for \(arn) is not the JSON odr expects; nothing was changed. Check AWS_ENDPOINT_URL_KMS (is it KMS?).")
+    }
+  }
+
+  /// The error a KMS error answer means, saying what to check.
+  package static func failure(_ response: HTTPExchangeResponse, action: String, arn: KMSKeyARN, context: [String: String],
+                              credentials: String) -> AWSError {
+    struct Problem: Decodable {
+      let type: String?
+      let message: String?
+      enum CodingKeys: String, CodingKey { case type = "__type", message, Message }
+      init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        type = try container.decodeIfPresent(String.self, forKey: .type)
+        message = try container.decodeIfPresent(String.self, forKey: .message) ?? container.decodeIfPresent(String.self, forKey: .Message)
+      }
+    }
+    // not KMS's JSON: the status alone says what failed
+    let problem = dropping(.isTheAnswer) { try JSONDecoder().decode(Problem.self, from: response.body.prefix(answerLimit)) }
+    let code = problem?.type.map(AWSMessage.identifier) ?? "HTTP \(response.status)"
+    let said = problem?.message.map { ": \(AWSMessage.clean($0))" } ?? ""
+    let binding = context.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+    let permission = action == "Encrypt" ? "kms:Encrypt" : "kms:Decrypt"
+    switch code {
+    case "AccessDeniedException":
+      return AWSError(.keyDenied, "KMS denied \(action) on \(arn) to \(credentials)\(said). The key policy, or the role's own policy, must allow \(permission) to it\(action == "Decrypt" ? " with the encryption context \(binding)" : "") (docs/ci.md, \"No stored secret\").")
+    case "DisabledException", "KMSInvalidStateException":
+      return AWSError(.keyDisabled, "The KMS key \(arn) cannot be used: \(code)\(said). It is disabled or pending deletion; its owner must enable it (aws kms enable-key), or the publisher must re-pack to another key.")
+    case "NotFoundException":
+      return AWSError(.keyNotFound, "KMS in \(arn.region) has no key \(arn)\(said). Check the ARN (its region and account) and AWS_ENDPOINT_URL_KMS.")
+    case "InvalidCiphertextException", "IncorrectKeyException":
+      return AWSError(.wrongContext, "KMS refused the pack's ciphertext for \(arn) (\(code)): it was not made for this encryption context (\(binding)) — a pack copied from another bundle or tag — or under this key, or it is damaged. Nothing was imported; ask the publisher to re-pack.")
+    case "UnrecognizedClientException", "InvalidSignatureException", "ExpiredTokenException", "IncompleteSignature", "InvalidClientTokenId", "MissingAuthenticationToken":
+      return AWSError(.credentialsRefused, "AWS refused the credentials of \(credentials) for KMS: \(code)\(said). Check that they are current and meant for this account (and AWS_ENDPOINT_URL_KMS).")
+    default:
+      return AWSError(.service, "KMS answered \(code)\(said) to \(action) for \(arn); nothing was changed. Try again.")
+    }
+  }
+}

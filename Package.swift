@@ -351,8 +351,9 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["ODRCLITesting", "WeatherClient", "ODRAge", "ODRCatalog", "ODRCommandLine", "ODRTesting", "ODRSigning", "ODRURL",
-                     .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools)],
+      dependencies: ["ODRCLITesting", "WeatherClient", "ODRAge", "ODRBase", "ODRCatalog", "ODRCommandLine", "ODRHTTP", "ODRTesting", "ODRSigning", "ODRTransports", "ODRURL",
+                     .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
+                     .product(name: "NIOCore", package: "swift-nio", condition: tools), .product(name: "NIOHTTP1", package: "swift-nio", condition: tools)],
       exclude: ["Golden"],
       swiftSettings: testSettings
     ),

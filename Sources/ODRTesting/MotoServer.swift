@@ -143,12 +143,15 @@ public struct MotoServer: Sendable {
   }
 
   /// Runs a Python snippet with boto3 against this server as the user
-  /// (`s3` is a client); what it prints.
+  /// (`s3` is a client, `session` the user's session, `endpoint` the
+  /// server's URL); what it prints.
   public func boto(_ code: String) async throws -> Command.Result {
     let prelude = """
       import boto3
-      s3 = boto3.client("s3", endpoint_url="\(endpoint.absoluteString)", region_name="us-east-1",
-                        aws_access_key_id="\(user.accessKeyId)", aws_secret_access_key="\(user.secretAccessKey)")
+      endpoint = "\(endpoint.absoluteString)"
+      session = boto3.session.Session(aws_access_key_id="\(user.accessKeyId)", aws_secret_access_key="\(user.secretAccessKey)",
+                                      region_name="us-east-1")
+      s3 = session.client("s3", endpoint_url=endpoint)
 
       """
     return try await Command.run(try Self.python(), ["-c", prelude + code])

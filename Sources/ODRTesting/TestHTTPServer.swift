@@ -93,11 +93,18 @@ public final class TestHTTPServer: Sendable {
   }
 
   private let state = Mutex(State())
-  private let handler: @Sendable (Request) -> Reply
+  private let handler: Handler
   private let listener = Mutex<(any Channel)?>(nil)
   private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
 
-  private init(handler: @escaping @Sendable (Request) -> Reply) {
+  /// How requests are answered: at once on the connection's loop, or by
+  /// a task (a server that asks another before it answers: a shim).
+  fileprivate enum Handler {
+    case immediate(@Sendable (Request) -> Reply)
+    case deferred(@Sendable (Request) async -> Reply)
+  }
+
+  private init(handler: Handler) {
     self.handler = handler
   }
 
@@ -107,7 +114,20 @@ public final class TestHTTPServer: Sendable {
     _ handler: @escaping @Sendable (Request) -> Reply,
     _ test: (TestHTTPServer) async throws -> T
   ) async throws -> T {
-    let server = TestHTTPServer(handler: handler)
+    try await run(TestHTTPServer(handler: .immediate(handler)), test)
+  }
+
+  /// Runs `test` with a server answering every request with what
+  /// `handler` returns, awaited off the connection's loop: a shim in front
+  /// of another server, which forwards what it does not answer itself.
+  public static func answeringAsync<T>(
+    _ handler: @escaping @Sendable (Request) async -> Reply,
+    _ test: (TestHTTPServer) async throws -> T
+  ) async throws -> T {
+    try await run(TestHTTPServer(handler: .deferred(handler)), test)
+  }
+
+  private static func run<T>(_ server: TestHTTPServer, _ test: (TestHTTPServer) async throws -> T) async throws -> T {
     try await server.start()
     do {
       let value = try await test(server)
@@ -205,16 +225,31 @@ public final class TestHTTPServer: Sendable {
     state.withLock { $0.port = channel.localAddress?.port ?? 0 }
   }
 
-  /// Records `request`, and says how to answer it: the handler's reply with
-  /// the path's fault applied, and the fault's drop point and pacing.
-  fileprivate func plan(for request: Request) -> Plan {
+  /// Answers `request` through `proceed`: at once, or once a deferred
+  /// handler has its reply (then on `loop`).
+  fileprivate func answer(_ request: Request, on loop: any EventLoop, _ proceed: @escaping (Plan) -> Void) {
+    switch handler {
+    case .immediate(let reply):
+      proceed(plan(for: request, reply: reply(request)))
+    case .deferred(let reply):
+      let bound = NIOLoopBound(proceed, eventLoop: loop)
+      Task {
+        let answer = await reply(request)
+        loop.execute { bound.value(self.plan(for: request, reply: answer)) }
+      }
+    }
+  }
+
+  /// Records `request`, and says how to answer it: `reply` with the path's
+  /// fault applied, and the fault's drop point and pacing.
+  private func plan(for request: Request, reply: Reply) -> Plan {
     let fault = state.withLock { state in
       state.requests.append(request)
       state.inFlight += 1
       state.peak = max(state.peak, state.inFlight)
       return state.faults.first { request.path.hasSuffix($0.key) }?.value
     }
-    var plan = Plan(reply: handler(request))
+    var plan = Plan(reply: reply)
     switch fault {
     case .status(let code): plan.reply = .text("fault \(code)\n", status: code)
     case .dropAfter(let bytes): plan.dropAfter = bytes
@@ -270,11 +305,12 @@ private final class Connection: ChannelInboundHandler {
       let request = TestHTTPServer.Request(method: head.method.rawValue, target: head.uri, headers: headers, body: body, received: .now,
                                            onConnection: carried)
       carried += 1
-      let plan = server.plan(for: request)
-      if let delay = plan.reply.delay {
-        context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) { self.answer(plan, keepAlive: head.isKeepAlive, context: context) }
-      } else {
-        answer(plan, keepAlive: head.isKeepAlive, context: context)
+      server.answer(request, on: context.eventLoop) { plan in
+        if let delay = plan.reply.delay {
+          context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) { self.answer(plan, keepAlive: head.isKeepAlive, context: context) }
+        } else {
+          self.answer(plan, keepAlive: head.isKeepAlive, context: context)
+        }
       }
     }
   }

@@ -97,14 +97,16 @@ public struct AWSKMS: KeyWrapService {
         message = try container.decodeIfPresent(String.self, forKey: .message) ?? container.decodeIfPresent(String.self, forKey: .Message)
       }
     }
-    // not KMS's JSON: the status alone says what failed
+    // not KMS's JSON: an XML error (what AWS's front end and moto's
+    // authorizer answer), else the status alone says what failed
     let problem = dropping(.isTheAnswer) { try JSONDecoder().decode(Problem.self, from: response.body.prefix(answerLimit)) }
-    let code = problem?.type.map(AWSMessage.identifier) ?? "HTTP \(response.status)"
-    let said = problem?.message.map { ": \(AWSMessage.clean($0))" } ?? ""
+    let xml = String(decoding: response.body.prefix(answerLimit), as: UTF8.self)
+    let code = (problem?.type ?? XMLText.element("Code", in: xml)).map(AWSMessage.identifier) ?? "HTTP \(response.status)"
+    let said = (problem?.message ?? XMLText.element("Message", in: xml)).map { ": \(AWSMessage.clean($0))" } ?? ""
     let binding = context.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
     let permission = action == "Encrypt" ? "kms:Encrypt" : "kms:Decrypt"
     switch code {
-    case "AccessDeniedException":
+    case "AccessDeniedException", "AccessDenied":
       return AWSError(.keyDenied, "KMS denied \(action) on \(arn) to \(credentials)\(said). The key policy, or the role's own policy, must allow \(permission) to it\(action == "Decrypt" ? " with the encryption context \(binding)" : "") (docs/ci.md, \"No stored secret\").")
     case "DisabledException", "KMSInvalidStateException":
       return AWSError(.keyDisabled, "The KMS key \(arn) cannot be used: \(code)\(said). It is disabled or pending deletion; its owner must enable it (aws kms enable-key), or the publisher must re-pack to another key.")

@@ -271,7 +271,8 @@ let package = Package(
     // The CLI run in the test process (Command.odr): for the suites that test odr's commands.
     .target(
       name: "ODRCLITesting",
-      dependencies: ["ODRBase", "ODRCommandLine", "ODRKeyring", "ODRTesting", .product(name: "SystemPackage", package: "swift-system")],
+      dependencies: ["ODRBase", "ODRCommandLine", "ODRHTTP", "ODRKeyring", "ODRTesting", "ODRTransports", .product(name: "SystemPackage", package: "swift-system"),
+                     .product(name: "NIOCore", package: "swift-nio", condition: tools), .product(name: "NIOHTTP1", package: "swift-nio", condition: tools)],
       swiftSettings: strictSettings
     ),
     .executableTarget(
@@ -282,7 +283,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "odr-bench",
-      dependencies: ["ODRKeyFormat", "CBareLookup", "ODRAge", "ODRCatalog", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRSigning", "ODRTrust"],
+      dependencies: ["ODRKeyFormat", "CBareLookup", "ODRAge", "ODRCatalog", "ODRCLITesting", "ODRKeyring", "ODRKeys", "ODRNetworking", "ODRTesting", "ODRSigning", "ODRTrust"],
       path: "Benchmarks/odr-bench",
       exclude: ["keepalive.py", "sigv4.py", "sse.py"],
       swiftSettings: strictSettings
@@ -351,9 +352,8 @@ let package = Package(
     ),
     .testTarget(
       name: "ODRCLITests",
-      dependencies: ["ODRCLITesting", "WeatherClient", "ODRAge", "ODRBase", "ODRCatalog", "ODRCommandLine", "ODRHTTP", "ODRTesting", "ODRSigning", "ODRTransports", "ODRURL",
-                     .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
-                     .product(name: "NIOCore", package: "swift-nio", condition: tools), .product(name: "NIOHTTP1", package: "swift-nio", condition: tools)],
+      dependencies: ["ODRCLITesting", "WeatherClient", "ODRAge", "ODRBase", "ODRCatalog", "ODRCommandLine", "ODRTesting", "ODRSigning", "ODRURL",
+                     .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools)],
       exclude: ["Golden"],
       swiftSettings: testSettings
     ),

@@ -90,8 +90,13 @@ public actor AWSCredentialChain {
   /// read at each exchange.
   package static func readToken(_ file: String) throws -> String {
     let data: Data
-    do { data = try FileTransport().dataSync(at: URL(filePath: file), limit: 64 << 10) } catch {
-      throw AWSError(.noToken, "The web identity token file \(file) (AWS_WEB_IDENTITY_TOKEN_FILE) cannot be read (\((error as? ResourceError)?.code.description ?? "unreadable")). In CI it is written by the job's set-up (GitLab: id_tokens; Kubernetes: a projected service account token); check its path, or unset AWS_WEB_IDENTITY_TOKEN_FILE.")
+    do { data = try FileTransport().dataSync(at: URL(filePath: file), limit: 64 << 10) } catch let error as ResourceError {
+      let why = switch error.code {
+      case .notFound: "there is no such file"
+      case .integrity: "it is larger than 64 KiB, which no token is"
+      default: "this user cannot read it"
+      }
+      throw AWSError(.noToken, "The web identity token file \(file) (AWS_WEB_IDENTITY_TOKEN_FILE) cannot be read: \(why). In CI it is written by the job's set-up (GitLab: id_tokens; Kubernetes: a projected service account token); check its path, or unset AWS_WEB_IDENTITY_TOKEN_FILE.")
     }
     let text = String(decoding: data, as: UTF8.self)
     let token = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())

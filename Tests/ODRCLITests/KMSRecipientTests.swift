@@ -198,6 +198,25 @@ import Testing
       #expect(disabled.status == 1 && disabled.stderr.contains("The KMS key \(keys.key) cannot be used: DisabledException"), "\(disabled.stderr)")
       secretsKept(disabled)
 
+      // The token file is not there (exit 3); KMS is not reachable (exit 7).
+      var lost = reader
+      lost["AWS_WEB_IDENTITY_TOKEN_FILE"] = root.appending(path: "no-such-token").path
+      let noToken = try await fetch(lost)
+      #expect(noToken.status == 3 && noToken.stderr.contains("cannot be read: there is no such file"), "\(noToken.stderr)")
+      var dead = reader
+      dead["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9"
+      let unreachable = try await fetch(dead)
+      #expect(unreachable.status == 7 && unreachable.stderr.contains("connection refused"), "\(unreachable.stderr)")
+
+      // A key ARN of another region: KMS there has no such key (exit 3), said at pack time.
+      var publisher = moto.environment(moto.user, base: ["PATH": "/usr/bin:/bin", "HOME": root.path])
+      publisher["AWS_ENDPOINT_URL"] = server.url
+      let elsewhere = keys.key.replacingOccurrences(of: ":us-east-1:", with: ":eu-west-3:")
+      let wrongRegion = try await Command.odrProcess(["pack", Paths.packageRoot.appending(path: "resources/Demo").path, "--output",
+                                                      root.appending(path: "elsewhere").path, "--recipient", "awskms:\(elsewhere)"], environment: publisher)
+      #expect(wrongRegion.status == 3 && wrongRegion.stderr.contains("KMS in eu-west-3 has no key \(elsewhere)"), "\(wrongRegion.stderr)")
+      #expect(!FileManager.default.fileExists(atPath: root.appending(path: "elsewhere/catalog.json").path))
+
       // No AWS credentials at all: the message names the KMS key (exit 10).
       var none = reader
       for name in ["AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE"] { none[name] = nil }

@@ -1,10 +1,11 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import ODRBase
 import ODRHTTP
-import ODRTesting
+public import ODRTesting
 import ODRTransports
-import Synchronization
+public import Synchronization
 
 /// What moto 5.2 does not check, checked in front of it, so that the KMS
 /// tests do not pass on moto's laxity:
@@ -25,33 +26,33 @@ import Synchronization
 /// client's own signature is what moto checks. What the shim saw and the
 /// credentials STS issued are kept, for the tests to search output and
 /// disk for them.
-final class STSKMSShim: Sendable {
+public final class STSKMSShim: Sendable {
   /// One request the shim saw.
-  struct Seen: Sendable {
+  public struct Seen: Sendable {
     /// `AssumeRoleWithWebIdentity`, `TrentService.Decrypt`, … (the form's
     /// Action or the KMS target).
-    let action: String
+    public let action: String
     /// The `Authorization` header, if any.
-    let authorization: String?
+    public let authorization: String?
   }
 
-  let moto: MotoServer
+  public let moto: MotoServer
   /// The token each role admits (role ARN → token).
-  let admitted: Mutex<[String: String]>
+  public let admitted: Mutex<[String: String]>
   /// KMS key ARNs answered as disabled.
-  let disabled = Mutex<Set<String>>([])
-  let seen = Mutex<[Seen]>([])
+  public let disabled = Mutex<Set<String>>([])
+  public let seen = Mutex<[Seen]>([])
   /// The access key ids, secret keys and session tokens STS issued.
-  let issued = Mutex<[String]>([])
+  public let issued = Mutex<[String]>([])
   private let client = HTTP1Client()
 
-  init(moto: MotoServer, admitted: [String: String]) {
+  public init(moto: MotoServer, admitted: [String: String]) {
     self.moto = moto
     self.admitted = Mutex(admitted)
   }
 
   /// Runs `test` with the shim serving on 127.0.0.1.
-  func serving<T>(_ test: (TestHTTPServer) async throws -> T) async throws -> T {
+  public func serving<T>(_ test: (TestHTTPServer) async throws -> T) async throws -> T {
     defer { Task { [client] in await client.shutdown() } }
     return try await TestHTTPServer.answeringAsync({ request in await self.answer(request) }, test)
   }
@@ -108,7 +109,7 @@ final class STSKMSShim: Sendable {
   }
 
   /// A form body's fields, decoded.
-  static func form(_ body: Data) -> [String: String] {
+  private static func form(_ body: Data) -> [String: String] {
     var fields: [String: String] = [:]
     for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
       let parts = pair.split(separator: "=", maxSplits: 1).map { $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
@@ -118,7 +119,8 @@ final class STSKMSShim: Sendable {
   }
 
   /// `KeyId` of a KMS request's JSON body.
-  static func keyID(_ body: Data) -> String? {
-    (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["KeyId"] as? String
+  private static func keyID(_ body: Data) -> String? {
+    // not JSON: no key named
+    (dropping(.isTheAnswer) { try JSONSerialization.jsonObject(with: body) } as? [String: Any])?["KeyId"] as? String
   }
 }

@@ -373,7 +373,7 @@ var docsPlugin: [Package.Dependency] {
 if Context.environment["ODR_FUZZ"] == "1" {
   package.targets.append(.target(name: "FuzzDriver", path: "FuzzTesting/FuzzDriver", swiftSettings: strictSettings))
   for name in ["FuzzJSONReader", "FuzzCatalog", "FuzzSignatureLines", "FuzzHandover", "FuzzDocuments", "FuzzAgeFile",
-               "FuzzSSHKeys", "FuzzRecipientsFile", "FuzzDotenv", "FuzzTemplate", "FuzzProxyRequest", "FuzzS3Listing"] {
+               "FuzzSSHKeys", "FuzzRecipientsFile", "FuzzDotenv", "FuzzTemplate", "FuzzProxyRequest", "FuzzS3Listing", "FuzzAWSAnswer"] {
     package.targets.append(.executableTarget(name: name, dependencies: ["FuzzDriver", "ODRFuzzEntries"], path: "FuzzTesting/\(name)",
                                              swiftSettings: strictSettings))
   }

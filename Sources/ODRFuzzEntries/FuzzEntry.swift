@@ -46,6 +46,10 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
   /// An S3 ListObjectsV2 page (`odr publish --prune`): keys and the
   /// continuation token.
   case s3Listing
+  /// What an AWS endpoint answers odr's own calls (the first byte
+  /// chooses): STS's credentials or error (XML), KMS's error (JSON or
+  /// XML), GitHub's OIDC token (JSON), and a KMS key ARN.
+  case awsAnswer
 
   /// Runs this entry on `bytes`. A refusal is the answer to most inputs
   /// (dropped as such); only a crash is a finding.
@@ -105,8 +109,33 @@ package enum FuzzEntry: String, CaseIterable, Sendable {
     case .s3Listing:
       guard let page = dropping(.isTheAnswer, { try S3ListingPage(bytes) }) else { return }
       precondition(page.keys.count <= S3ListingPage.maxKeys && (page.next.map { !$0.isEmpty } ?? true), "a page beyond its bounds")
+    case .awsAnswer:
+      Self.readAWSAnswer(bytes)
     }
   }
+
+  /// Reads `bytes` as the answer to one of odr's AWS calls. A message
+  /// quotes at most 300 characters of what the endpoint said, printable
+  /// ASCII only.
+  static func readAWSAnswer(_ bytes: [UInt8]) {
+    guard let first = bytes.first else { return }
+    let body = Data(bytes.dropFirst())
+    let status = [200, 400, 403, 500][Int(first >> 6)]
+    switch first % 4 {
+    case 0:
+      _ = dropping(.isTheAnswer) { try STSWebIdentity.credentials(from: HTTPExchangeResponse(status: status, body: body), role: "r", tokenSource: "t") }
+    case 1:
+      let error = AWSKMS.failure(HTTPExchangeResponse(status: status, body: body), action: "Decrypt", arn: fuzzARN, context: ["odr:tag": "t"], credentials: "c")
+      precondition(error.message.utf8.count < 2_000 && error.message.unicodeScalars.allSatisfy { $0.value < 0x7F || "—…".unicodeScalars.contains($0) },
+                   "a KMS error quotes more than it should")
+    case 2:
+      _ = AWSCredentialChain.gitHubTokenValue(body)
+    default:
+      if let arn = KMSKeyARN(String(decoding: body, as: UTF8.self)) { precondition(!arn.region.isEmpty && arn.description.utf8.count <= 512) }
+    }
+  }
+
+  private static let fuzzARN = KMSKeyARN("arn:aws:kms:us-east-1:123456789012:key/fuzz")!
 
   /// Reads `bytes` as a request head and decides it; a forwarded request
   /// must carry no placeholder of a key it did not substitute and no line

@@ -12,7 +12,7 @@ import ODRTesting
     "FuzzJSONReader": .jsonReader, "FuzzCatalog": .catalog, "FuzzSignatureLines": .signatureLines,
     "FuzzHandover": .handover, "FuzzDocuments": .documents, "FuzzAgeFile": .ageFile,
     "FuzzSSHKeys": .sshKeys, "FuzzRecipientsFile": .recipientsFile, "FuzzDotenv": .dotenv, "FuzzTemplate": .template,
-    "FuzzProxyRequest": .proxyRequest, "FuzzS3Listing": .s3Listing,
+    "FuzzProxyRequest": .proxyRequest, "FuzzS3Listing": .s3Listing, "FuzzAWSAnswer": .awsAnswer,
   ]
 
   @Test func everyTargetHasAnEntryAndSeeds() throws {

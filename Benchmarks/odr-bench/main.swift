@@ -6,6 +6,7 @@ import Foundation
 import FoundationNetworking
 import ODRAge
 import ODRCatalog
+import ODRCLITesting
 import ODRKeyring
 import ODRKeys
 import ODRKeyFormat
@@ -27,6 +28,83 @@ func median(_ values: [Duration]) -> Duration { values.sorted()[values.count / 2
 func spread(_ values: [Duration]) -> String { "[min \(ms(values.min()!)), max \(ms(values.max()!))]" }
 func ms(_ d: Duration) -> String { String(format: "%.2f ms", Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1e3) }
 func ratio(_ a: Duration, _ b: Duration) -> String { String(format: "%.2f×", a / b) }
+
+// (s) KMS recipients (issue 53): `odr exec --fetch APIKeys -- true` of a
+// 500-key pack encrypted to a KMS key and an X25519 recipient, opened by KMS
+// (a job with only a web identity: STS AssumeRoleWithWebIdentity, then KMS
+// Decrypt, against moto_server behind the tests' shim) vs opened by the
+// X25519 identity (ODR_IDENTITY), alternating, medians. The same calls made
+// by boto3 in one Python process show what moto itself takes.
+if wants("s") {
+  let work = FileManager.default.temporaryDirectory.appending(path: "odr-bench-kms-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: work) }
+  let (source, env) = try apiKeysSource(in: work, bundle: "com.odr.bench.kms")
+  let moto = try await MotoServer.start()
+  let made = try await moto.boto("""
+    import json
+    kms = session.client("kms", endpoint_url=endpoint)
+    iam = session.client("iam", endpoint_url=endpoint)
+    key = kms.create_key()["KeyMetadata"]["Arn"]
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRoleWithWebIdentity", "Principal": {"Federated": "arn:aws:iam::123456789012:oidc-provider/ci"}}]}
+    role = iam.create_role(RoleName="odr-bench-ci", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    iam.put_role_policy(RoleName="odr-bench-ci", PolicyName="kms", PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "kms:Decrypt", "Resource": "*"}]}))
+    print(json.dumps([key, role]))
+    """)
+  guard made.status == 0, let names = try JSONSerialization.jsonObject(with: Data(made.stdout.utf8)) as? [String], names.count == 2 else {
+    fatalError("(s) the KMS set-up failed: \(made.output)")
+  }
+  let (key, role) = (names[0], names[1])
+  let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.\(UUID().uuidString)"
+  let tokenFile = work.appending(path: "token.jwt")
+  try Data(token.utf8).write(to: tokenFile)
+  let identity = AgeIdentity()
+  let shim = STSKMSShim(moto: moto, admitted: [role: token])
+  try await shim.serving { server in
+    var publisher = moto.environment(moto.user, base: env)
+    publisher["AWS_ENDPOINT_URL"] = server.url
+    let published = work.appending(path: "pub").path
+    let pack = try await Command.run(odrPath, ["pack", source.path, "--output", published, "--quiet", "--recipient", "awskms:\(key)",
+                                               "--recipient", identity.recipient.description], environment: publisher)
+    guard pack.status == 0 else { fatalError("(s) odr pack failed: \(pack.stderr)") }
+    var byKMS = moto.environment(nil, base: env)
+    byKMS["AWS_ENDPOINT_URL"] = server.url
+    byKMS["AWS_ROLE_ARN"] = role
+    byKMS["AWS_WEB_IDENTITY_TOKEN_FILE"] = tokenFile.path
+    var byAge = moto.environment(nil, base: env)
+    byAge["ODR_IDENTITY"] = identity.secretKeyString
+    var times: [Bool: [Duration]] = [false: [], true: []]
+    for run in 0..<runs {
+      for kms in run % 2 == 0 ? [true, false] : [false, true] {
+        let start = clock.now
+        let result = try await Command.run(odrPath, ["exec", "--catalog", published, "--fetch", "APIKeys", "--", "true"], environment: kms ? byKMS : byAge)
+        times[kms]!.append(clock.now - start)
+        guard result.status == 0 else { fatalError("(s) odr exec --fetch failed: \(result.stderr)") }
+      }
+    }
+    // moto's and the shim's share: the same two calls from one warm
+    // boto3 process, through the same shim.
+    let calls = try await moto.boto("""
+      import time, boto3
+      kms = session.client("kms", endpoint_url=endpoint)
+      blob = kms.encrypt(KeyId="\(key)", Plaintext=b"k" * 16, EncryptionContext={"odr:tag": "t"})["CiphertextBlob"]
+      sts = boto3.client("sts", endpoint_url="\(server.url)", region_name="us-east-1")
+      spent = []
+      for _ in range(\(runs)):
+          start = time.perf_counter()
+          c = sts.assume_role_with_web_identity(RoleArn="\(role)", RoleSessionName="bench", WebIdentityToken="\(token)")["Credentials"]
+          role = boto3.client("kms", endpoint_url="\(server.url)", region_name="us-east-1", aws_access_key_id=c["AccessKeyId"],
+                              aws_secret_access_key=c["SecretAccessKey"], aws_session_token=c["SessionToken"])
+          role.decrypt(CiphertextBlob=blob, EncryptionContext={"odr:tag": "t"})
+          spent.append(time.perf_counter() - start)
+      print(sorted(spent)[len(spent) // 2] * 1000)
+      """)
+    let callsMs = Double(calls.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
+    let kms = median(times[true]!), age = median(times[false]!)
+    let added = Double((kms - age).components.attoseconds) / 1e15 + Double((kms - age).components.seconds) * 1e3
+    report(String(format: "(s) odr exec --fetch APIKeys -- true, 500 keys, opened by KMS (web identity: STS + KMS Decrypt, moto behind the shim) %@   by X25519 (ODR_IDENTITY) %@   added +%.2f ms (target ≤ +25 ms); the same STS + KMS calls from a warm boto3 through the same shim %.2f ms   [alternating, median of %d]",
+                  ms(kms), ms(age), added, callsMs, runs))
+  }
+}
 
 @discardableResult
 func time(_ executable: String, _ arguments: [String], input: String? = nil, environment: [String: String]? = nil) throws -> Duration {

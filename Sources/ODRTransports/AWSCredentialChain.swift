@@ -83,7 +83,7 @@ public actor AWSCredentialChain {
     let name = environment["AWS_ROLE_SESSION_NAME"].flatMap { $0.isEmpty ? nil : $0 } ?? "odr-\(Int(Date().timeIntervalSince1970))"
     let request = STSWebIdentity.request(role: role, token: token, sessionName: name, endpoint: endpoint)
     let response = try await http.exchange(request, limit: STSWebIdentity.answerLimit)
-    return try STSWebIdentity.credentials(from: response, role: role, tokenSource: tokenSource)
+    return try STSWebIdentity.credentials(from: response, role: role, tokenSource: tokenSource, hiding: [token])
   }
 
   /// The token in `file`: a JWT, refreshed on disk by whoever wrote it, so

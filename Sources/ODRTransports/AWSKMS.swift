@@ -24,8 +24,8 @@ public struct AWSKMS: KeyWrapService {
   }
 
   public func wrap(_ secret: [UInt8], key: String, context: [String: String]) async throws -> [UInt8] {
-    let answer = try await call("Encrypt", key: key, context: context,
-                                body: ["KeyId": .string(key), "Plaintext": .string(Data(secret).base64EncodedString())])
+    let plaintext = Data(secret).base64EncodedString()
+    let answer = try await call("Encrypt", key: key, context: context, body: ["KeyId": .string(key), "Plaintext": .string(plaintext)], hiding: [plaintext])
     guard let blob = answer.ciphertextBlob.flatMap({ Data(base64Encoded: $0) }), !blob.isEmpty else {
       throw AWSError(.service, "KMS answered Encrypt for \(key) without a ciphertext; nothing was written.")
     }
@@ -62,7 +62,8 @@ public struct AWSKMS: KeyWrapService {
     }
   }
 
-  private func call(_ action: String, key: String, context: [String: String], body: [String: Field]) async throws -> Answer {
+  /// One call; an error answer that quotes the credentials or `hiding` is not quoted.
+  private func call(_ action: String, key: String, context: [String: String], body: [String: Field], hiding: [String] = []) async throws -> Answer {
     guard let arn = KMSKeyARN(key) else { throw AWSError(.keyNotFound, "'\(key.prefix(200))' is not the ARN of a KMS key or alias.") }
     let credentials = try await credentials.credentials()
     let endpoint = try AWSEndpoint.url("kms", region: arn.region, in: environment)
@@ -77,7 +78,8 @@ public struct AWSKMS: KeyWrapService {
       payloadHash: SigV4Signer.payloadHash(data), date: Date())
     let response = try await http.exchange(HTTPExchangeRequest(method: "POST", url: endpoint, headers: headers, body: data), limit: Self.answerLimit)
     guard (200..<300).contains(response.status) else {
-      throw Self.failure(response, action: action, arn: arn, context: context, credentials: self.credentials.sourceName)
+      let secrets = [credentials.secretAccessKey, credentials.sessionToken ?? ""] + hiding
+      throw Self.failure(response, action: action, arn: arn, context: context, credentials: self.credentials.sourceName, hiding: secrets)
     }
     do { return try JSONDecoder().decode(Answer.self, from: response.body) } catch {
       throw AWSError(.service, "KMS's answer to \(action) for \(arn) is not the JSON odr expects; nothing was changed. Check AWS_ENDPOINT_URL_KMS (is it KMS?).")
@@ -86,7 +88,7 @@ public struct AWSKMS: KeyWrapService {
 
   /// The error a KMS error answer means, saying what to check.
   package static func failure(_ response: HTTPExchangeResponse, action: String, arn: KMSKeyARN, context: [String: String],
-                              credentials: String) -> AWSError {
+                              credentials: String, hiding secrets: [String] = []) -> AWSError {
     struct Problem: Decodable {
       let type: String?
       let message: String?
@@ -101,8 +103,8 @@ public struct AWSKMS: KeyWrapService {
     // authorizer answer), else the status alone says what failed
     let problem = dropping(.isTheAnswer) { try JSONDecoder().decode(Problem.self, from: response.body.prefix(answerLimit)) }
     let xml = String(decoding: response.body.prefix(answerLimit), as: UTF8.self)
-    let code = (problem?.type ?? XMLText.element("Code", in: xml)).map(AWSMessage.identifier) ?? "HTTP \(response.status)"
-    let said = (problem?.message ?? XMLText.element("Message", in: xml)).map { ": \(AWSMessage.clean($0))" } ?? ""
+    let code = (problem?.type ?? XMLText.element("Code", in: xml)).map { AWSMessage.identifier($0, hiding: secrets) } ?? "HTTP \(response.status)"
+    let said = (problem?.message ?? XMLText.element("Message", in: xml)).map { ": \(AWSMessage.clean($0, hiding: secrets))" } ?? ""
     let binding = context.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
     let permission = action == "Encrypt" ? "kms:Encrypt" : "kms:Decrypt"
     switch code {

@@ -21,11 +21,13 @@ package enum STSWebIdentity {
 
   /// The credentials in STS's answer, or the error it says, in words that
   /// name `role` and what to check.
-  package static func credentials(from response: HTTPExchangeResponse, role: String, tokenSource: String) throws -> (AWSCredentials, expires: Date?) {
+  /// An answer that quotes the token (`hiding`) is not quoted.
+  package static func credentials(from response: HTTPExchangeResponse, role: String, tokenSource: String,
+                                  hiding secrets: [String] = []) throws -> (AWSCredentials, expires: Date?) {
     let text = String(decoding: response.body.prefix(answerLimit), as: UTF8.self)
     guard (200..<300).contains(response.status) else {
-      let code = XMLText.element("Code", in: text).map(AWSMessage.identifier) ?? "HTTP \(response.status)"
-      let said = XMLText.element("Message", in: text).map { ": \(AWSMessage.clean($0))" } ?? ""
+      let code = XMLText.element("Code", in: text).map { AWSMessage.identifier($0, hiding: secrets) } ?? "HTTP \(response.status)"
+      let said = XMLText.element("Message", in: text).map { ": \(AWSMessage.clean($0, hiding: secrets))" } ?? ""
       switch code {
       case "AccessDenied", "InvalidIdentityToken", "IDPRejectedClaim", "ExpiredTokenException", "IDPCommunicationError":
         throw AWSError(.roleRefused, "STS refused to let this job assume the role \(role) with its web identity token (from \(tokenSource)): \(code)\(said). Check the role's trust policy (its OIDC provider, the audience sts.amazonaws.com, the repository and branch conditions: docs/ci.md, \"No stored secret\"), that the role exists, and that the token is this job's and not expired.")

@@ -154,3 +154,28 @@ import Testing
     #expect(STSWebIdentity.formEncode("arn:aws:iam::1:role/a b+c~é") == "arn%3Aaws%3Aiam%3A%3A1%3Arole%2Fa%20b%2Bc~%C3%A9")
   }
 }
+
+extension AWSCallsTests {
+  /// A hostile endpoint that echoes the request gets nothing of its
+  /// secrets quoted: not whole, not twelve characters of them.
+  @Test func anAnswerThatQuotesARequestSecretIsNotQuoted() throws {
+    let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJyZXBvIn0.c2lnbmF0dXJl"
+    let sts = """
+      <ErrorResponse><Error><Code>AccessDenied</Code><Message>token ...\(token.dropFirst(20).prefix(14))... refused</Message></Error></ErrorResponse>
+      """
+    #expect {
+      try STSWebIdentity.credentials(from: HTTPExchangeResponse(status: 403, body: Data(sts.utf8)), role: "r", tokenSource: "t", hiding: [token])
+    } throws: { error in
+      let message = (error as? AWSError)?.message ?? ""
+      return message.contains("(the answer quotes the request; not shown)") && !message.contains(token.dropFirst(20).prefix(12))
+    }
+    let arn = try #require(KMSKeyARN("arn:aws:kms:us-east-1:123456789012:key/k"))
+    let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    let kms = #"{"__type":"\#(secret.prefix(20).filter(\.isLetter))","message":"bad signature for \#(secret)"}"#
+    let error = AWSKMS.failure(HTTPExchangeResponse(status: 400, body: Data(kms.utf8)), action: "Decrypt", arn: arn, context: [:],
+                               credentials: "c", hiding: [secret])
+    #expect(!error.message.contains(secret.prefix(12)) && error.message.contains("an unnamed error"), "\(error.message)")
+    // Quoting what is not a secret still works.
+    #expect(AWSMessage.clean("User is not authorized", hiding: [secret, ""]) == "User is not authorized")
+  }
+}

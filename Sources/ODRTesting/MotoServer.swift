@@ -95,7 +95,7 @@ public struct MotoServer: Sendable {
   }
 
   /// How many tests of one process may take a bucket.
-  static let bucketCount = 8
+  static let bucketCount = 12
   static let bucketPrefix = "odr-private"
   /// The server, started by the first ``start()``; a failed start is
   /// every later one's failure too.

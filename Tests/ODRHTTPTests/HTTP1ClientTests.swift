@@ -75,17 +75,6 @@ import Testing
     }
   }
 
-  @Test func anAnswerThatStallsFailsWithinTheLimit() async throws {
-    let client = HTTP1Client(configuration: .init(stall: .milliseconds(200)))
-    defer { Task { await client.shutdown() } }
-    try await TestHTTPServer.answering({ _ in .text(String(repeating: "x", count: 100)) }) { server in
-      server.setFault(.slow(chunk: 10, pause: .seconds(5)), forPathEndingWith: "/slow")
-      let start = ContinuousClock.now
-      await #expect(throws: HTTP1Client.Failure.stalled) { try await get("/slow", from: server, with: client) }
-      #expect(ContinuousClock.now - start < .seconds(3))
-    }
-  }
-
   /// A listener whose backlog is full drops the handshake's SYN: the
   /// connection never completes, and the connect limit says so.
   @Test func aConnectionThatNeverCompletesFailsWithinTheConnectLimit() async throws {
@@ -143,6 +132,17 @@ import Testing
 /// The client's limits against time, in the phase that runs alone (no
 /// other test loading the cores): a 20 ms stall limit means 20 ms.
 @Suite(.tags(.timed), .enabled(if: TestSelection.timed), .timeLimit(.minutes(1))) struct HTTP1ClientLimitTests {
+  @Test func anAnswerThatStallsFailsWithinTheLimit() async throws {
+    let client = HTTP1Client(configuration: .init(stall: .milliseconds(200)))
+    defer { Task { await client.shutdown() } }
+    try await TestHTTPServer.answering({ _ in .text(String(repeating: "x", count: 100)) }) { server in
+      server.setFault(.slow(chunk: 10, pause: .seconds(5)), forPathEndingWith: "/slow")
+      let start = ContinuousClock.now
+      await #expect(throws: HTTP1Client.Failure.stalled) { try await HTTP1ClientTests().get("/slow", from: server, with: client) }
+      #expect(ContinuousClock.now - start < .seconds(3))
+    }
+  }
+
   /// The stall limit counts from the end of the request: an upload that
   /// takes longer than it is not a stall.
   @Test func anUploadLongerThanTheStallLimitIsNotAStall() async throws {

@@ -18,6 +18,8 @@ import ODRSigning
 /// file encrypted with a passphrase (odr has no passphrase identities).
 public enum Age {
   package static let chunkSize = 64 * 1024
+  /// How many AWS KMS stanzas of one file are tried.
+  package static let maximumKeyServiceTries = 8
 
   /// Encrypts `plaintext` to every recipient, with a fresh file key.
   /// Post-quantum recipients may not be mixed with others: the file would
@@ -92,11 +94,15 @@ public enum Age {
     do { return try sealed.open(fileKey: try unwrap(stanzas, with: identities)) } catch let error as TrustError where error.code == .noIdentity {
       guard let keyService else { throw error }
       var failure: (any Error)?
-      for stanza in stanzas where stanza.type == AgeRecipient.kmsStanzaType {
+      // A few keys at most: a header holding thousands of stanzas makes
+      // no more calls than a real pack.
+      for stanza in stanzas.filter({ $0.type == AgeRecipient.kmsStanzaType }).prefix(maximumKeyServiceTries) {
         do {
           let fileKey = try await keyService.unwrap(stanza.body, key: stanza.arguments[0], context: context)
           guard fileKey.count == 16 else { throw AgeHeader.malformed("an \(stanza.type) stanza wraps \(fileKey.count) bytes, not a 16-byte file key") }
           return try sealed.open(fileKey: fileKey)
+        } catch is CancellationError {
+          throw CancellationError()
         } catch {
           failure = failure ?? error
         }

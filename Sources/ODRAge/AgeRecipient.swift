@@ -130,7 +130,12 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
       throw TrustError(.invalidKey, "\(self) is an AWS KMS recipient: encrypting to it needs AWS credentials (kms:Encrypt on the key), and odr found none. Set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or AWS_ROLE_ARN with AWS_WEB_IDENTITY_TOKEN_FILE.")
     }
     let blob = try await keyService.wrap(fileKey, key: arn.description, context: context)
-    return .init(type: Self.kmsStanzaType, arguments: [arn.description], body: blob)
+    let stanza = AgeHeader.Stanza(type: Self.kmsStanzaType, arguments: [arn.description], body: blob)
+    // what every reader would refuse is refused here, before it is published
+    do { try stanza.validate() } catch {
+      throw TrustError(.invalidKey, "KMS answered Encrypt for \(arn) with a ciphertext of \(blob.count) bytes, not 1 to 6,144: not a KMS ciphertext. Nothing was written; check AWS_ENDPOINT_URL_KMS.")
+    }
+    return stanza
   }
 
   /// The stanza that wraps `fileKey` to this recipient.

@@ -34,8 +34,10 @@ public struct KMSKeyARN: Sendable, Hashable, CustomStringConvertible {
     region = String(parts[3])
   }
 
-  /// `us-east-1`, `eu-central-2`, `us-gov-west-1`: letters, then dash-separated words, then a number.
-  private static func isRegion(_ text: Substring) -> Bool {
+  /// Whether `text` has the shape of an AWS region (`us-east-1`,
+  /// `eu-central-2`, `us-gov-west-1`: lower-case words and a number,
+  /// dash-separated): what may go into an endpoint's host name.
+  public static func isRegion(_ text: some StringProtocol) -> Bool {
     let words = text.split(separator: "-", omittingEmptySubsequences: false)
     guard words.count >= 3, words.count <= 5, let last = words.last, !last.isEmpty, last.count <= 2, last.allSatisfy(\.isASCIIDigit) else { return false }
     return words.dropLast().allSatisfy { !$0.isEmpty && $0.count <= 12 && $0.allSatisfy { $0.isASCII && $0.isLowercase } }

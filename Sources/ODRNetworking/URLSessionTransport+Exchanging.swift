@@ -13,8 +13,12 @@ extension URLSessionTransport: HTTPExchanging {
 
   /// One API call through URLSession (no redirects followed: an API
   /// answer is the one asked for), failing after the location's stall time
-  /// without a byte.
+  /// without a byte, or four times that in all.
   public func exchange(_ request: HTTPExchangeRequest, limit: Int) async throws -> HTTPExchangeResponse {
+    try await HTTPDocument.within(location.stall * 4, url: request.url) { try await self.send(request, limit: limit) }
+  }
+
+  private func send(_ request: HTTPExchangeRequest, limit: Int) async throws -> HTTPExchangeResponse {
     var outgoing = URLRequest(url: request.url)
     outgoing.httpMethod = request.method
     if !request.body.isEmpty { outgoing.httpBody = request.body }

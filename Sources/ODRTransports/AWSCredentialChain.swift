@@ -18,6 +18,8 @@ public actor AWSCredentialChain {
     case fixed(AWSCredentials)
     case webIdentity(role: String, tokenFile: String)
     case gitHubOIDC(role: String, url: String, requestToken: String)
+    /// `AWS_ROLE_ARN` with nothing to assume it with: said when asked.
+    case noToken(role: String)
   }
 
   /// The audience GitHub's OIDC token is asked for (AWS's own).
@@ -45,6 +47,8 @@ public actor AWSCredentialChain {
       source = .gitHubOIDC(role: role, url: url, requestToken: token)
     } else if let profile = AWSCredentials.fromProfile(environment) {
       source = .fixed(profile)
+    } else if let role = value("AWS_ROLE_ARN") {
+      source = .noToken(role: role)
     } else {
       return nil
     }
@@ -57,6 +61,7 @@ public actor AWSCredentialChain {
     case .fixed(let credentials): credentials.source
     case .webIdentity(let role, let file): "the role \(role), assumed with the web identity token in \(file) (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE)"
     case .gitHubOIDC(let role, _, _): "the role \(role), assumed with this GitHub Actions job's OIDC token (AWS_ROLE_ARN, ACTIONS_ID_TOKEN_REQUEST_URL)"
+    case .noToken(let role): "the role \(role) (AWS_ROLE_ARN), with no token to assume it"
     }
   }
 
@@ -72,6 +77,8 @@ public actor AWSCredentialChain {
       found = try await assume(role, token: try Self.readToken(file), tokenSource: file)
     case .gitHubOIDC(let role, let url, let requestToken):
       found = try await assume(role, token: try await gitHubToken(url: url, requestToken: requestToken), tokenSource: "GitHub Actions' OIDC endpoint")
+    case .noToken(let role):
+      throw AWSError(.noToken, "AWS_ROLE_ARN is set (\(role)), but there is no token to assume it with: AWS_WEB_IDENTITY_TOKEN_FILE is not set, and this is not a GitHub Actions job that may ask for one (give the job `permissions: id-token: write`; GitLab: write the id_tokens variable to a file and set AWS_WEB_IDENTITY_TOKEN_FILE).")
     }
     cached = found
     return found.0
@@ -110,12 +117,15 @@ public actor AWSCredentialChain {
   private func gitHubToken(url: String, requestToken: String) async throws -> String {
     let separator = url.contains("?") ? "&" : "?"
     guard let address = URL(string: url + separator + "audience=" + STSWebIdentity.formEncode(Self.audience)),
-          address.scheme == "https" || address.scheme == "http" else {
-      throw AWSError(.noToken, "ACTIONS_ID_TOKEN_REQUEST_URL is not a URL; odr cannot ask GitHub for this job's OIDC token.")
+          address.scheme == "https" || (address.scheme == "http" && Origin.isLoopback(address.host(percentEncoded: false) ?? "")) else {
+      throw AWSError(.noToken, "ACTIONS_ID_TOKEN_REQUEST_URL is not an https URL; odr does not send the job's request token to it.")
     }
     let request = HTTPExchangeRequest(method: "GET", url: address, headers: [("Authorization", "bearer \(requestToken)"), ("Accept", "application/json")])
     let response = try await http.exchange(request, limit: 64 << 10)
     guard (200..<300).contains(response.status) else {
+      guard response.status < 500 else {
+        throw AWSError(.service, "GitHub's OIDC endpoint answered HTTP \(response.status) when asked for this job's token; try again.")
+      }
       throw AWSError(.noToken, "GitHub's OIDC endpoint answered HTTP \(response.status) when asked for this job's token. Give the job `permissions: id-token: write` (docs/ci.md, \"No stored secret\").")
     }
     guard let token = Self.gitHubTokenValue(response.body) else {

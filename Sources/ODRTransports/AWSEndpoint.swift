@@ -21,13 +21,21 @@ package enum AWSEndpoint {
     return url
   }
 
-  /// The URL requests to `service` in `region` go to.
+  /// The URL requests to `service` in `region` go to: requests that carry
+  /// a token, credentials or a file key (STS, KMS), so a configured
+  /// endpoint must be https, or http on this machine's loopback (moto,
+  /// LocalStack); `region` must be a region's name, not a host's.
   package static func url(_ service: String, region: String, in environment: [String: String]) throws -> URL {
-    if let url = try configured(service, in: environment) { return url }
-    let domain = region.hasPrefix("cn-") ? "amazonaws.com.cn" : "amazonaws.com"
-    guard let url = URL(string: "https://\(service).\(region).\(domain)/") else {
-      throw ResourceError(.invalidSource, "'\(region.prefix(60))' is not an AWS region (AWS_REGION).")
+    guard KMSKeyARN.isRegion(region) else {
+      throw ResourceError(.invalidSource, "'\(region.prefix(60))' is not an AWS region (AWS_REGION, AWS_DEFAULT_REGION, the action's aws-region): lower-case words and a number, such as eu-west-1.")
     }
-    return url
+    if let url = try configured(service, in: environment) {
+      guard url.scheme == "https" || Origin.isLoopback(url.host(percentEncoded: false) ?? "") else {
+        throw ResourceError(.invalidSource, "The \(service.uppercased()) endpoint \(url.absoluteString.prefix(200)) is plain http to another machine; odr sends \(service.uppercased()) requests (a web identity token, signed credentials, a file key) over https only, or http to 127.0.0.1 for a local emulator. Use https, or set AWS_ENDPOINT_URL_\(service.uppercased()).")
+      }
+      return url
+    }
+    let domain = region.hasPrefix("cn-") ? "amazonaws.com.cn" : "amazonaws.com"
+    return URL(string: "https://\(service).\(region).\(domain)/")!
   }
 }

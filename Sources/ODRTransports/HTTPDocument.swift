@@ -5,11 +5,12 @@ package import ODRCatalog
 /// What both HTTP transports do alike with a catalog or signature transfer:
 /// bound its total time, and refuse a 304 to an unconditional request.
 package enum HTTPDocument {
-  /// `body`'s document, or a `.network` error once `deadline` has passed
-  /// (a host sending one byte every few seconds never stalls).
-  package static func within(_ deadline: Duration, url: URL,
-                             _ body: @escaping @Sendable () async throws -> FetchedDocument) async throws -> FetchedDocument {
-    try await withThrowingTaskGroup(of: FetchedDocument?.self) { group in
+  /// `body`'s document (or an API call's answer), or a `.network` error
+  /// once `deadline` has passed (a host sending one byte every few seconds
+  /// never stalls).
+  package static func within<T: Sendable>(_ deadline: Duration, url: URL,
+                                          _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
       group.addTask { try await body() }
       group.addTask {
         try await Task.sleep(for: deadline)

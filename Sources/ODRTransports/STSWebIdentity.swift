@@ -39,7 +39,7 @@ package enum STSWebIdentity {
           let token = XMLText.element("SessionToken", in: text), !id.isEmpty, !secret.isEmpty, !token.isEmpty else {
       throw AWSError(.service, "STS's answer to AssumeRoleWithWebIdentity for \(role) holds no credentials odr can read; nothing was fetched. Check AWS_ENDPOINT_URL_STS (is it STS?).")
     }
-    // an expiry odr cannot read: the credentials are used once, not kept
+    // an expiry odr cannot read: kept for this process only (the chain asks again in the next)
     let expires = XMLText.element("Expiration", in: text).flatMap { text in dropping(.isTheAnswer) { try Date(text, strategy: .iso8601) } }
     return (AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: token, source: "the role \(role), assumed with the web identity token from \(tokenSource)"), expires)
   }

@@ -3,6 +3,7 @@ import ODRBase
 import ODRCatalog
 import ODRTesting
 @testable import ODRTransports
+import Synchronization
 import Testing
 
 /// The pure parts of odr's AWS calls (KMS, STS, GitHub's OIDC token): key
@@ -115,6 +116,7 @@ import Testing
       case .fixed(let credentials)?: "fixed \(credentials.accessKeyID)"
       case .webIdentity(let role, let file)?: "web \(role) \(file)"
       case .gitHubOIDC(let role, _, _)?: "github \(role)"
+      case .noToken(let role)?: "no token \(role)"
       case nil: "none"
       }
     }
@@ -123,7 +125,8 @@ import Testing
     #expect(source(github.merging(file) { $1 }) == "github arn:aws:iam::1:role/gh")
     #expect(source(file) == "fixed AKIAPROFILE")
     #expect(source(["ACTIONS_ID_TOKEN_REQUEST_URL": "https://gh/token", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "t"]) == "none")  // no role to assume
-    #expect(source(["AWS_ROLE_ARN": "arn:aws:iam::1:role/ci", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"]) == "none")
+    #expect(source(["AWS_ROLE_ARN": "arn:aws:iam::1:role/ci", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"]) == "no token arn:aws:iam::1:role/ci")
+    #expect(source(["AWS_ROLE_ARN": "arn:aws:iam::1:role/ci"].merging(file) { $1 }) == "fixed AKIAPROFILE")
     #expect(source(["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"]) == "none")
   }
 
@@ -134,6 +137,43 @@ import Testing
     #expect(try AWSEndpoint.url("kms", region: "us-east-1", in: both).absoluteString == "http://127.0.0.1:2")
     #expect(try AWSEndpoint.url("sts", region: "us-east-1", in: both).absoluteString == "http://127.0.0.1:1")
     #expect(throws: ResourceError.self) { try AWSEndpoint.url("kms", region: "us-east-1", in: ["AWS_ENDPOINT_URL": "http://user:pw@host/"]) }
+    // What carries a token or credentials goes over https, or to this machine.
+    #expect(try AWSEndpoint.url("sts", region: "us-east-1", in: ["AWS_ENDPOINT_URL": "http://[::1]:4566"]).port == 4566)
+    #expect { try AWSEndpoint.url("sts", region: "us-east-1", in: ["AWS_ENDPOINT_URL": "http://minio.example:9000"]) } throws: {
+      ($0 as? ResourceError)?.message.contains("over https only") == true
+    }
+    // A region is a region's name, never a host's.
+    for region in ["x@127.0.0.1:18082/#", "us-east-1.evil.example", "US-EAST-1", "", "us-east-1/"] {
+      #expect(throws: ResourceError.self) { try AWSEndpoint.url("sts", region: region, in: [:]) }
+    }
+  }
+
+  /// Answers every exchange with `status`, counting them.
+  final class Answering: HTTPExchanging {
+    let status: Int
+    let body: String
+    let count = Mutex(0)
+    init(_ status: Int, _ body: String = "") { (self.status, self.body) = (status, body) }
+    func exchange(_ request: HTTPExchangeRequest, limit: Int) async throws -> HTTPExchangeResponse {
+      count.withLock { $0 += 1 }
+      return HTTPExchangeResponse(status: status, body: Data(body.utf8))
+    }
+  }
+
+  @Test func eachTokenSourceFailsWithItsOwnCode() async throws {
+    let github = ["AWS_ROLE_ARN": "arn:aws:iam::1:role/gh", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://gh.example/token", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "t"]
+    func failure(_ environment: [String: String], _ http: any HTTPExchanging) async -> String? {
+      guard let chain = AWSCredentialChain.find(in: environment, http: http) else { return "none" }
+      do { _ = try await chain.credentials(); return nil } catch { return (error as? AWSError)?.code.description }
+    }
+    #expect(await failure(github, Answering(403)) == "no-token")
+    #expect(await failure(github, Answering(503)) == "service")
+    #expect(await failure(github, Answering(200, "{}")) == "no-token")
+    var plain = github
+    plain["ACTIONS_ID_TOKEN_REQUEST_URL"] = "http://gh.example/token"
+    let never = Answering(200)
+    #expect(await failure(plain, never) == "no-token" && never.count.withLock { $0 } == 0, "the request token goes over https only")
+    #expect(await failure(["AWS_ROLE_ARN": "arn:aws:iam::1:role/ci", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"], never) == "no-token")
   }
 
   @Test func aWebIdentityTokenFileIsReadBoundedAndTrimmed() throws {

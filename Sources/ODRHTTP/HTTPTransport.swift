@@ -51,6 +51,9 @@ public struct HTTPTransport: BlobTransport {
   public let timeouts: Timeouts
   let credential: HTTPCredential?
   let s3: S3Access?
+  /// The role S3 requests are signed as, when the job has a web identity
+  /// and no fixed credentials; STS is asked once, through this transport's client.
+  let role: AWSCredentialChain?
   /// Whose words failures are said in (`S3Destination`: publishing).
   var purpose = HTTPStatusCheck.Purpose.reading
 
@@ -60,6 +63,7 @@ public struct HTTPTransport: BlobTransport {
     self.timeouts = timeouts
     self.credential = credential
     self.s3 = s3
+    role = s3?.roleChain(http: HTTPTransport(timeouts: timeouts))
   }
 
   /// A transport for `location`: its credential, S3 access and stall time.
@@ -148,7 +152,7 @@ public struct HTTPTransport: BlobTransport {
       var all = headers
       if let s3, url.scheme == "s3" {
         let address = s3.httpURL(for: target)
-        all = s3.headers(method: method, url: address, headers: all, payloadHash: body?.sha256 ?? SigV4Signer.emptyPayloadHash)
+        all = try await s3.headers(method: method, url: address, headers: all, payloadHash: body?.sha256 ?? SigV4Signer.emptyPayloadHash, role: role)
       } else if let credential, credential.applies(to: target) {
         all.append((credential.header, credential.value))
       }

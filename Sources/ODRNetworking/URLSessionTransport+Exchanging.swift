@@ -8,7 +8,7 @@ extension URLSessionTransport: HTTPExchanging {
   /// A transport for API calls only (``exchange(_:limit:)``), failing after
   /// `stall` without a byte.
   public init(stall: Duration = .seconds(15)) {
-    self.init(NetworkLocation(url: URL(filePath: "/"), stall: stall))
+    self.init(NetworkLocation(url: URL(filePath: "/"), stall: stall))  // no S3 access: no role
   }
 
   /// One API call through URLSession (no redirects followed: an API

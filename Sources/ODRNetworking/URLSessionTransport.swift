@@ -22,10 +22,13 @@ public import ODRTransports
 /// than four times that in all.
 public struct URLSessionTransport: BlobTransport {
   let location: NetworkLocation
+  /// The role S3 requests are signed as (a web identity, no fixed credentials).
+  let role: AWSCredentialChain?
 
   /// A transport for `location`: its credential, S3 access and stall time.
   public init(_ location: NetworkLocation) {
     self.location = location
+    role = location.s3?.roleChain(http: URLSessionTransport(NetworkLocation(url: location.url, stall: location.stall)))
   }
 
   public func data(at url: URL, limit: Int) async throws -> Data {
@@ -95,7 +98,7 @@ public struct URLSessionTransport: BlobTransport {
       var request = URLRequest(url: address)
       var all = headers
       if let s3 = location.s3, url.scheme == "s3" {
-        all = s3.headers(method: "GET", url: address, headers: all, payloadHash: SigV4Signer.emptyPayloadHash)
+        all = try await s3.headers(method: "GET", url: address, headers: all, payloadHash: SigV4Signer.emptyPayloadHash, role: role)
       } else if let credential = location.credential, credential.applies(to: target) {
         all.append((credential.header, credential.value))
       }

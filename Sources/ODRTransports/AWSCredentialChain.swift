@@ -1,6 +1,7 @@
 package import FoundationEssentials
 import ODRBase
 import ODRCatalog
+import Synchronization
 
 /// AWS credentials found as the AWS SDKs find them, in this order: the
 /// variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
@@ -52,8 +53,25 @@ public actor AWSCredentialChain {
     } else {
       return nil
     }
-    return AWSCredentialChain(source: source, http: http, environment: environment)
+    // A role is assumed once per process, whoever asks: the catalog's
+    // bucket and the pack's KMS key share the role's credentials.
+    let key: String
+    switch source {
+    case .webIdentity(let role, let file): key = "web \(role) \(file)"
+    case .gitHubOIDC(let role, let url, _): key = "github \(role) \(url)"
+    case .fixed, .noToken: return AWSCredentialChain(source: source, http: http, environment: environment)
+    }
+    let place = [AWSCredentials.region(in: environment), value("AWS_ENDPOINT_URL_STS") ?? "", value("AWS_ENDPOINT_URL") ?? ""].joined(separator: " ")
+    return assumed.withLock { chains in
+      if let chain = chains[key + " " + place] { return chain }
+      let chain = AWSCredentialChain(source: source, http: http, environment: environment)
+      chains[key + " " + place] = chain
+      return chain
+    }
   }
+
+  /// The chains that assume a role, by role, token source and STS endpoint.
+  private static let assumed = Mutex<[String: AWSCredentialChain]>([:])
 
   /// Where the credentials come from, for messages (never a value).
   public nonisolated var sourceName: String {

@@ -3,27 +3,52 @@ public import FoundationEssentials
 import ODRCatalog
 
 /// How `s3://bucket/prefix` sources are reached: the credentials that sign
-/// requests (none: anonymous, for public buckets), the region, and for
-/// S3-compatible stores (MinIO, Ceph, R2, moto) an endpoint addressed
-/// path-style. Without an endpoint, AWS's virtual-hosted addresses are used
+/// requests (none: anonymous, for public buckets), or a role the job
+/// assumes with its web identity; the region; and for S3-compatible stores
+/// (MinIO, Ceph, R2, moto) an endpoint addressed path-style. Without an
+/// endpoint, AWS's virtual-hosted addresses are used
 /// (`https://BUCKET.s3.REGION.amazonaws.com/KEY`).
 public struct S3Access: Sendable {
   public let credentials: AWSCredentials?
   public let region: String
   public let endpoint: URL?
+  /// When there are no fixed credentials: the variables that name a role
+  /// and the web identity to assume it with (``AWSCredentialChain``, made by
+  /// the transport, whose client asks STS). Only `AWS_*` and GitHub's
+  /// token variables are kept.
+  package let role: [String: String]?
 
   public init(credentials: AWSCredentials?, region: String, endpoint: URL?) {
-    self.credentials = credentials
-    self.region = region
-    self.endpoint = endpoint
+    self.init(credentials: credentials, region: region, endpoint: endpoint, role: nil)
   }
 
-  /// From the standard AWS variables (see ``AWSCredentials/find(in:)``);
-  /// `endpoint` (odr.json's) wins over `AWS_ENDPOINT_URL_S3` and
-  /// `AWS_ENDPOINT_URL`.
+  package init(credentials: AWSCredentials?, region: String, endpoint: URL?, role: [String: String]?) {
+    (self.credentials, self.region, self.endpoint, self.role) = (credentials, region, endpoint, role)
+  }
+
+  /// From the standard AWS variables, in the AWS SDKs' order
+  /// (``AWSCredentialChain``): `AWS_ACCESS_KEY_ID`…, a web identity
+  /// (`AWS_ROLE_ARN` with `AWS_WEB_IDENTITY_TOKEN_FILE`, or GitHub's OIDC
+  /// token), the shared credentials file's profile; `endpoint` (odr.json's)
+  /// wins over `AWS_ENDPOINT_URL_S3` and `AWS_ENDPOINT_URL`.
   public static func fromEnvironment(_ environment: [String: String], endpoint: String? = nil) throws -> S3Access {
     let url = try AWSEndpoint.configured("s3", in: environment, override: endpoint)
-    return S3Access(credentials: AWSCredentials.find(in: environment), region: AWSCredentials.region(in: environment), endpoint: url)
+    let region = AWSCredentials.region(in: environment)
+    if let fixed = AWSCredentials.fromVariables(environment) {
+      return S3Access(credentials: fixed, region: region, endpoint: url)
+    }
+    func named(_ name: String) -> Bool { environment[name]?.isEmpty == false }
+    if named("AWS_ROLE_ARN") && (named("AWS_WEB_IDENTITY_TOKEN_FILE") || named("ACTIONS_ID_TOKEN_REQUEST_URL")) {
+      let role = environment.filter { $0.key.hasPrefix("AWS_") || $0.key.hasPrefix("ACTIONS_ID_TOKEN_REQUEST_") }
+      return S3Access(credentials: nil, region: region, endpoint: url, role: role)
+    }
+    return S3Access(credentials: AWSCredentials.fromProfile(environment), region: region, endpoint: url)
+  }
+
+  /// The chain that assumes ``role``, asking STS through `http`; nil
+  /// without a role.
+  package func roleChain(http: any HTTPExchanging) -> AWSCredentialChain? {
+    role.flatMap { AWSCredentialChain.find(in: $0, http: http) }
   }
 
   /// The HTTP(S) address of `s3://bucket/key` (its query kept: a listing's
@@ -40,15 +65,22 @@ public struct S3Access: Sendable {
   }
 
   /// The headers of a request to `url` (an address from ``httpURL(for:)``),
-  /// signed when there are credentials.
-  package func headers(method: String, url: URL, headers: [(String, String)], payloadHash: String) -> [(String, String)] {
-    guard let credentials else { return headers }
+  /// signed when there are credentials: the fixed ones, else those
+  /// `chain` (``roleChain(http:)``) gets for the role.
+  package func headers(method: String, url: URL, headers: [(String, String)], payloadHash: String,
+                       role chain: AWSCredentialChain? = nil) async throws -> [(String, String)] {
+    var signer = credentials
+    if signer == nil { signer = try await chain?.credentials() }
+    guard let credentials = signer else { return headers }
     return SigV4Signer(credentials: credentials, region: region).sign(method: method, url: url, headers: headers, payloadHash: payloadHash, date: Date())
   }
 
   /// What signed the requests, for messages: by name, never by value.
   package var credentialName: String {
-    guard let credentials else { return "no AWS credentials (none in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or an AWS_PROFILE; requests were unsigned)" }
+    if credentials == nil, let arn = role?["AWS_ROLE_ARN"] {
+      return "the role \(arn), assumed with this job's web identity (AWS_ROLE_ARN)"
+    }
+    guard let credentials else { return "no AWS credentials (none in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, a web identity or an AWS_PROFILE; requests were unsigned)" }
     return "the AWS credentials from \(credentials.source) (access key \(credentials.accessKeyID.prefix(4))…)"
   }
 }

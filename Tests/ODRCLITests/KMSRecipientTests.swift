@@ -46,7 +46,7 @@ import Testing
           policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}
           iam.put_role_policy(RoleName=name, PolicyName="kms", PolicyDocument=json.dumps(policy))
           return arn
-      print(json.dumps({"key": key, "reader": role("odr-ci-\(suffix)", ["kms:Decrypt"]),
+      print(json.dumps({"key": key, "reader": role("odr-ci-\(suffix)", ["kms:Decrypt", "s3:GetObject"]),
                         "noDecrypt": role("odr-nodecrypt-\(suffix)", ["kms:Encrypt"])}))
       """)
     try #require(made.status == 0, "\(made.output)")
@@ -223,6 +223,41 @@ import Testing
       let nothing = try await fetch(none)
       #expect(nothing.status == 10 && nothing.stderr.contains("among them the AWS KMS key \(keys.key)"), "\(nothing.stderr)")
       #expect(Set([refused.status, denied.status, moved.status, disabled.status]) == [10, 4, 1])
+    }
+  }
+
+  /// The whole of "no stored secret": the catalog in a private bucket and
+  /// the pack to KMS, both reached as the role the job's web identity
+  /// assumes (one STS call for both).
+  @Test func aJobReadsAPrivateBucketAndOpensThePackAsItsRole() async throws {
+    defer { try? FileManager.default.removeItem(at: root) }
+    let moto = try await MotoServer.start()
+    let keys = try await fixture(moto)
+    let shim = STSKMSShim(moto: moto, admitted: [keys.reader: keys.readerToken])
+    try await shim.serving { server in
+      try await pack(moto, key: keys.key, endpoint: server.url)
+      let catalog = "s3://\(moto.bucket)/apps/demo"
+      var publisher = moto.environment(moto.user, base: ["PATH": "/usr/bin:/bin", "HOME": root.path])
+      publisher["AWS_ENDPOINT_URL"] = server.url
+      let publish = try await Command.odrProcess(["publish", published.path, catalog, "--quiet"], environment: publisher)
+      try #require(publish.status == 0, "\(publish.stderr)")
+      let env = try job(role: keys.reader, token: keys.readerToken, endpoint: server.url)
+      let run = try await Command.odrProcess(["exec", "--catalog", catalog, "--fetch", "APIKeys", "--",
+                                              "/bin/sh", "-c", "test \"$WEATHER_API_KEY\" = '\(Self.weather)'"], environment: env)
+      #expect(run.status == 0, "\(run.stderr)")
+      let seen = shim.seen.withLock { $0 }
+      #expect(seen.filter { $0.action == "AssumeRoleWithWebIdentity" }.count == 1, "\(seen.map(\.action))")
+      let issued = shim.issued.withLock { $0 }
+      try #require(issued.count == 3)
+      let signedByRole = seen.filter { $0.authorization?.contains("Credential=\(issued[0])/") == true }
+      #expect(signedByRole.contains { $0.action == "TrentService.Decrypt" } && signedByRole.count >= 3, "the catalog, its blob and Decrypt, as the role")
+      for secret in issued + [keys.readerToken] { #expect(!run.output.contains(secret)) }
+      // The role that may not read the bucket is refused by S3, and the message names the role, never its credentials.
+      let other = try job(role: keys.noDecrypt, token: keys.otherToken, endpoint: server.url, name: "other")
+      shim.admitted.withLock { $0[keys.noDecrypt] = keys.otherToken }
+      let refused = try await Command.odrProcess(["exec", "--catalog", catalog, "--fetch", "APIKeys", "--", "true"], environment: other)
+      #expect(refused.status == 10 && refused.stderr.contains("the role \(keys.noDecrypt)"), "\(refused.stderr)")
+      for secret in shim.issued.withLock({ $0 }) { #expect(!refused.output.contains(secret)) }
     }
   }
 

@@ -162,7 +162,10 @@ import Testing
 
   @Test func eachTokenSourceFailsWithItsOwnCode() async throws {
     let github = ["AWS_ROLE_ARN": "arn:aws:iam::1:role/gh", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://gh.example/token", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "t"]
+    /// Each case assumes a role of its own: a process asks for a role once.
     func failure(_ environment: [String: String], _ http: any HTTPExchanging) async -> String? {
+      var environment = environment
+      environment["AWS_ROLE_ARN"] = environment["AWS_ROLE_ARN"].map { "\($0)-\(UUID().uuidString.prefix(8))" }
       guard let chain = AWSCredentialChain.find(in: environment, http: http) else { return "none" }
       do { _ = try await chain.credentials(); return nil } catch { return (error as? AWSError)?.code.description }
     }
@@ -198,6 +201,22 @@ import Testing
 extension AWSCallsTests {
   /// A hostile endpoint that echoes the request gets nothing of its
   /// secrets quoted: not whole, not twelve characters of them.
+  @Test func aRoleIsAssumedOncePerProcessWhoeverAsks() async throws {
+    let file = FileManager.default.temporaryDirectory.appending(path: "odr-token-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: file) }
+    try Data("eyJ.token.sig".utf8).write(to: file)
+    let sts = Answering(200, "<Credentials><AccessKeyId>ASIA1</AccessKeyId><SecretAccessKey>s</SecretAccessKey><SessionToken>t</SessionToken></Credentials>")
+    let environment = ["AWS_ROLE_ARN": "arn:aws:iam::1:role/once-\(UUID().uuidString.prefix(8))", "AWS_WEB_IDENTITY_TOKEN_FILE": file.path]
+    let first = try #require(AWSCredentialChain.find(in: environment, http: sts))
+    let second = try #require(AWSCredentialChain.find(in: environment, http: Answering(500)))
+    let (one, two) = (try await first.credentials(), try await second.credentials())
+    #expect(one.accessKeyID == "ASIA1" && two.accessKeyID == "ASIA1")
+    #expect(sts.count.withLock { $0 } == 1)
+    var elsewhere = environment
+    elsewhere["AWS_REGION"] = "eu-west-3"
+    #expect(AWSCredentialChain.find(in: elsewhere, http: sts) !== first, "another STS endpoint is another chain")
+  }
+
   @Test func anAnswerThatQuotesARequestSecretIsNotQuoted() throws {
     let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJyZXBvIn0.c2lnbmF0dXJl"
     let sts = """

@@ -47,6 +47,9 @@ public final class HTTP1Client: Sendable {
   public enum Failure: Error, Equatable, CustomStringConvertible {
     case connectTimeout
     case tlsHandshakeTimeout
+    /// The server closed the connection before the TLS handshake ended:
+    /// most often a server that does not speak TLS on that port.
+    case closedDuringHandshake
     case stalled
     case closedEarly
     case cancelled
@@ -55,6 +58,7 @@ public final class HTTP1Client: Sendable {
       switch self {
       case .connectTimeout: "connecting timed out"
       case .tlsHandshakeTimeout: "the TLS handshake timed out"
+      case .closedDuringHandshake: "the server closed the connection during the TLS handshake"
       case .stalled: "the answer stalled"
       case .closedEarly: "the server closed the connection before the answer was complete"
       case .cancelled: "the request was cancelled"
@@ -197,7 +201,11 @@ public final class HTTP1Client: Sendable {
       throw error
     }.flatMap { [self] channel in
       let connection = HTTP1Connection(channel: channel, origin: origin, client: self)
-      return channel.pipeline.addHandler(connection).map { connection }.flatMap { connection in
+      return channel.pipeline.addHandler(connection).map { connection }.flatMapErrorThrowing { error in
+        // Closed before odr's handler was even added: during the handshake, for TLS.
+        if origin.secure, case ChannelError.ioOnClosedChannel = error { throw Failure.closedDuringHandshake }
+        throw error
+      }.flatMap { connection in
         origin.secure ? connection.handshake(within: configuration.connect) : channel.eventLoop.makeSucceededFuture(connection)
       }
     }

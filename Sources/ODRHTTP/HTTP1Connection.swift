@@ -40,7 +40,7 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
   /// Completes when the TLS handshake has, within `limit`.
   func handshake(within limit: TimeAmount) -> EventLoopFuture<HTTP1Connection> {
     channel.eventLoop.flatSubmit { [self] in
-      guard channel.isActive else { return channel.eventLoop.makeFailedFuture(HTTP1Client.Failure.closedEarly) }
+      guard channel.isActive else { return channel.eventLoop.makeFailedFuture(HTTP1Client.Failure.closedDuringHandshake) }
       let promise = channel.eventLoop.makePromise(of: HTTP1Connection.self)
       handshake = promise
       let timer = channel.eventLoop.scheduleTask(in: limit) { [self] in
@@ -213,7 +213,7 @@ final class HTTP1Connection: ChannelInboundHandler, RemovableChannelHandler, @un
 
   func channelInactive(context: ChannelHandlerContext) {
     client.forget(self)
-    handshake?.fail(HTTP1Client.Failure.closedEarly)
+    handshake?.fail(HTTP1Client.Failure.closedDuringHandshake)
     handshake = nil
     fail(HTTP1Client.Failure.closedEarly)
     context.fireChannelInactive()

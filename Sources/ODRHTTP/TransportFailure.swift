@@ -27,7 +27,7 @@ enum TransportFailure: Equatable {
       case .connectTimeout: self = .connectTimeout
       case .stalled: self = .stalled
       case .closedEarly: self = .closed
-      case .tlsHandshakeTimeout: self = .tls
+      case .tlsHandshakeTimeout, .closedDuringHandshake: self = .tls
       case .cancelled: self = .other
       }
     case let error as NIOConnectionError:

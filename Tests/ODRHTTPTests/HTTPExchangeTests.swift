@@ -1,7 +1,7 @@
 import Foundation
 import ODRBase
 import ODRCatalog
-import ODRHTTP
+@testable import ODRHTTP
 import ODRTesting
 import ODRTransports
 import Testing
@@ -37,5 +37,29 @@ import Testing
         ($0 as? ResourceError)?.code == .network && ($0 as? ResourceError)?.message.contains("in all") == true
       }
     }
+  }
+
+  /// https to a server that speaks plain HTTP (it answers the ClientHello
+  /// with a 400 and closes): a TLS failure, every time.
+  @Test func aPlainServerOnAnHTTPSURLIsATLSFailure() async throws {
+    try await TestHTTPServer.answering({ _ in .text("plain") }) { server in
+      let transport = HTTPTransport()
+      for _ in 0..<10 {
+        await #expect { try await transport.exchange(HTTPExchangeRequest(method: "GET", url: URL(string: "https://127.0.0.1:\(server.port)/")!), limit: 100) } throws: {
+          ($0 as? ResourceError)?.message.contains("TLS handshake") == true
+        }
+      }
+    }
+  }
+}
+
+extension HTTPExchangeTests {
+  /// The close the suite once met under load — nginx closing an https
+  /// attempt before odr's handler was in the pipeline ("I/O on closed
+  /// channel") — and a close during the handshake are TLS failures, as
+  /// NIOSSL's own handshake errors are.
+  @Test func aCloseBeforeTheHandshakeEndsIsToldAsTLS() {
+    #expect(TransportFailure(HTTP1Client.Failure.closedDuringHandshake) == .tls)
+    #expect(TransportFailure(HTTP1Client.Failure.closedEarly) == .closed)
   }
 }

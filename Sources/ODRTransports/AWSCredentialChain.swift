@@ -14,8 +14,9 @@ import Synchronization
 /// never in the keyring or on disk, and are asked for once per process
 /// (until they are about to expire).
 public actor AWSCredentialChain {
-  /// Where the credentials come from.
-  public enum Source: Sendable {
+  /// Where the credentials come from (it holds secrets: GitHub's request
+  /// token, fixed keys; never printed, ``sourceName`` says it in words).
+  package enum Source: Sendable {
     case fixed(AWSCredentials)
     case webIdentity(role: String, tokenFile: String)
     case gitHubOIDC(role: String, url: String, requestToken: String)
@@ -26,7 +27,7 @@ public actor AWSCredentialChain {
   /// The audience GitHub's OIDC token is asked for (AWS's own).
   package static let audience = "sts.amazonaws.com"
 
-  public nonisolated let source: Source
+  package nonisolated let source: Source
   private let http: any HTTPExchanging
   private let environment: [String: String]
   private var cached: (credentials: AWSCredentials, expires: Date?)?

@@ -227,7 +227,7 @@ public struct Publisher: Sendable {
           ciphertext = try await Age.encrypt(plaintext, to: recipients, keyService: options.keyService,
                                              context: catalog.encryptionContext(of: name))
         } catch let error as TrustError {
-          throw ResourceError(.invalidSource, "Cannot encrypt '\(file.path)' of tag '\(name)': \(error).")
+          throw ResourceError(.invalidSource, "Cannot encrypt '\(file.path)' of tag '\(name)': \(error.message) Nothing was written.", underlying: error)
         }
         let sha256 = FileIO.hex(SHA256.hash(data: ciphertext))
         sealed[sha256] = ciphertext

@@ -25,7 +25,7 @@ public struct AWSKMS: KeyWrapService {
 
   public func wrap(_ secret: [UInt8], key: String, context: [String: String]) async throws -> [UInt8] {
     let plaintext = Data(secret).base64EncodedString()
-    let answer = try await call("Encrypt", key: key, context: context, body: ["KeyId": .string(key), "Plaintext": .string(plaintext)], hiding: [plaintext])
+    let answer = try await call("Encrypt", Request(keyID: key, plaintext: plaintext, encryptionContext: context), hiding: [plaintext])
     guard let blob = answer.ciphertextBlob.flatMap({ Data(base64Encoded: $0) }), !blob.isEmpty else {
       throw AWSError(.service, "KMS answered Encrypt for \(key) without a ciphertext; nothing was written.")
     }
@@ -33,8 +33,7 @@ public struct AWSKMS: KeyWrapService {
   }
 
   public func unwrap(_ blob: [UInt8], key: String, context: [String: String]) async throws -> [UInt8] {
-    let answer = try await call("Decrypt", key: key, context: context,
-                                body: ["KeyId": .string(key), "CiphertextBlob": .string(Data(blob).base64EncodedString())])
+    let answer = try await call("Decrypt", Request(keyID: key, ciphertextBlob: Data(blob).base64EncodedString(), encryptionContext: context))
     guard let plaintext = answer.plaintext.flatMap({ Data(base64Encoded: $0) }) else {
       throw AWSError(.service, "KMS answered Decrypt for \(key) without a plaintext; nothing was imported.")
     }
@@ -48,30 +47,24 @@ public struct AWSKMS: KeyWrapService {
     enum CodingKeys: String, CodingKey { case ciphertextBlob = "CiphertextBlob", plaintext = "Plaintext" }
   }
 
-  /// A value of a request's JSON body.
-  package enum Field: Encodable {
-    case string(String)
-    case map([String: String])
-
-    package func encode(to encoder: any Encoder) throws {
-      var container = encoder.singleValueContainer()
-      switch self {
-      case .string(let value): try container.encode(value)
-      case .map(let value): try container.encode(value)
-      }
+  /// What Encrypt and Decrypt are asked.
+  private struct Request: Encodable {
+    let keyID: String
+    var plaintext: String?
+    var ciphertextBlob: String?
+    let encryptionContext: [String: String]
+    enum CodingKeys: String, CodingKey {
+      case keyID = "KeyId", plaintext = "Plaintext", ciphertextBlob = "CiphertextBlob", encryptionContext = "EncryptionContext"
     }
   }
 
   /// One call; an error answer that quotes the credentials or `hiding` is not quoted.
-  private func call(_ action: String, key: String, context: [String: String], body: [String: Field], hiding: [String] = []) async throws -> Answer {
-    guard let arn = KMSKeyARN(key) else { throw AWSError(.keyNotFound, "'\(key.prefix(200))' is not the ARN of a KMS key or alias.") }
+  private func call(_ action: String, _ request: Request, hiding: [String] = []) async throws -> Answer {
+    guard let arn = KMSKeyARN(request.keyID) else { throw AWSError(.keyNotFound, "'\(request.keyID.prefix(200))' is not the ARN of a KMS key or alias.") }
+    let context = request.encryptionContext
     let credentials = try await credentials.credentials()
     let endpoint = try AWSEndpoint.url("kms", region: arn.region, in: environment)
-    var fields = body
-    fields["EncryptionContext"] = .map(context)
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = .sortedKeys
-    let data = try encoder.encode(fields)
+    let data = try JSONEncoder().encode(request)
     let headers = SigV4Signer(credentials: credentials, region: arn.region, service: "kms").sign(
       method: "POST", url: endpoint,
       headers: [("Content-Type", "application/x-amz-json-1.1"), ("X-Amz-Target", "TrentService.\(action)")],

@@ -84,3 +84,10 @@ public struct S3Access: Sendable {
     return "the AWS credentials from \(credentials.source) (access key \(credentials.accessKeyID.prefix(4))…)"
   }
 }
+
+/// Said by name, never by value: fixed keys and the role's token
+/// variables (GitHub's request token among them) stay out of any print.
+extension S3Access: CustomStringConvertible, CustomReflectable {
+  public var description: String { "S3Access(\(credentialName), region \(region), endpoint \(endpoint?.absoluteString ?? "AWS's"))" }
+  public var customMirror: Mirror { Mirror(self, children: ["credentials": credentialName, "region": region]) }
+}

@@ -238,3 +238,18 @@ extension AWSCallsTests {
     #expect(AWSMessage.clean("User is not authorized", hiding: [secret, ""]) == "User is not authorized")
   }
 }
+
+extension AWSCallsTests {
+  @Test func s3AccessTakesTheRoleAfterTheVariablesAndNeverPrintsItsTokens() throws {
+    let token = "gh-request-\(UUID().uuidString)"
+    let access = try S3Access.fromEnvironment(["AWS_ROLE_ARN": "arn:aws:iam::1:role/ci", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://gh/token",
+                                               "ACTIONS_ID_TOKEN_REQUEST_TOKEN": token, "ODR_IDENTITY": "AGE-SECRET-KEY-1X", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"])
+    #expect(access.credentials == nil && access.role?["AWS_ROLE_ARN"] == "arn:aws:iam::1:role/ci" && access.role?["ODR_IDENTITY"] == nil)
+    for text in ["\(access)", String(reflecting: access), "\(Mirror(reflecting: access).children.map { "\($0.value)" })"] {
+      #expect(!text.contains(token) && text.contains("role/ci"), "\(text)")
+    }
+    let keys = try S3Access.fromEnvironment(["AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ROLE_ARN": "arn:aws:iam::1:role/ci",
+                                             "AWS_WEB_IDENTITY_TOKEN_FILE": "/run/token"])
+    #expect(keys.credentials?.accessKeyID == "AKIA" && keys.role == nil)
+  }
+}

@@ -1,5 +1,6 @@
-/// The one shape of every error odr's libraries throw, for an app to
-/// switch on without knowing which module failed:
+/// The one shape of every error odr's libraries throw (but
+/// `CancellationError`, when the task is cancelled), for an app to switch
+/// on without knowing which module failed:
 ///
 /// ```swift
 /// do {

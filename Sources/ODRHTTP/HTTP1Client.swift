@@ -71,7 +71,9 @@ public final class HTTP1Client: Sendable {
   /// Made on the first https connection: loading the trust store costs
   /// ~10 ms, which a plain-http command never pays.
   private let tls = Mutex<Result<NIOSSLContext, any Error>?>(nil)
-  private let idle = Mutex<[Origin: [HTTP1Connection]]>([:])
+  /// The kept connections by origin, each with when it was kept: its idle
+  /// timer closes it only if it has not been used (and kept again) since.
+  private let idle = Mutex<[Origin: [(connection: HTTP1Connection, since: NIODeadline)]]>([:])
 
   public init(configuration: Configuration = Configuration()) {
     self.configuration = configuration
@@ -96,7 +98,7 @@ public final class HTTP1Client: Sendable {
   public func shutdown() async {
     let kept = idle.withLock { idle in
       defer { idle = [:] }
-      return idle.values.joined()
+      return idle.values.joined().map(\.connection)
     }
     for connection in kept { connection.channel.close(promise: nil) }
   }
@@ -150,8 +152,8 @@ public final class HTTP1Client: Sendable {
 
   private func takeIdle(_ origin: Origin) -> HTTP1Connection? {
     idle.withLock { idle in
-      while let connection = idle[origin]?.popLast() {
-        if connection.channel.isActive { return connection }
+      while let kept = idle[origin]?.popLast() {
+        if kept.connection.channel.isActive { return kept.connection }
       }
       return nil
     }
@@ -161,10 +163,11 @@ public final class HTTP1Client: Sendable {
   /// none comes within the idle limit.
   func keep(_ connection: HTTP1Connection) {
     guard connection.channel.isActive else { return }
-    idle.withLock { $0[connection.origin, default: []].append(connection) }
+    let since = NIODeadline.now()
+    idle.withLock { $0[connection.origin, default: []].append((connection, since)) }
     connection.channel.eventLoop.scheduleTask(in: configuration.idle) { [self] in
       let unused = idle.withLock { idle in
-        guard let index = idle[connection.origin]?.firstIndex(where: { $0 === connection }) else { return false }
+        guard let index = idle[connection.origin]?.firstIndex(where: { $0.connection === connection && $0.since == since }) else { return false }
         idle[connection.origin]?.remove(at: index)
         return true
       }
@@ -174,7 +177,7 @@ public final class HTTP1Client: Sendable {
 
   /// Forgets `connection` (closed).
   func forget(_ connection: HTTP1Connection) {
-    idle.withLock { idle in idle[connection.origin]?.removeAll { $0 === connection } }
+    idle.withLock { idle in idle[connection.origin]?.removeAll { $0.connection === connection } }
   }
 
   private func connect(_ origin: Origin) -> EventLoopFuture<HTTP1Connection> {

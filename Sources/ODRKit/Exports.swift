@@ -1,7 +1,8 @@
 // What an app needs, with one import, and nothing of odr's plumbing: the
 // key provider and its stores, APIClient and URLPolicy, the trust types a
 // pinned key needs, the configuration shared with `odr`, on-demand
-// resources, and the errors all of these throw (each an ``ODRError``).
+// resources, and the errors all of these throw (each an ``ODRError``, but
+// `CancellationError` when the task is cancelled).
 // Only these names are exported; the modules behind them stay odr's own.
 @_exported public import protocol ODRBase.ODRError
 @_exported public import struct ODRBase.DomainError

@@ -13,7 +13,8 @@ import X509
 /// The certificate authority of one `odr exec --proxy` run: made when the
 /// run starts, its private key in memory only, valid for at most
 /// ``lifetime``, and able to sign for the bound hosts only — critical Name
-/// Constraints permit exactly those names and addresses (a type with no
+/// Constraints permit those names (and, as DNS constraints do, the names
+/// below them) and exactly those addresses (a type with no
 /// bound host is closed: names under `.invalid`, no address), so a leaf
 /// for any other host fails verification even if the key leaked. Clients
 /// trust it through the bundle odr writes (``bundle(trusting:)``).

@@ -9,7 +9,7 @@ import ODRProxy
 /// as it arrives: headers and body through the run's masker (each value
 /// shown as its placeholder), framing rebuilt (chunked unless the answer
 /// has no body), back-pressure from the child's connection. A compressed
-/// answer to a request that carried a key is refused (502): the masker
+/// answer to any request to a bound host is refused (502): the masker
 /// could not read it.
 ///
 /// Every callback runs on the child connection's event loop (the client

@@ -132,6 +132,22 @@ import Testing
 /// The client's limits against time, in the phase that runs alone (no
 /// other test loading the cores): a 20 ms stall limit means 20 ms.
 @Suite(.tags(.timed), .enabled(if: TestSelection.timed), .timeLimit(.minutes(1))) struct HTTP1ClientLimitTests {
+  /// The idle limit counts from a connection's last use: a connection
+  /// used again before an earlier keep's limit is not closed at it.
+  @Test func theIdleLimitCountsFromTheLastUse() async throws {
+    let client = HTTP1Client(configuration: .init(idle: .milliseconds(400)))
+    defer { Task { await client.shutdown() } }
+    try await TestHTTPServer.answering({ _ in .text("ok") }) { server in
+      let start = ContinuousClock.now
+      _ = try await HTTP1ClientTests().get("/a", from: server, with: client)      // kept at ~0 ms: its limit falls at ~400 ms
+      try await Task.sleep(until: start + .milliseconds(250))
+      _ = try await HTTP1ClientTests().get("/b", from: server, with: client)      // used again, kept at ~250 ms
+      try await Task.sleep(until: start + .milliseconds(550))                     // past the first limit, before the second (~650 ms)
+      _ = try await HTTP1ClientTests().get("/c", from: server, with: client)
+      #expect(server.acceptedConnections == 1, "the connection kept at 250 ms was closed at the 400 ms limit of its earlier keep")
+    }
+  }
+
   @Test func anAnswerThatStallsFailsWithinTheLimit() async throws {
     let client = HTTP1Client(configuration: .init(stall: .milliseconds(200)))
     defer { Task { await client.shutdown() } }

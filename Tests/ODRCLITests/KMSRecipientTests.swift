@@ -31,13 +31,32 @@ import Testing
     enum CodingKeys: String, CodingKey { case key, reader, noDecrypt }
   }
 
+  /// One fixture per test, all made by one Python run per test process
+  /// (each starts boto3 in about half a second of CPU).
+  static let fixtureCount = 4
+  static let fixtures = Mutex<Task<[Fixture], any Error>?>(nil)
+  static let taken = Mutex(0)
+
   func fixture(_ moto: MotoServer) async throws -> Fixture {
+    let made = Self.fixtures.withLock { task in
+      if task == nil { task = Task { try await Self.make(Self.fixtureCount, on: moto) } }
+      return task!
+    }
+    let all = try await made.value
+    let index = Self.taken.withLock { taken in
+      taken += 1
+      return taken - 1
+    }
+    try #require(index < all.count, "every fixture is taken: raise KMSRecipientTests.fixtureCount")
+    return all[index]
+  }
+
+  static func make(_ count: Int, on moto: MotoServer) async throws -> [Fixture] {
     let suffix = UUID().uuidString.prefix(8)
     let made = try await moto.boto("""
       import json
       kms = session.client("kms", endpoint_url=endpoint)
       iam = session.client("iam", endpoint_url=endpoint)
-      key = kms.create_key(Description="odr test")["KeyMetadata"]["Arn"]
       trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRoleWithWebIdentity",
                "Principal": {"Federated": "arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com"}}]}
       def role(name, actions):
@@ -46,11 +65,12 @@ import Testing
           policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}
           iam.put_role_policy(RoleName=name, PolicyName="kms", PolicyDocument=json.dumps(policy))
           return arn
-      print(json.dumps({"key": key, "reader": role("odr-ci-\(suffix)", ["kms:Decrypt", "s3:GetObject"]),
-                        "noDecrypt": role("odr-nodecrypt-\(suffix)", ["kms:Encrypt"])}))
+      print(json.dumps([{"key": kms.create_key(Description="odr test")["KeyMetadata"]["Arn"],
+                         "reader": role(f"odr-ci-\(suffix)-{n}", ["kms:Decrypt", "s3:GetObject"]),
+                         "noDecrypt": role(f"odr-nodecrypt-\(suffix)-{n}", ["kms:Encrypt"])} for n in range(\(count))]))
       """)
     try #require(made.status == 0, "\(made.output)")
-    return try JSONDecoder().decode(Fixture.self, from: Data(made.stdout.utf8))
+    return try JSONDecoder().decode([Fixture].self, from: Data(made.stdout.utf8))
   }
 
   /// A job's environment: the web identity, the shim as AWS's endpoint,
@@ -190,9 +210,8 @@ import Testing
               "\(moved.stderr)")
       secretsKept(moved)
 
-      // The key is disabled (exit 1): its owner must enable it.
-      let disable = try await moto.boto("session.client('kms', endpoint_url=endpoint).disable_key(KeyId='\(keys.key)'.split('/')[-1])")  // moto's DisableKey takes an id, not an ARN
-      try #require(disable.status == 0, "\(disable.output)")
+      // The key is disabled (exit 1): its owner must enable it. (moto
+      // ignores a key's state, so the shim answers as KMS does.)
       shim.disabled.withLock { _ = $0.insert(keys.key) }
       let disabled = try await fetch(reader)
       #expect(disabled.status == 1 && disabled.stderr.contains("The KMS key \(keys.key) cannot be used: DisabledException"), "\(disabled.stderr)")

@@ -167,6 +167,16 @@ import Testing
       for secret in secrets { #expect(!run.output.contains(secret)) }
       #expect(!run.stdout.contains("AWS_SESSION_TOKEN") && !run.stdout.contains("AWS_SECRET_ACCESS_KEY"))
       #expect(filesContaining(secrets + [Self.weather], under: root.appending(path: "job")).isEmpty)
+
+      // odr fetch: the same pack into a keyring, opened the same way (a
+      // bundle of its own on the test's keyring session).
+      var desktop = try job(role: keys.reader, token: keys.readerToken, endpoint: server.url, name: "desktop")
+      desktop["DBUS_SESSION_BUS_ADDRESS"] = KeyringSession.shared.environment["DBUS_SESSION_BUS_ADDRESS"]
+      let service = "com.example.kms-\(UUID().uuidString.prefix(8))"
+      let fetch = try await Command.odr(["fetch", "APIKeys", "--catalog", published.path, "--service", service, "--quiet"], environment: desktop)
+      defer { Command.odrInBackground(["delete", "--all", "--service", service], environment: desktop) }
+      #expect(fetch.status == 0, "\(fetch.stderr)")
+      #expect(try await Command.keyringValue(service: service, key: "Weather", environment: desktop) == Self.weather)
     }
   }
 

@@ -67,6 +67,7 @@ extension ODR {
         guard let url = URL(string: destination), let host = url.host, !host.isEmpty else {
           throw ValidationError("'\(destination.prefix(200))' is not an s3://bucket/prefix URL.")
         }
+        try S3Access.checkBucket(of: url)
         let access = try S3Access.fromEnvironment(context.environment, endpoint: try CatalogOptions.discover(context).endpoint)
         return S3Destination(url, access: access, timeouts: HTTPTransport.Timeouts(stall: .milliseconds(Int(networkTimeout * 1000))))
       }

@@ -144,6 +144,7 @@ public struct ODRConfiguration: Sendable {
   public func networkLocation(_ url: URL) async throws -> NetworkLocation {
     var location = NetworkLocation(url: url, stall: stall)
     if url.scheme == "s3" {
+      try S3Access.checkBucket(of: url)
       location.s3 = try S3Access.fromEnvironment(environment, endpoint: endpoint)
     } else if let auth, url.scheme == "http" || url.scheme == "https" {
       location.credential = try await CatalogAuth.credential(auth, for: url, tokens: catalogTokens)

@@ -257,7 +257,9 @@ public struct HTTPTransport: BlobTransport {
     var excerpt = ""
     // an excerpt for the error message only; the status is the error
     if let body = await droppingAsync(.messageOnly, { try await response.body.collect(upTo: 8192) }) { excerpt = String(buffer: body) }
-    throw HTTPStatusCheck.failure(code, excerpt: excerpt, url: url, credential: credentialName(for: url), secrets: secrets, purpose: purpose)
+    // the role's temporary credentials too, once it has them
+    let known = await role?.knownSecrets() ?? []
+    throw HTTPStatusCheck.failure(code, excerpt: excerpt, url: url, credential: credentialName(for: url), secrets: secrets + known, purpose: purpose)
   }
 
   /// A transport error in plain words.

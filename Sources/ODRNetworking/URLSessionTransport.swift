@@ -122,7 +122,7 @@ public struct URLSessionTransport: BlobTransport {
         while excerpt.count < 8192, let chunk = await droppingAsync(.messageOnly, { try await exchange.next() }) { excerpt.append(chunk) }
         throw HTTPStatusCheck.failure(status, excerpt: String(decoding: excerpt.prefix(8192), as: UTF8.self), url: target,
                                       credential: HTTPStatusCheck.credentialName(for: url, credential: location.credential, s3: location.s3),
-                                      secrets: HTTPStatusCheck.secrets(credential: location.credential, s3: location.s3))
+                                      secrets: HTTPStatusCheck.secrets(credential: location.credential, s3: location.s3) + (await role?.knownSecrets() ?? []))
       }
       guard try accept(response) else { return false }
       do {

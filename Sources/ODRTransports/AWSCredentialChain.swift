@@ -1,6 +1,7 @@
 package import FoundationEssentials
 import ODRBase
 import ODRCatalog
+import Crypto
 import Synchronization
 
 /// AWS credentials found as the AWS SDKs find them, in this order: the
@@ -31,13 +32,15 @@ public actor AWSCredentialChain {
   private let http: any HTTPExchanging
   private let environment: [String: String]
   private var cached: (credentials: AWSCredentials, expires: Date?)?
+  private var pending: Task<(AWSCredentials, expires: Date?), any Error>?
 
   private init(source: Source, http: any HTTPExchanging, environment: [String: String]) {
     (self.source, self.http, self.environment) = (source, http, environment)
   }
 
   /// The chain `environment` sets up, nil when it names no credentials at
-  /// all. Nothing is read or asked for until ``credentials()``.
+  /// all. Nothing is asked of STS or GitHub until ``credentials()`` (a
+  /// token file is read, to tell chains apart).
   public static func find(in environment: [String: String], http: any HTTPExchanging) -> AWSCredentialChain? {
     func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
     let source: Source
@@ -54,25 +57,59 @@ public actor AWSCredentialChain {
     } else {
       return nil
     }
-    // A role is assumed once per process, whoever asks: the catalog's
-    // bucket and the pack's KMS key share the role's credentials.
-    let key: String
-    switch source {
-    case .webIdentity(let role, let file): key = "web \(role) \(file)"
-    case .gitHubOIDC(let role, let url, _): key = "github \(role) \(url)"
-    case .fixed, .noToken: return AWSCredentialChain(source: source, http: http, environment: environment)
+    // A role is assumed once per process, whoever asks — the catalog's
+    // bucket and the pack's KMS key share the role's credentials — but
+    // only by a caller that would ask STS the very same thing.
+    guard let key = SharedKey(source, environment: environment) else {
+      return AWSCredentialChain(source: source, http: http, environment: environment)
     }
-    let place = [AWSCredentials.region(in: environment), value("AWS_ENDPOINT_URL_STS") ?? "", value("AWS_ENDPOINT_URL") ?? ""].joined(separator: " ")
-    return assumed.withLock { chains in
-      if let chain = chains[key + " " + place] { return chain }
+    return shared.withLock { chains in
+      if let chain = chains[key] { return chain }
       let chain = AWSCredentialChain(source: source, http: http, environment: environment)
-      chains[key + " " + place] = chain
+      chains[key] = chain
       return chain
     }
   }
 
-  /// The chains that assume a role, by role, token source and STS endpoint.
-  private static let assumed = Mutex<[String: AWSCredentialChain]>([:])
+  /// Whether `environment` names a role and a token to assume it with (a
+  /// token file, or GitHub's request URL and token).
+  package static func namesRole(_ environment: [String: String]) -> Bool {
+    func named(_ name: String) -> Bool { environment[name]?.isEmpty == false }
+    return named("AWS_ROLE_ARN")
+      && (named("AWS_WEB_IDENTITY_TOKEN_FILE") || (named("ACTIONS_ID_TOKEN_REQUEST_URL") && named("ACTIONS_ID_TOKEN_REQUEST_TOKEN")))
+  }
+
+  /// Everything an STS exchange depends on: the role, the session name,
+  /// where STS is asked, and the token — its file's content or GitHub's
+  /// request token, as SHA-256 digests (never kept as they are).
+  private struct SharedKey: Hashable {
+    let role: String
+    let session: String?
+    let place: [String?]
+    let token: String
+
+    init?(_ source: Source, environment: [String: String]) {
+      let token: String
+      switch source {
+      case .webIdentity(let role, let file):
+        self.role = role
+        // unreadable: no digest to share by; the chain says why when asked
+        let content = dropping(.isTheAnswer) { try FileTransport().dataSync(at: URL(filePath: file), limit: 64 << 10) } ?? Data()
+        token = "file \(file) " + FileIO.hex(SHA256.hash(data: content))
+      case .gitHubOIDC(let role, let url, let requestToken):
+        self.role = role
+        token = "github \(url) " + FileIO.hex(SHA256.hash(data: Data(requestToken.utf8)))
+      case .fixed, .noToken:
+        return nil
+      }
+      self.token = token
+      session = environment["AWS_ROLE_SESSION_NAME"]
+      place = [AWSCredentials.region(in: environment), environment["AWS_ENDPOINT_URL_STS"], environment["AWS_ENDPOINT_URL"]]
+    }
+  }
+
+  /// The chains that assume a role, by everything their exchange depends on.
+  private static let shared = Mutex<[SharedKey: AWSCredentialChain]>([:])
 
   /// Where the credentials come from, for messages (never a value).
   public nonisolated var sourceName: String {
@@ -84,10 +121,28 @@ public actor AWSCredentialChain {
     }
   }
 
-  /// The credentials: the fixed ones, or the role's, asked of STS once and
-  /// kept in memory until five minutes before they expire.
+  /// The credentials: the fixed ones, or the role's, asked of STS once
+  /// (callers at the same time wait for the same exchange) and kept in
+  /// memory until five minutes before they expire.
   public func credentials() async throws -> AWSCredentials {
     if let cached, cached.expires.map({ $0.timeIntervalSinceNow > 300 }) ?? true { return cached.credentials }
+    if let pending { return try await pending.value.0 }
+    let exchange = Task { try await self.fetch() }
+    pending = exchange
+    defer { pending = nil }
+    let found = try await exchange.value
+    cached = found
+    return found.0
+  }
+
+  /// The secrets of the credentials in hand (none before the first
+  /// exchange): what an error answer must never be quoted with.
+  package func knownSecrets() -> [String] {
+    guard let credentials = cached?.credentials else { return [] }
+    return [credentials.accessKeyID, credentials.secretAccessKey, credentials.sessionToken ?? ""].filter { !$0.isEmpty }
+  }
+
+  private func fetch() async throws -> (AWSCredentials, expires: Date?) {
     let found: (AWSCredentials, expires: Date?)
     switch source {
     case .fixed(let credentials):
@@ -99,8 +154,7 @@ public actor AWSCredentialChain {
     case .noToken(let role):
       throw AWSError(.noToken, "AWS_ROLE_ARN is set (\(role)), but there is no token to assume it with: AWS_WEB_IDENTITY_TOKEN_FILE is not set, and this is not a GitHub Actions job that may ask for one (give the job `permissions: id-token: write`; GitLab: write the id_tokens variable to a file and set AWS_WEB_IDENTITY_TOKEN_FILE).")
     }
-    cached = found
-    return found.0
+    return found
   }
 
   private func assume(_ role: String, token: String, tokenSource: String) async throws -> (AWSCredentials, expires: Date?) {
@@ -159,4 +213,11 @@ public actor AWSCredentialChain {
     // not the answer's shape: no token
     return dropping(.isTheAnswer) { try JSONDecoder().decode(Answer.self, from: body) }.flatMap { $0.value.isEmpty ? nil : $0.value }
   }
+}
+
+/// Said by where its credentials come from, never by value: its source and
+/// environment hold GitHub's request token or fixed keys.
+extension AWSCredentialChain: CustomStringConvertible, CustomReflectable {
+  public nonisolated var description: String { "AWSCredentialChain(\(sourceName))" }
+  public nonisolated var customMirror: Mirror { Mirror(self, children: ["source": sourceName]) }
 }

@@ -30,19 +30,32 @@ public struct S3Access: Sendable {
   /// (``AWSCredentialChain``): `AWS_ACCESS_KEY_ID`…, a web identity
   /// (`AWS_ROLE_ARN` with `AWS_WEB_IDENTITY_TOKEN_FILE`, or GitHub's OIDC
   /// token), the shared credentials file's profile; `endpoint` (odr.json's)
-  /// wins over `AWS_ENDPOINT_URL_S3` and `AWS_ENDPOINT_URL`.
+  /// wins over `AWS_ENDPOINT_URL_S3` and `AWS_ENDPOINT_URL`. A store that
+  /// is not AWS's (an endpoint is configured) is read as the role only when
+  /// `AWS_ENDPOINT_URL_STS` says where to assume it: else the web identity
+  /// token would go to that store's host (through `AWS_ENDPOINT_URL`) or
+  /// AWS's credentials to a store that is not AWS.
   public static func fromEnvironment(_ environment: [String: String], endpoint: String? = nil) throws -> S3Access {
     let url = try AWSEndpoint.configured("s3", in: environment, override: endpoint)
     let region = AWSCredentials.region(in: environment)
     if let fixed = AWSCredentials.fromVariables(environment) {
       return S3Access(credentials: fixed, region: region, endpoint: url)
     }
-    func named(_ name: String) -> Bool { environment[name]?.isEmpty == false }
-    if named("AWS_ROLE_ARN") && (named("AWS_WEB_IDENTITY_TOKEN_FILE") || named("ACTIONS_ID_TOKEN_REQUEST_URL")) {
-      let role = environment.filter { $0.key.hasPrefix("AWS_") || $0.key.hasPrefix("ACTIONS_ID_TOKEN_REQUEST_") }
+    if AWSCredentialChain.namesRole(environment), url == nil || environment["AWS_ENDPOINT_URL_STS"]?.isEmpty == false {
+      let role = environment.filter { $0.key.hasPrefix("AWS_") || $0.key.hasPrefix("ACTIONS_ID_TOKEN_REQUEST_") || $0.key == "HOME" }
       return S3Access(credentials: nil, region: region, endpoint: url, role: role)
     }
     return S3Access(credentials: AWSCredentials.fromProfile(environment), region: region, endpoint: url)
+  }
+
+  /// Refuses an `s3://` URL whose bucket is not a bucket's name (letters,
+  /// digits, `.`, `-`, `_`; at most 255): what goes into a host name or a
+  /// path must not be able to name another host.
+  public static func checkBucket(of url: URL) throws {
+    let bucket = url.host(percentEncoded: true) ?? ""
+    guard (1...255).contains(bucket.count), bucket.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-_".contains($0)) }) else {
+      throw ResourceError(.invalidSource, "'\(url.absoluteString.prefix(200))' does not name an S3 bucket: a bucket's name is letters, digits, '.', '-' and '_' (s3://BUCKET/PREFIX).")
+    }
   }
 
   /// The chain that assumes ``role``, asking STS through `http`; nil

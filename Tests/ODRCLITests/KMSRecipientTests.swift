@@ -270,7 +270,12 @@ import Testing
       publisher["AWS_ENDPOINT_URL"] = server.url
       let publish = try await Command.odrProcess(["publish", published.path, catalog, "--quiet"], environment: publisher)
       try #require(publish.status == 0, "\(publish.stderr)")
-      let env = try job(role: keys.reader, token: keys.readerToken, endpoint: server.url)
+      // The bucket is on a store that is not AWS's own (an endpoint is set):
+      // the role is assumed for it only where AWS_ENDPOINT_URL_STS says.
+      var env = try job(role: keys.reader, token: keys.readerToken, endpoint: server.url)
+      let unsaid = try await Command.odrProcess(["exec", "--catalog", catalog, "--fetch", "APIKeys", "--", "true"], environment: env)
+      #expect(unsaid.status == 10 && unsaid.stderr.contains("no AWS credentials") && shim.issued.withLock({ $0 }).isEmpty, "\(unsaid.stderr)")
+      env["AWS_ENDPOINT_URL_STS"] = server.url
       let run = try await Command.odrProcess(["exec", "--catalog", catalog, "--fetch", "APIKeys", "--",
                                               "/bin/sh", "-c", "test \"$WEATHER_API_KEY\" = '\(Self.weather)'"], environment: env)
       #expect(run.status == 0, "\(run.stderr)")
@@ -282,7 +287,8 @@ import Testing
       #expect(signedByRole.contains { $0.action == "TrentService.Decrypt" } && signedByRole.count >= 3, "the catalog, its blob and Decrypt, as the role")
       for secret in issued + [keys.readerToken] { #expect(!run.output.contains(secret)) }
       // The role that may not read the bucket is refused by S3, and the message names the role, never its credentials.
-      let other = try job(role: keys.noDecrypt, token: keys.otherToken, endpoint: server.url, name: "other")
+      var other = try job(role: keys.noDecrypt, token: keys.otherToken, endpoint: server.url, name: "other")
+      other["AWS_ENDPOINT_URL_STS"] = server.url
       shim.admitted.withLock { $0[keys.noDecrypt] = keys.otherToken }
       let refused = try await Command.odrProcess(["exec", "--catalog", catalog, "--fetch", "APIKeys", "--", "true"], environment: other)
       #expect(refused.status == 10 && refused.stderr.contains("the role \(keys.noDecrypt)"), "\(refused.stderr)")

@@ -215,6 +215,55 @@ extension AWSCallsTests {
     var elsewhere = environment
     elsewhere["AWS_REGION"] = "eu-west-3"
     #expect(AWSCredentialChain.find(in: elsewhere, http: sts) !== first, "another STS endpoint is another chain")
+    var named = environment
+    named["AWS_ROLE_SESSION_NAME"] = "tenant-b"
+    #expect(AWSCredentialChain.find(in: named, http: sts) !== first, "another session name is another chain")
+    try Data("eyJ.another.token".utf8).write(to: file)
+    #expect(AWSCredentialChain.find(in: environment, http: sts) !== first, "another token at the same path is another chain")
+    // Its description names the source, never the GitHub request token.
+    let github = try #require(AWSCredentialChain.find(in: ["AWS_ROLE_ARN": "arn:aws:iam::1:role/gh", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://gh/t",
+                                                          "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "request-secret-123"], http: sts))
+    for text in ["\(github)", String(reflecting: github), "\(Mirror(reflecting: github).children.map { "\($0.value)" })"] {
+      #expect(!text.contains("request-secret-123") && text.contains("role/gh"), "\(text)")
+    }
+  }
+
+  /// Two callers at once wait for the same exchange.
+  @Test func concurrentCallersShareOneExchange() async throws {
+    let file = FileManager.default.temporaryDirectory.appending(path: "odr-token-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: file) }
+    try Data("eyJ.token.sig".utf8).write(to: file)
+    let sts = Answering(200, "<Credentials><AccessKeyId>ASIA2</AccessKeyId><SecretAccessKey>s</SecretAccessKey><SessionToken>t</SessionToken></Credentials>")
+    let chain = try #require(AWSCredentialChain.find(in: ["AWS_ROLE_ARN": "arn:aws:iam::1:role/many-\(UUID().uuidString.prefix(8))",
+                                                         "AWS_WEB_IDENTITY_TOKEN_FILE": file.path], http: sts))
+    let ids = try await withThrowingTaskGroup(of: String.self) { group in
+      for _ in 0..<8 { group.addTask { try await chain.credentials().accessKeyID } }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(ids == Array(repeating: "ASIA2", count: 8) && sts.count.withLock { $0 } == 1)
+    #expect(await chain.knownSecrets() == ["ASIA2", "s", "t"])
+  }
+
+  @Test func aStoreThatIsNotAWSsIsReadAsTheRoleOnlyWhereSTSIsNamed() throws {
+    let role = ["AWS_ROLE_ARN": "arn:aws:iam::1:role/ci", "AWS_WEB_IDENTITY_TOKEN_FILE": "/run/token", "HOME": "/home/me",
+                "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"]
+    #expect(try S3Access.fromEnvironment(role).role?["HOME"] == "/home/me")
+    #expect(try S3Access.fromEnvironment(role.merging(["AWS_ENDPOINT_URL": "https://r2.example"]) { $1 }).role == nil)
+    #expect(try S3Access.fromEnvironment(role, endpoint: "https://minio.example").role == nil)
+    #expect(try S3Access.fromEnvironment(role.merging(["AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "AWS_ENDPOINT_URL_STS": "http://127.0.0.1:5000"]) { $1 }).role != nil)
+    // GitHub's request URL without its token names no role: the profile (here none) is used, as KMS does.
+    #expect(try S3Access.fromEnvironment(["AWS_ROLE_ARN": "arn:aws:iam::1:role/ci", "ACTIONS_ID_TOKEN_REQUEST_URL": "https://gh/t",
+                                          "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"]).role == nil)
+  }
+
+  @Test(arguments: ["s3://my-bucket/apps", "s3://My_Old.Bucket-1/x", "s3://b"])
+  func aBucketNameIsABucketsName(text: String) throws {
+    try S3Access.checkBucket(of: try #require(URL(string: text)))
+  }
+
+  @Test(arguments: ["s3://127.0.0.1%3A18081%2Fx%23/prefix", "s3://a%2Eb/x", "s3:///x", "s3://user@bucket/x".replacingOccurrences(of: "user@", with: "%40")])
+  func notABucketsName(text: String) throws {
+    #expect(throws: ResourceError.self) { try S3Access.checkBucket(of: try #require(URL(string: text))) }
   }
 
   @Test func anAnswerThatQuotesARequestSecretIsNotQuoted() throws {

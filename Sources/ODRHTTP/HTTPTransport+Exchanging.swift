@@ -22,7 +22,7 @@ extension HTTPTransport: HTTPExchanging {
       throw ResourceError(.network, "\(request.url.redacted) answered with more than \(error.limit) bytes; odr refuses it. Check the endpoint.")
     } catch {
       if Task.isCancelled || error is CancellationError { throw CancellationError() }
-      throw Self.failure(error, url: request.url, address: request.url, timeouts: timeouts)
+      throw Self.failure(error, url: request.url, address: request.url, timeouts: timeouts, purpose: .calling)
     }
   }
 }

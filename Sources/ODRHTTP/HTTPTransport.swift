@@ -274,9 +274,9 @@ public struct HTTPTransport: BlobTransport {
     case .refused: "cannot connect to \(place): connection refused (is the server running?)"
     case .tls: "the TLS handshake with \(place) failed: it may not serve HTTPS on that port (try http://), or its certificate is not trusted here"
     case .reset: "\(place) reset the connection"
-    case .other: "\(purpose == .reading ? "downloading" : "sending") \(url.redacted) failed: \(String(describing: error).prefix(200))"
+    case .other: "\(purpose == .reading ? "downloading" : purpose == .calling ? "calling" : "sending") \(url.redacted) failed: \(String(describing: error).prefix(200))"
     }
-    let advice = purpose == .reading ? "Check the connection and the URL, then try again" : "Check the connection and the destination"
+    let advice = purpose == .publishing ? "Check the connection and the destination" : "Check the connection and the URL, then try again"
     return ResourceError(.network, "\(reason.prefix(1).uppercased() + reason.dropFirst()); \(purpose.consequence(advice)).",
                          underlying: error)
   }

@@ -5,15 +5,17 @@ package import ODRCatalog
 /// What a non-2xx HTTP status means for a download, in plain words: the
 /// one table both HTTP transports (odr's own and URLSession's) use.
 package enum HTTPStatusCheck {
-  /// Whose words a failure is said in: a client's, installing packs, or
-  /// `odr publish`'s, writing to a host.
+  /// Whose words a failure is said in: a client's, installing packs;
+  /// `odr publish`'s, writing to a host; or an API call's (STS, KMS,
+  /// GitHub's OIDC token).
   package enum Purpose: Sendable {
-    case reading, publishing
+    case reading, publishing, calling
 
     /// What the failure left, and what to do next.
     package func consequence(_ advice: String) -> String {
       switch self {
       case .reading: "nothing was installed. \(advice)"
+      case .calling: "nothing was changed. \(advice)"
       case .publishing: "odr publish stopped (catalog.json goes last, so clients still read a whole catalog). \(advice), then run it again: what is uploaded is skipped"
       }
     }

@@ -28,6 +28,16 @@ import Testing
     }
   }
 
+  /// An API call that gets no answer says so in its own words: nothing was
+  /// downloaded or installed, so nothing was changed.
+  @Test func anUnansweredCallSaysNothingWasChanged() async throws {
+    // port 9 (discard): nothing listens on it here
+    await #expect { try await HTTPTransport().exchange(HTTPExchangeRequest(method: "POST", url: URL(string: "http://127.0.0.1:9/")!), limit: 100) } throws: {
+      let message = ($0 as? ResourceError)?.message ?? ""
+      return message.contains("connection refused") && message.contains("nothing was changed") && !message.contains("installed")
+    }
+  }
+
   /// A host that drips its answer never stalls; the whole answer's limit ends it.
   @Test func aDrippingAnswerEndsAtTheDocumentLimit() async throws {
     try await TestHTTPServer.answering({ _ in .text(String(repeating: "x", count: 200)) }) { server in

@@ -29,8 +29,7 @@ public struct Publisher: Sendable {
   /// check (documents, recipients, keys) runs before anything is written.
   @discardableResult
   public func pack(to output: URL, version: Int? = nil, options: PackOptions = PackOptions()) async throws -> Catalog {
-    var manifest = try readManifest()
-    if let bundle = options.bundle { manifest.bundle = bundle }
+    let manifest = try readManifest(bundle: options.bundle)
     var catalog = try makeCatalog(manifest, version: version)
     warnOfKeysInPlainTags(catalog, options: options)
     let sealed = try await seal(&catalog, manifest: manifest, options: options)
@@ -169,13 +168,16 @@ public struct Publisher: Sendable {
     try makeCatalog(try readManifest(), version: version)
   }
 
-  private func readManifest() throws -> PublisherManifest {
+  /// tags.json, published under `bundle` instead of its own when given.
+  private func readManifest(bundle: String? = nil) throws -> PublisherManifest {
     let manifestURL = source.appending(path: "tags.json")
     // unreadable: the error below names the file
     guard let data = dropping(.isTheAnswer, { try Data(contentsOf: manifestURL) }) else {
       throw ResourceError(.notFound, "No tags.json in '\(source.path)'. A publisher folder holds tags.json and the files it tags (see README).")
     }
-    return try PublisherManifest.decode(data)
+    var manifest = try PublisherManifest.decode(data)
+    if let bundle { manifest.bundle = bundle }
+    return manifest
   }
 
   private func makeCatalog(_ manifest: PublisherManifest, version: Int?) throws -> Catalog {
@@ -243,8 +245,7 @@ public struct Publisher: Sendable {
   /// checks it (documents, recipients and their mix), with nothing
   /// encrypted, asked of a key service or written: `odr pack --dry-run`.
   public func recipients(options: PackOptions = PackOptions()) throws -> [String: [AgeRecipient]] {
-    var manifest = try readManifest()
-    if let bundle = options.bundle { manifest.bundle = bundle }
+    let manifest = try readManifest(bundle: options.bundle)
     let catalog = try makeCatalog(manifest, version: nil)
     var plan: [String: [AgeRecipient]] = [:]
     for (name, tag) in catalog.tags where tag.secrets {

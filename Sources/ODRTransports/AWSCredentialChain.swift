@@ -42,17 +42,16 @@ public actor AWSCredentialChain {
   /// all. Nothing is asked of STS or GitHub until ``credentials()`` (a
   /// token file is read, to tell chains apart).
   public static func find(in environment: [String: String], http: any HTTPExchanging) -> AWSCredentialChain? {
-    func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
     let source: Source
     if let fixed = AWSCredentials.fromVariables(environment) {
       source = .fixed(fixed)
-    } else if let role = value("AWS_ROLE_ARN"), let file = value("AWS_WEB_IDENTITY_TOKEN_FILE") {
+    } else if let role = environment.nonEmpty("AWS_ROLE_ARN"), let file = environment.nonEmpty("AWS_WEB_IDENTITY_TOKEN_FILE") {
       source = .webIdentity(role: role, tokenFile: file)
-    } else if let role = value("AWS_ROLE_ARN"), let url = value("ACTIONS_ID_TOKEN_REQUEST_URL"), let token = value("ACTIONS_ID_TOKEN_REQUEST_TOKEN") {
+    } else if let role = environment.nonEmpty("AWS_ROLE_ARN"), let url = environment.nonEmpty("ACTIONS_ID_TOKEN_REQUEST_URL"), let token = environment.nonEmpty("ACTIONS_ID_TOKEN_REQUEST_TOKEN") {
       source = .gitHubOIDC(role: role, url: url, requestToken: token)
     } else if let profile = AWSCredentials.fromProfile(environment) {
       source = .fixed(profile)
-    } else if let role = value("AWS_ROLE_ARN") {
+    } else if let role = environment.nonEmpty("AWS_ROLE_ARN") {
       source = .noToken(role: role)
     } else {
       return nil
@@ -74,9 +73,9 @@ public actor AWSCredentialChain {
   /// Whether `environment` names a role and a token to assume it with (a
   /// token file, or GitHub's request URL and token).
   package static func namesRole(_ environment: [String: String]) -> Bool {
-    func named(_ name: String) -> Bool { environment[name]?.isEmpty == false }
-    return named("AWS_ROLE_ARN")
-      && (named("AWS_WEB_IDENTITY_TOKEN_FILE") || (named("ACTIONS_ID_TOKEN_REQUEST_URL") && named("ACTIONS_ID_TOKEN_REQUEST_TOKEN")))
+    environment.nonEmpty("AWS_ROLE_ARN") != nil
+      && (environment.nonEmpty("AWS_WEB_IDENTITY_TOKEN_FILE") != nil
+          || (environment.nonEmpty("ACTIONS_ID_TOKEN_REQUEST_URL") != nil && environment.nonEmpty("ACTIONS_ID_TOKEN_REQUEST_TOKEN") != nil))
   }
 
   /// Everything an STS exchange depends on: the role, the session name,
@@ -160,7 +159,7 @@ public actor AWSCredentialChain {
   private func assume(_ role: String, token: String, tokenSource: String) async throws -> (AWSCredentials, expires: Date?) {
     let region = AWSCredentials.region(in: environment)
     let endpoint = try AWSEndpoint.url("sts", region: region, in: environment)
-    let name = environment["AWS_ROLE_SESSION_NAME"].flatMap { $0.isEmpty ? nil : $0 } ?? "odr-\(Int(Date().timeIntervalSince1970))"
+    let name = environment.nonEmpty("AWS_ROLE_SESSION_NAME") ?? "odr-\(Int(Date().timeIntervalSince1970))"
     let request = STSWebIdentity.request(role: role, token: token, sessionName: name, endpoint: endpoint)
     let response = try await http.exchange(request, limit: STSWebIdentity.answerLimit)
     return try STSWebIdentity.credentials(from: response, role: role, tokenSource: tokenSource, hiding: [token])

@@ -32,18 +32,16 @@ public struct AWSCredentials: Sendable, CustomStringConvertible, CustomDebugStri
 
   /// `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`).
   package static func fromVariables(_ environment: [String: String]) -> AWSCredentials? {
-    func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-    guard let id = value("AWS_ACCESS_KEY_ID"), let secret = value("AWS_SECRET_ACCESS_KEY") else { return nil }
-    return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN"),
-                          source: value("AWS_SESSION_TOKEN") == nil ? "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN")
+    guard let id = environment.nonEmpty("AWS_ACCESS_KEY_ID"), let secret = environment.nonEmpty("AWS_SECRET_ACCESS_KEY") else { return nil }
+    return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: environment.nonEmpty("AWS_SESSION_TOKEN"),
+                          source: environment.nonEmpty("AWS_SESSION_TOKEN") == nil ? "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN")
   }
 
   /// The profile `AWS_PROFILE` (default `default`) of
   /// `AWS_SHARED_CREDENTIALS_FILE` (default `~/.aws/credentials`).
   package static func fromProfile(_ environment: [String: String]) -> AWSCredentials? {
-    func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-    let profile = value("AWS_PROFILE") ?? "default"
-    let path = value("AWS_SHARED_CREDENTIALS_FILE") ?? (value("HOME") ?? "") + "/.aws/credentials"
+    let profile = environment.nonEmpty("AWS_PROFILE") ?? "default"
+    let path = environment.nonEmpty("AWS_SHARED_CREDENTIALS_FILE") ?? (environment.nonEmpty("HOME") ?? "") + "/.aws/credentials"
     // no readable credentials file: no profile, and the caller says what to set
     guard let text = dropping(.isTheAnswer, { try String(contentsOfFile: path, encoding: .utf8) }),
           let section = iniSection(profile, in: text),

@@ -12,7 +12,7 @@ package enum AWSEndpoint {
   package static func configured(_ service: String, in environment: [String: String], override: String? = nil) throws -> URL? {
     let specific = "AWS_ENDPOINT_URL_" + service.uppercased()
     let named: (String, String)? = override.map { ("\"endpoint\" in odr.json", $0) }
-      ?? [specific, "AWS_ENDPOINT_URL"].lazy.compactMap { name in environment[name].flatMap { $0.isEmpty ? nil : (name, $0) } }.first
+      ?? [specific, "AWS_ENDPOINT_URL"].lazy.compactMap { name in environment.nonEmpty(name).map { (name, $0) } }.first
     guard let (source, text) = named else { return nil }
     guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil,
           url.user == nil, url.password == nil else {

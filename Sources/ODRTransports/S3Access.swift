@@ -41,7 +41,7 @@ public struct S3Access: Sendable {
     if let fixed = AWSCredentials.fromVariables(environment) {
       return S3Access(credentials: fixed, region: region, endpoint: url)
     }
-    if AWSCredentialChain.namesRole(environment), url == nil || environment["AWS_ENDPOINT_URL_STS"]?.isEmpty == false {
+    if AWSCredentialChain.namesRole(environment), url == nil || environment.nonEmpty("AWS_ENDPOINT_URL_STS") != nil {
       let role = environment.filter { $0.key.hasPrefix("AWS_") || $0.key.hasPrefix("ACTIONS_ID_TOKEN_REQUEST_") || $0.key == "HOME" }
       return S3Access(credentials: nil, region: region, endpoint: url, role: role)
     }

@@ -95,34 +95,24 @@ import Testing
     try #require(pack.status == 0, "\(pack.stderr)")
   }
 
-  var apiKeysBlob: Data {
-    get throws {
-      let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: published.appending(path: "catalog.json"))) as? [String: Any]
-      let tags = catalog?["tags"] as? [String: [String: Any]]
-      let sha = ((tags?["APIKeys"]?["files"] as? [[String: Any]])?.first?["sha256"] as? String) ?? ""
-      return try Data(contentsOf: published.appending(path: "blobs/\(sha)"))
-    }
-  }
-
-  /// Files under `folder` whose bytes contain any of `needles`.
-  func filesContaining(_ needles: [String], under folder: URL) -> [String] {
-    let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
-    var found: [String] = []
-    while let url = enumerator?.nextObject() as? URL {
-      guard let data = try? Data(contentsOf: url) else { continue }
-      if needles.contains(where: { data.range(of: Data($0.utf8)) != nil }) { found.append(url.path) }
-    }
-    return found
-  }
-
-  @Test func aPackToKMSAndX25519OpensByKMSAloneInAJobWithOnlyAWebIdentity() async throws {
+  /// A test's scene: moto, a fixture of its own, the shim admitting the
+  /// tokens `admitting` names, and the demo packed to the fixture's key
+  /// through the shim; `root` is removed afterwards.
+  func scene(admitting: (Fixture) -> [String: String],
+             _ body: (MotoServer, Fixture, STSKMSShim, TestHTTPServer) async throws -> Void) async throws {
     defer { try? FileManager.default.removeItem(at: root) }
     let moto = try await MotoServer.start()
     let keys = try await fixture(moto)
-    let shim = STSKMSShim(moto: moto, admitted: [keys.reader: keys.readerToken])
+    let shim = STSKMSShim(moto: moto, admitted: admitting(keys))
     try await shim.serving { server in
       try await pack(moto, key: keys.key, endpoint: server.url)
-      let blob = try apiKeysBlob
+      try await body(moto, keys, shim, server)
+    }
+  }
+
+  @Test func aPackToKMSAndX25519OpensByKMSAloneInAJobWithOnlyAWebIdentity() async throws {
+    try await scene(admitting: { keys in [keys.reader: keys.readerToken] }) { moto, keys, shim, server in
+      let blob = try Data(contentsOf: try PublishedFiles.blob(of: "APIKeys", in: published))
       let stanza = try #require(try AgeHeader(parsing: Array(blob)).stanzas.first { $0.type == "odr-awskms" })
       #expect(stanza.arguments == [keys.key])
 
@@ -166,7 +156,7 @@ import Testing
       let secrets = issued + [keys.readerToken, fileKey.base64EncodedString()]
       for secret in secrets { #expect(!run.output.contains(secret)) }
       #expect(!run.stdout.contains("AWS_SESSION_TOKEN") && !run.stdout.contains("AWS_SECRET_ACCESS_KEY"))
-      #expect(filesContaining(secrets + [Self.weather], under: root.appending(path: "job")).isEmpty)
+      #expect(PublishedFiles.containing(secrets + [Self.weather], under: root.appending(path: "job")).isEmpty)
 
       // odr fetch: the same pack into a keyring, opened the same way (a
       // bundle of its own on the test's keyring session).
@@ -181,12 +171,7 @@ import Testing
   }
 
   @Test func eachKMSFailureSaysWhichStepFailedWithItsOwnExitCode() async throws {
-    defer { try? FileManager.default.removeItem(at: root) }
-    let moto = try await MotoServer.start()
-    let keys = try await fixture(moto)
-    let shim = STSKMSShim(moto: moto, admitted: [keys.reader: keys.readerToken, keys.noDecrypt: keys.otherToken])
-    try await shim.serving { server in
-      try await pack(moto, key: keys.key, endpoint: server.url)
+    try await scene(admitting: { keys in [keys.reader: keys.readerToken, keys.noDecrypt: keys.otherToken] }) { moto, keys, shim, server in
       func fetch(_ env: [String: String], catalog: URL? = nil) async throws -> Command.Result {
         try await Command.odrProcess(["exec", "--catalog", (catalog ?? published).path, "--fetch", "APIKeys", "--", "true"], environment: env)
       }
@@ -259,12 +244,7 @@ import Testing
   /// the pack to KMS, both reached as the role the job's web identity
   /// assumes (one STS call for both).
   @Test func aJobReadsAPrivateBucketAndOpensThePackAsItsRole() async throws {
-    defer { try? FileManager.default.removeItem(at: root) }
-    let moto = try await MotoServer.start()
-    let keys = try await fixture(moto)
-    let shim = STSKMSShim(moto: moto, admitted: [keys.reader: keys.readerToken])
-    try await shim.serving { server in
-      try await pack(moto, key: keys.key, endpoint: server.url)
+    try await scene(admitting: { keys in [keys.reader: keys.readerToken] }) { moto, keys, shim, server in
       let catalog = "s3://\(moto.bucket)/apps/demo"
       var publisher = moto.environment(moto.user, base: ["PATH": "/usr/bin:/bin", "HOME": root.path])
       publisher["AWS_ENDPOINT_URL"] = server.url
@@ -297,20 +277,15 @@ import Testing
   }
 
   @Test func theActionFetchesWithARoleAndNoIdentityInput() async throws {
-    defer { try? FileManager.default.removeItem(at: root) }
-    let moto = try await MotoServer.start()
-    let keys = try await fixture(moto)
-    let shim = STSKMSShim(moto: moto, admitted: [keys.reader: keys.readerToken])
     let requestToken = "gh-request-\(UUID().uuidString)"
-    // GitHub's OIDC endpoint, as a runner with `id-token: write` has it.
-    let oidc: @Sendable (TestHTTPServer.Request) -> TestHTTPServer.Reply = { request in
-      guard request.headers["authorization"] == "bearer \(requestToken)", request.query?.contains("audience=sts.amazonaws.com") == true else {
-        return .text("unauthorized", status: 401)
+    try await scene(admitting: { keys in [keys.reader: keys.readerToken] }) { moto, keys, shim, server in
+      // GitHub's OIDC endpoint, as a runner with `id-token: write` has it.
+      let oidc: @Sendable (TestHTTPServer.Request) -> TestHTTPServer.Reply = { request in
+        guard request.headers["authorization"] == "bearer \(requestToken)", request.query?.contains("audience=sts.amazonaws.com") == true else {
+          return .text("unauthorized", status: 401)
+        }
+        return .text(#"{"count": 1, "value": "\#(keys.readerToken)"}"#)
       }
-      return .text(#"{"count": 1, "value": "\#(keys.readerToken)"}"#)
-    }
-    try await shim.serving { server in
-      try await pack(moto, key: keys.key, endpoint: server.url)
       try await TestHTTPServer.answering(oidc) { github in
         let runner = root.appending(path: "runner")
         try FileManager.default.createDirectory(at: runner, withIntermediateDirectories: true)

@@ -68,23 +68,8 @@ import Testing
     try await Command.keyringValue(service: bundle, key: "Weather", environment: environment)
   }
 
-  /// Files under `folder` whose bytes contain `needle`.
-  func filesContaining(_ needle: String, under folder: URL) -> [String] {
-    let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
-    var found: [String] = []
-    while let url = enumerator?.nextObject() as? URL {
-      if let data = try? Data(contentsOf: url), data.range(of: Data(needle.utf8)) != nil { found.append(url.path) }
-    }
-    return found
-  }
-
   var apiKeysBlob: URL {
-    get throws {
-      let catalog = try JSONSerialization.jsonObject(with: Data(contentsOf: published.appending(path: "catalog.json"))) as? [String: Any]
-      let tags = catalog?["tags"] as? [String: [String: Any]]
-      let sha = ((tags?["APIKeys"]?["files"] as? [[String: Any]])?.first?["sha256"] as? String) ?? ""
-      return published.appending(path: "blobs/\(sha)")
-    }
+    get throws { try PublishedFiles.blob(of: "APIKeys", in: published) }
   }
 
   @Test func signedEncryptedFetchImportsAndOnlyTheIdentityReadsTheBlob() async throws {
@@ -92,7 +77,7 @@ import Testing
     let key = try await signingKey("release")
     let recipient = try await identity("laptop")
     try await publish(value, version: 1, signedBy: key.secret, recipients: [recipient])
-    #expect(filesContaining(value, under: published).isEmpty)
+    #expect(PublishedFiles.containing([value], under: published).isEmpty)
 
     let fetch = try await odr(["fetch", "APIKeys", "--trust", key.public])
     #expect(fetch.status == 0, "\(fetch.stderr)")
@@ -354,7 +339,7 @@ import Testing
     #expect(try await lookup() == value + "-2")
     for secret in [value, value + "-2"] {
       for folder in [cache, root.appending(path: "state"), root.appending(path: "tmp"), published] {
-        #expect(filesContaining(secret, under: folder).isEmpty)
+        #expect(PublishedFiles.containing([secret], under: folder).isEmpty)
       }
     }
   }

@@ -248,9 +248,14 @@ let package = Package(
       swiftSettings: strictSettings,
       linkerSettings: staticRuntime(essentials)
     ),
+    .target(
+      name: "ODRHTTPCommand",
+      dependencies: ["ODRBase", "ODRCommandLine", "ODRKeyFormat", "ODRNetworking", "ODRURL", .product(name: "Logging", package: "swift-log")],
+      swiftSettings: strictSettings
+    ),
     .executableTarget(
       name: "odr-http",
-      dependencies: ["ODRBase", "ODRCommandLine", "ODRKeyFormat", "ODRNetworking", "ODRURL", .product(name: "Logging", package: "swift-log")],
+      dependencies: ["ODRCommandLine", "ODRHTTPCommand"],
       swiftSettings: strictSettings,
       linkerSettings: staticRuntime(networking)
     ),
@@ -271,7 +276,7 @@ let package = Package(
     // The CLI run in the test process (Command.odr): for the suites that test odr's commands.
     .target(
       name: "ODRCLITesting",
-      dependencies: ["ODRBase", "ODRCommandLine", "ODRHTTP", "ODRKeyring", "ODRTesting", "ODRTransports", .product(name: "SystemPackage", package: "swift-system"),
+      dependencies: ["ODRBase", "ODRCommandLine", "ODRHTTP", "ODRHTTPCommand", "ODRKeyring", "ODRTesting", "ODRTransports", .product(name: "SystemPackage", package: "swift-system"),
                      .product(name: "NIOCore", package: "swift-nio", condition: tools), .product(name: "NIOHTTP1", package: "swift-nio", condition: tools)],
       swiftSettings: strictSettings
     ),

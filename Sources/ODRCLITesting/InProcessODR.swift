@@ -1,6 +1,7 @@
 public import Foundation
 import ODRBase
 import ODRCommandLine
+import ODRHTTPCommand
 public import ODRTesting
 #if canImport(System)
 import System
@@ -15,9 +16,11 @@ import SystemPackage
 /// costs.
 enum InProcessODR {
   /// The commands whose behaviour is the process's own: `exec` replaces or
-  /// supervises a process, `http` and `url` are the helper's, completion
-  /// answers before the concurrency runtime starts.
-  static let processCommands: Set<String> = ["exec", "http", "url", "---completion"]
+  /// supervises a process, completion answers before the concurrency
+  /// runtime starts. `http` and `url` run here as in their helper,
+  /// `odr-http` (with its runner); odr's hand-over to it is
+  /// NetworkCommandsTests' own.
+  static let processCommands: Set<String> = ["exec", "---completion"]
 
   /// Whether `arguments` can run here: not a process command, and the
   /// environment's session bus (libsecret's is this process's) is the test
@@ -37,7 +40,7 @@ enum InProcessODR {
     let stdin = try Command.stdinPipe(input ?? "")
     defer { dropping(.cleanup) { try stdin.close() } }  // the read end, this run's alone
     let context = CommandContext(
-      network: .unavailable, keyring: CommandContext.secretService(environment),
+      network: .runner(URLSessionHTTPRunner()), keyring: CommandContext.secretService(environment),
       output: Output(stdout: .buffer(stdout), stderr: .buffer(stderr), columns: Int(environment["COLUMNS"] ?? "") ?? 80),
       input: stdin, environment: environment,
       workingDirectory: folder ?? URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory),
@@ -52,7 +55,7 @@ enum InProcessODR {
 extension Command {
   /// Runs `odr arguments` to completion: in this process (``InProcessODR``)
   /// wherever the behaviour under test is not the process itself, else the
-  /// built binary (`exec`, `http`, `url`, completion, another D-Bus
+  /// built binary (`exec`, completion, another D-Bus
   /// session, or `process: true`). `folder`: the working folder. Either way
   /// it takes a slot (``ChildSlots``); `exclusive` takes them all, for a run
   /// whose duration a test asserts.

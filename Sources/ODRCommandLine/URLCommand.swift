@@ -49,8 +49,12 @@ extension ODR {
       func run(_ context: CommandContext) async throws {
         var strings = strings
         if strings == ["-"] {
-          strings = []
-          while let line = readLine(strippingNewline: true) { strings.append(line) }
+          let limit = 16 << 20
+          let bytes = try StandardInput.readAll(context.input, limit: limit, what: "the strings")
+          guard bytes.count <= limit else { throw CommandFailure("The strings on standard input are over 16 MiB; nothing was checked. Check them in parts.", code: 2) }
+          var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+          if lines.last?.isEmpty == true { lines.removeLast() }
+          strings = lines.map { String(decoding: $0.last == UInt8(ascii: "\r") ? $0.dropLast() : $0, as: UTF8.self) }
         }
         let checks = strings.map(URLCheck.init)
         let rejected = checks.filter { !$0.verdict(under: policy).accepted }.count

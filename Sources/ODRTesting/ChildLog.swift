@@ -15,9 +15,10 @@ enum ChildLog {
   static func record(_ executable: String, _ arguments: [String]) {
     guard let file else { return }
     let test = Test.current.map { String(describing: $0.id) } ?? "(no test)"
-    let program = executable.hasSuffix("/sh") && arguments.count > 3 && arguments[0] == "-c" && arguments[1].hasPrefix("cd ")
-      ? arguments[3] : executable
-    let line = "\(test)\t\((program as NSString).lastPathComponent)\t\(arguments.first ?? "")\n"
+    let inFolder = executable.hasSuffix("/sh") && arguments.count > 3 && arguments[0] == "-c" && arguments[1].hasPrefix("cd ")
+    let program = inFolder ? arguments[3] : executable
+    let words = (inFolder ? arguments.dropFirst(4) : arguments[...]).prefix(2).joined(separator: " ")
+    let line = "\(test)\t\((program as NSString).lastPathComponent)\t\(words.split(whereSeparator: \.isNewline).first ?? "")\n"
     lock.withLock { file.write(Data(line.utf8)) }
   }
 }

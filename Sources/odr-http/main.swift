@@ -2,5 +2,6 @@
 // libexec/odr/): the same command line, with `odr http` run by APIClient
 // over URLSession.
 import ODRCommandLine
+import ODRHTTPCommand
 
 await CommandLineTool.main(http: URLSessionHTTPRunner())

@@ -3,8 +3,9 @@ import ODRCLITesting
 import ODRTesting
 import Testing
 
-/// `odr url check` and `odr http`, run as the built binary (`odr` hands
-/// `odr http` to its helper, `odr-http`, before parsing).
+/// `odr url check` and `odr http`, run in the test process with the
+/// helper's runner (URLSession), and the hand-over itself: `odr` hands
+/// `odr http` to its helper, `odr-http`, before parsing.
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct NetworkCommandsTests {
   @Test func urlCheckExitsByThePolicyAndExplains() async throws {
     let ok = try await Command.odr(["url", "check", "https://example.com/a%20b"])

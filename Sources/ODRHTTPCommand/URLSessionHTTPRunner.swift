@@ -1,15 +1,18 @@
 import ODRKeyFormat
 import Foundation
 import ODRBase
-import ODRCommandLine
+package import ODRCommandLine
 import ODRNetworking
 import ODRURL
 import Logging
 
 /// `odr http` as APIClient runs it: URLSession, the key attached by its
-/// metadata, curl's options.
-struct URLSessionHTTPRunner: HTTPRunner {
-  func http(_ options: HTTPOptions, output: Output) async throws {
+/// metadata, curl's options. The helper, `odr-http`, runs it; so does a
+/// test that runs `odr http` in its own process.
+package struct URLSessionHTTPRunner: HTTPRunner {
+  package init() {}
+
+  package func http(_ options: HTTPOptions, output: Output) async throws {
     let key = options.key
     let policy = options.policy
     // A key over plain http to a host that is not loopback: refused before

@@ -19,3 +19,28 @@ extension Command {
     return result.status == 0 ? result.stdout : nil
   }
 }
+
+extension Command {
+  /// Every item under `service` in the keyring of `environment`'s D-Bus
+  /// session, each its attributes and its secret (under `"secret"`), as
+  /// Python's secretstorage reads them: a Secret Service client of its own
+  /// (not libsecret), one process for all the items.
+  public static func keyringItems(service: String, environment: [String: String]) async throws -> [[String: String]] {
+    let script = """
+      import json, secretstorage, sys
+      items = secretstorage.search_items(secretstorage.dbus_init(), {'service': sys.argv[1]})
+      print(json.dumps([dict(i.get_attributes(), secret=i.get_secret().decode()) for i in items]))
+      """
+    let result = try await run("/usr/bin/env", ["python3", "-c", script, service], environment: environment)
+    guard result.status == 0 else { throw TestFailure("secretstorage: \(result.stderr)") }
+    return try JSONDecoder().decode([[String: String]].self, from: Data(result.stdout.utf8))
+  }
+
+  /// The value of each key under `service` (``keyringItems(service:environment:)``),
+  /// by odr's `key` attribute.
+  public static func keyringValues(service: String, environment: [String: String]) async throws -> [String: String] {
+    Dictionary(try await keyringItems(service: service, environment: environment).compactMap { item in
+      item["key"].map { ($0, item["secret"] ?? "") }
+    }) { first, _ in first }
+  }
+}

@@ -36,8 +36,9 @@ import Testing
     env["XDG_STATE_HOME"] = root.appending(path: "state").path
     env["ODR_CATALOG"] = root.appending(path: "pub").path
     env["ODR_SERVICE"] = nil
-    func lookup(_ key: String) async throws -> String? {
-      try await Command.keyringValue(service: bundle, key: key, environment: env)
+    /// The keyring's values under `bundle`, read by another client.
+    func keyring() async throws -> [String: String] {
+      try await Command.keyringValues(service: bundle, environment: env)
     }
 
     try await publish("old", version: 1, environment: env)
@@ -72,9 +73,10 @@ import Testing
     let daemon = try session.startDaemonAgain()
     defer { kill(daemon, SIGKILL) }
     // The keyring came back half-imported: the first key new, the last old.
-    #expect(try await lookup("K001") == "new-1-\(bundle)")
-    #expect(try await lookup(String(format: "K%03d", count)) == "old-\(count)-\(bundle)")
-    #expect(try await lookup("_odr.journal") != nil)
+    let halfway = try await keyring()
+    #expect(halfway["K001"] == "new-1-\(bundle)")
+    #expect(halfway[String(format: "K%03d", count)] == "old-\(count)-\(bundle)")
+    #expect(halfway["_odr.journal"] != nil)
 
     // Every reader sees the keys as they were before the import — odr get,
     // odr read, odr env, odr exec alike — and none of them writes.
@@ -89,21 +91,20 @@ import Testing
     #expect(read.stdout == "old-1-\(bundle)", "\(read.stderr)")
     let exec = try await Command.odr(["exec", "--service", bundle, "--no-mask", "--", "sh", "-c", #"printf '%s' "$K001""#], environment: env)
     #expect(exec.stdout == "old-1-\(bundle)", "\(exec.stderr)")
-    #expect(try await lookup("K001") == "new-1-\(bundle)")
-    #expect(try await lookup("_odr.journal") != nil)
+    #expect(try await keyring() == halfway)
 
     // odr doctor --repair puts the previous values back in the keyring.
     let repair = try await Command.odr(["doctor", "--repair", "--service", bundle], environment: env)
     #expect(repair.status == 0, "\(repair.output)")
     #expect(repair.stdout.contains("Put back"), "\(repair.stdout)")
-    for key in ["K001", "K002", String(format: "K%03d", count)] {
-      #expect(try await lookup(key)?.hasPrefix("old-") == true, "\(key)")
-    }
-    #expect(try await lookup("_odr.journal") == nil)
+    let repaired = try await keyring()
+    #expect(repaired["_odr.journal"] == nil)
+    let keys = repaired.filter { !$0.key.hasPrefix("_odr.") }
+    #expect(keys.count == count && keys.values.allSatisfy { $0.hasPrefix("old-") }, "\(repaired.keys.sorted())")
 
     // And a new fetch completes the import.
     #expect(try await Command.odr(["fetch", "APIKeys", "--quiet"], environment: env).status == 0)
-    #expect(try await lookup("K001") == "new-1-\(bundle)")
-    #expect(try await lookup(String(format: "K%03d", count)) == "new-\(count)-\(bundle)")
+    let fetched = try await keyring().filter { !$0.key.hasPrefix("_odr.") }
+    #expect(fetched.count == count && fetched.values.allSatisfy { $0.hasPrefix("new-") }, "\(fetched.keys.sorted())")
   }
 }

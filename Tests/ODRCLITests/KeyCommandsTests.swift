@@ -196,14 +196,27 @@ extension KeyCommandsTests {
 /// stops before the delete.
 @Suite(.enabled(if: TestSelection.untagged), .timeLimit(.minutes(2))) struct LostOutputTests {
 
-  /// The exit status of `odr ARGUMENTS` with stdout redirected as `into` says.
-  func status(_ arguments: [String], into redirect: String) async throws -> (status: Int32, stderr: String) {
+  /// The exit status and stderr of `odr ARGUMENTS` with stdout redirected
+  /// as each of `redirects` says, in one shell.
+  func statuses(_ arguments: [String], into redirects: [String]) async throws -> [(status: Int32, stderr: String)] {
     var env = KeyringSession.shared.environment
     env["ODR"] = Paths.odr.path
     let quoted = arguments.map { "'\($0)'" }.joined(separator: " ")
-    let result = try await Command.run("/bin/bash", ["-c", "trap '' PIPE; \"$ODR\" \(quoted) \(redirect); echo \"${PIPESTATUS[0]}\" >&2"], environment: env)
-    let code = Int32(result.stderr.split(separator: "\n").last.map(String.init) ?? "") ?? -1
-    return (code, result.stderr)
+    let runs = redirects.map { "\"$ODR\" \(quoted) \($0); echo \"status ${PIPESTATUS[0]}\" >&2" }
+    let result = try await Command.run("/bin/bash", ["-c", "trap '' PIPE; " + runs.joined(separator: "; ")], environment: env)
+    // Each run's stderr ends with its "status N" line.
+    var outcomes: [(status: Int32, stderr: String)] = []
+    var stderr = ""
+    for line in result.stderr.split(separator: "\n", omittingEmptySubsequences: false) {
+      if line.hasPrefix("status "), let code = Int32(line.dropFirst(7)) {
+        outcomes.append((code, stderr))
+        stderr = ""
+      } else {
+        stderr += line + "\n"
+      }
+    }
+    try #require(outcomes.count == redirects.count, "\(result.stderr)")
+    return outcomes
   }
 
   static let service = "com.odr.lost.\(UUID().uuidString.prefix(8).lowercased())"
@@ -213,12 +226,11 @@ extension KeyCommandsTests {
   func lostOutputIsAFailure(_ arguments: [String]) async throws {
     let set = try await Command.odr(["set", "Weather", "--service", Self.service], input: "k-lost", environment: KeyringSession.shared.environment)
     try #require(set.status == 0)
-    let full = try await status(arguments, into: ">/dev/full")
+    let outcomes = try await statuses(arguments, into: [">/dev/full", ">&-", ">/dev/null"])
+    let (full, closed, fine) = (outcomes[0], outcomes[1], outcomes[2])
     #expect(full.status == 8, "\(full.stderr)")
     #expect(full.stderr.contains("standard output"), "\(full.stderr)")
-    let closed = try await status(arguments, into: ">&-")
     #expect(closed.status == 1, "\(closed.stderr)")
-    let fine = try await status(arguments, into: ">/dev/null")
     #expect(fine.status == 0, "\(fine.stderr)")
   }
 }

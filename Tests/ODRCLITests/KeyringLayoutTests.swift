@@ -29,14 +29,12 @@ import Testing
     return result.stdout
   }
 
-  /// How many items hold `name` in any layout (secret-tool's own search).
+  /// How many items hold `name` in any layout (read by Python's
+  /// secretstorage, not libsecret).
   func items(_ name: String) async throws -> Int {
-    var paths: Set<Substring> = []
-    for attribute in ["key", "username", "account"] {
-      let found = try await Command.secretTool(["search", "--all", "service", service, attribute, name], environment: environment)
-      paths.formUnion(found.stdout.split(separator: "\n").filter { $0.hasPrefix("[/") })
+    try await Command.keyringItems(service: service, environment: environment).count { item in
+      ["key", "username", "account"].contains { item[$0] == name }
     }
-    return paths.count
   }
 
   @Test func pythonKeyringReadsWhatOdrStoredAndOdrReadsWhatItStored() async throws {

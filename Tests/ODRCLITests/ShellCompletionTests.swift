@@ -12,26 +12,36 @@ import Testing
   let root = FileManager.default.temporaryDirectory.appending(path: "odr-completion-\(UUID().uuidString)")
   let service = "com.odr.completion.\(UUID().uuidString.prefix(8).lowercased())"
 
-  /// What bash offers after `words` (the last one is the word being completed).
-  func complete(_ words: [String], environment: [String: String]) async throws -> [String] {
+  /// What bash offers after each of `requests`' words (the last one is
+  /// the word being completed), one bash for all of them.
+  func complete(_ requests: [[String]], environment: [String: String]) async throws -> [[String]] {
     let script = root.appending(path: "odr.bash")
     if !FileManager.default.fileExists(atPath: script.path) {
       let generated = try await Command.odr(["--generate-completion-script", "bash"], environment: environment)
       try #require(generated.status == 0, "\(generated.stderr)")
       try Data(generated.stdout.utf8).write(to: script)
     }
-    let quoted = words.map { "'\($0)'" }.joined(separator: " ")
-    let line = words.joined(separator: " ")
+    let end = "--- end of request ---"
+    let runs = requests.map { words in
+      let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+      return """
+        COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMP_LINE='\(words.joined(separator: " "))'; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+        _odr odr "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+        printf '%s\\n' "${COMPREPLY[@]}" '\(end)'
+        """
+    }
     var environment = environment
     environment["PATH"] = Paths.odr.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-    let result = try await Command.run("/bin/bash", ["-c", """
-      source '\(script.path)'
-      COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMP_LINE='\(line)'; COMP_POINT=${#COMP_LINE}
-      _odr odr "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-      printf '%s\\n' "${COMPREPLY[@]}"
-      """], environment: environment)
+    let result = try await Command.run("/bin/bash", ["-c", (["source '\(script.path)'"] + runs).joined(separator: "\n")], environment: environment)
     try #require(result.status == 0, "\(result.stderr)")
-    return result.stdout.split(separator: "\n").map(String.init)
+    let offers = result.stdout.split(separator: "\n").split(separator: Substring(end), omittingEmptySubsequences: false).map { $0.map(String.init) }
+    try #require(offers.count == requests.count + 1 && offers.last == [], "\(result.stdout)")
+    return Array(offers.dropLast())
+  }
+
+  /// What bash offers after `words`.
+  func complete(_ words: [String], environment: [String: String]) async throws -> [String] {
+    try await complete([words], environment: environment)[0]
   }
 
   @Test func completesAFilePathAKeyNameAndATagName() async throws {
@@ -41,16 +51,11 @@ import Testing
 
     // A path: `odr exec --env-file <TAB>` offers files.
     try Data("A=1\n".utf8).write(to: root.appending(path: "ci.env"))
-    #expect(try await complete(["odr", "exec", "--env-file", "\(root.path)/ci"], environment: env) == ["\(root.path)/ci.env"])
-
     // A key: `odr get <TAB>` offers the keys of the service, from the keyring.
     for name in ["Weather", "Maps"] {
       let set = try await Command.odr(["set", name, "--service", service], input: "k-\(name)", environment: env)
       try #require(set.status == 0, "\(set.stderr)")
     }
-    #expect(try await complete(["odr", "get", "--service", service, "W"], environment: env) == ["Weather"])
-    #expect(try await complete(["odr", "delete", "--service", service, ""], environment: env).sorted() == ["Maps", "Weather"])
-
     // A tag: `odr begin <TAB>` offers the tags of the catalog, from disk.
     let source = root.appending(path: "src"), published = root.appending(path: "pub")
     try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
@@ -59,11 +64,21 @@ import Testing
     try Data("a".utf8).write(to: source.appending(path: "a.txt"))
     let pack = try await Command.odr(["pack", source.path, "--output", published.path, "--quiet"], environment: env)
     try #require(pack.status == 0, "\(pack.stderr)")
-    #expect(try await complete(["odr", "begin", "--catalog", published.path, "Lev"], environment: env) == ["Level1", "Level2"])
-
     // Catalog folders: verify's and publish's arguments, --catalog's value.
-    for words in [["odr", "verify"], ["odr", "publish"], ["odr", "publish", published.path], ["odr", "begin", "--catalog"]] {
-      #expect(try await complete(words + ["\(root.path)/pu"], environment: env) == [published.path], "\(words)")
+    let folderWords = [["odr", "verify"], ["odr", "publish"], ["odr", "publish", published.path], ["odr", "begin", "--catalog"]]
+
+    let offers = try await complete([
+      ["odr", "exec", "--env-file", "\(root.path)/ci"],
+      ["odr", "get", "--service", service, "W"],
+      ["odr", "delete", "--service", service, ""],
+      ["odr", "begin", "--catalog", published.path, "Lev"],
+    ] + folderWords.map { $0 + ["\(root.path)/pu"] }, environment: env)
+    #expect(offers[0] == ["\(root.path)/ci.env"])
+    #expect(offers[1] == ["Weather"])
+    #expect(offers[2].sorted() == ["Maps", "Weather"])
+    #expect(offers[3] == ["Level1", "Level2"])
+    for (words, offered) in zip(folderWords, offers.dropFirst(4)) {
+      #expect(offered == [published.path], "\(words)")
     }
   }
 

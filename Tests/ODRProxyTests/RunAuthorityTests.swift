@@ -8,6 +8,14 @@ import Testing
 /// checks of Python 3.13's `VERIFY_X509_STRICT`): its leaves verify for
 /// the bound hosts, and a leaf it signs for any other host does not.
 @Suite(.enabled(if: TestSelection.untagged)) struct RunAuthorityTests {
+  /// A DER certificate as PEM (RFC 7468: base64 in lines of 64), what
+  /// `openssl x509 -inform DER` writes.
+  static func pem(_ der: some Sequence<UInt8>) -> String {
+    let base64 = Array(Data(der).base64EncodedString())
+    let lines = stride(from: 0, to: base64.count, by: 64).map { String(base64[$0..<min($0 + 64, base64.count)]) }
+    return "-----BEGIN CERTIFICATE-----\n" + lines.joined(separator: "\n") + "\n-----END CERTIFICATE-----\n"
+  }
+
   @Test(arguments: [("api.example", true), ("sub.api.example", true), ("evil.example", false), ("127.0.0.1", true),
                     ("10.0.0.1", false), ("::1", true), ("::2", false)])
   func leavesVerifyForTheBoundHostsOnly(host: String, verifies: Bool) async throws {
@@ -17,10 +25,7 @@ import Testing
     defer { try? FileManager.default.removeItem(at: folder) }  // best effort: the test is over
     try Data(authority.certificatePEM.utf8).write(to: folder.appending(path: "ca.pem"))
     let leaf = try authority.leaf(for: try #require(ProxyHost(host)))
-    try Data(leaf.certificate).write(to: folder.appending(path: "leaf.der"))
-    let pem = try await Command.run("/usr/bin/openssl", ["x509", "-inform", "DER", "-in", folder.appending(path: "leaf.der").path,
-                                                          "-out", folder.appending(path: "leaf.pem").path])
-    try #require(pem.status == 0, "\(pem.stderr)")
+    try Data(Self.pem(leaf.certificate).utf8).write(to: folder.appending(path: "leaf.pem"))
     let check = ProxyHost(host)!.kind == .name ? ["-verify_hostname", host] : ["-verify_ip", host]
     let verify = try await Command.run("/usr/bin/openssl", ["verify", "-x509_strict", "-purpose", "sslserver", "-CAfile",
                                                             folder.appending(path: "ca.pem").path] + check + [folder.appending(path: "leaf.pem").path])
@@ -36,8 +41,7 @@ import Testing
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
       defer { try? FileManager.default.removeItem(at: folder) }  // best effort: the test is over
       try Data(authority.certificatePEM.utf8).write(to: folder.appending(path: "ca.pem"))
-      try Data(try authority.leaf(for: ProxyHost(host)!).certificate).write(to: folder.appending(path: "leaf.der"))
-      _ = try await Command.run("/usr/bin/openssl", ["x509", "-inform", "DER", "-in", folder.appending(path: "leaf.der").path, "-out", folder.appending(path: "leaf.pem").path])
+      try Data(Self.pem(try authority.leaf(for: ProxyHost(host)!).certificate).utf8).write(to: folder.appending(path: "leaf.pem"))
       let verify = try await Command.run("/usr/bin/openssl", ["verify", "-x509_strict", "-CAfile", folder.appending(path: "ca.pem").path, folder.appending(path: "leaf.pem").path])
       #expect(verify.status != 0, "a leaf for \(host) verified under a CA bound to the other kind")
     }

@@ -2,6 +2,7 @@ public import Foundation
 import ODRBase
 import ODRCommandLine
 import ODRHTTPCommand
+import ODRKeyring
 public import ODRTesting
 #if canImport(System)
 import System
@@ -22,14 +23,25 @@ enum InProcessODR {
   /// NetworkCommandsTests' own.
   static let processCommands: Set<String> = ["exec", "---completion"]
 
+  /// The commands that never load the keyring's libraries, so never reach
+  /// a D-Bus session (KernelStoreCommandTests reads the dynamic loader's
+  /// log of the first four; `url` checks strings, `help` prints): they run
+  /// here whatever bus the environment names.
+  static let keyringFreeCommands: Set<String> = ["begin", "path", "status", "verify", "url", "help"]
+
   /// Whether `arguments` can run here: not a process command, and the
   /// environment's session bus (libsecret's is this process's) is the test
-  /// process's own.
+  /// process's own, or the command never asks a keyring.
   static func canRun(_ arguments: [String], environment: [String: String]?) -> Bool {
     guard !processCommands.contains(arguments.first ?? "") else { return false }
-    guard let environment else { return true }
+    return !hasForeignBus(environment) || keyringFreeCommands.contains(arguments.first ?? "")
+  }
+
+  /// Whether `environment` names another session bus than this process's
+  /// (or none, where this process has one).
+  static func hasForeignBus(_ environment: [String: String]?) -> Bool {
     let bus = "DBUS_SESSION_BUS_ADDRESS"
-    return environment[bus] == ProcessInfo.processInfo.environment[bus]
+    return environment.map { $0[bus] != ProcessInfo.processInfo.environment[bus] } ?? false
   }
 
   /// Runs `odr arguments` here; `environment` replaces the test's own when
@@ -39,8 +51,17 @@ enum InProcessODR {
     let stdout = Output.Captured(), stderr = Output.Captured()
     let stdin = try Command.stdinPipe(input ?? "")
     defer { dropping(.cleanup) { try stdin.close() } }  // the read end, this run's alone
+    // A keyring-free command run for another bus must not reach this one's.
+    let command = arguments.first ?? ""
+    let keyring: CommandContext.Keyring = if hasForeignBus(environment) {
+      { @Sendable (_: String, _: Duration) throws -> any SecretStore in
+        throw TestFailure("odr \(command) asked the keyring in a test run for another D-Bus session; run it with process: true")
+      }
+    } else {
+      CommandContext.secretService(environment)
+    }
     let context = CommandContext(
-      network: .runner(URLSessionHTTPRunner()), keyring: CommandContext.secretService(environment),
+      network: .runner(URLSessionHTTPRunner()), keyring: keyring,
       output: Output(stdout: .buffer(stdout), stderr: .buffer(stderr), columns: Int(environment["COLUMNS"] ?? "") ?? 80),
       input: stdin, environment: environment,
       workingDirectory: folder ?? URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory),

@@ -36,11 +36,24 @@ extension Command {
     return try JSONDecoder().decode([[String: String]].self, from: Data(result.stdout.utf8))
   }
 
-  /// The value of each key under `service` (``keyringItems(service:environment:)``),
-  /// by odr's `key` attribute.
-  public static func keyringValues(service: String, environment: [String: String]) async throws -> [String: String] {
-    Dictionary(try await keyringItems(service: service, environment: environment).compactMap { item in
-      item["key"].map { ($0, item["secret"] ?? "") }
-    }) { first, _ in first }
+  /// The values of `keys` under `service` in the keyring of
+  /// `environment`'s D-Bus session (absent: not there), read by Python's
+  /// secretstorage in one run: one search per key, as secret-tool's lookup
+  /// does, not every item of the service read.
+  public static func keyringValues(service: String, keys: [String], environment: [String: String]) async throws -> [String: String] {
+    let script = """
+      import json, secretstorage, sys
+      connection = secretstorage.dbus_init()
+      found = {}
+      for key in sys.argv[2:]:
+          items = secretstorage.search_items(connection, {'service': sys.argv[1], 'key': key})
+          item = next(iter(items), None)
+          if item is not None:
+              found[key] = item.get_secret().decode()
+      print(json.dumps(found))
+      """
+    let result = try await run("/usr/bin/env", ["python3", "-c", script, service] + keys, environment: environment)
+    guard result.status == 0 else { throw TestFailure("secretstorage: \(result.stderr)") }
+    return try JSONDecoder().decode([String: String].self, from: Data(result.stdout.utf8))
   }
 }

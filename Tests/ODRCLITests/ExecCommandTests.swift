@@ -122,7 +122,12 @@ import Testing
     #expect(!run.output.contains(weather), "\(run.output)")
     #expect(run.stdout.contains(mode == "editor" ? "\u{1b}[5;10Hkey=***" : "key=***\r"), "\(run.stdout.debugDescription)")
     #expect(run.stdout.contains("size=33 99"), "\(run.stdout.debugDescription)")
-    #expect(run.stdout.contains("\(mode) read=\(read)"), "\(run.stdout.debugDescription)")
+    // Typed ahead, the keys reach the terminal before or after the editor
+    // made it raw (script writes them when it gets to them): the Ctrl-V
+    // that quotes the Ctrl-C is then taken by the line discipline, or
+    // passed on as typed. Either way the Ctrl-C is the editor's byte.
+    let reads = [read, read.replacingOccurrences(of: "\\x03", with: "\\x16\\x03")]
+    #expect(reads.contains { run.stdout.contains("\(mode) read=\($0)") }, "\(run.stdout.debugDescription)")
     #expect(run.stdout.contains("exit=0\r\nrestored\r\ntty=***\r\n"), "\(run.stdout.debugDescription)")
   }
 

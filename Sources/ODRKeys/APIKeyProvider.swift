@@ -185,26 +185,39 @@ public actor APIKeyProvider {
   }
 
   /// Runs the fetch once for all concurrent callers; a failure clears the
-  /// flight so the next call retries.
+  /// flight so the next call retries. The flight marks itself done (on the
+  /// actor, ``landed(_:)``) before it completes: callers waiting for it
+  /// resume in any order, and none may find the reads that began before
+  /// the fetch still standing.
   private func fetchOnce() async throws {
     if fetched { return }
     if let fetching { return try await fetching.value }
-    let task = Task(operation: fetch)
-    fetching = task
     let started = generation
+    let fetch = fetch
+    let task = Task {
+      try await fetch()
+      await self.landed(started)
+    }
+    fetching = task
     state = .loading
-    defer { if fetching == task { fetching = nil } }
     do {
       try await task.value
-      guard generation == started else { return }
-      fetched = true
-      cache = [:]  // what the fetch changed is read anew,
-      reads = [:]  // by reads that begin after it
-      metadata = nil
     } catch {
+      if fetching == task { fetching = nil }
       if generation == started { state = .failed(String(describing: error)) }
       throw error
     }
+  }
+
+  /// A fetch of lifetime `started` succeeded: what it changed is read
+  /// anew, by reads that begin after it.
+  private func landed(_ started: Int) {
+    guard generation == started else { return }  // invalidated meanwhile
+    fetching = nil
+    fetched = true
+    cache = [:]
+    reads = [:]
+    metadata = nil
   }
 
   /// Tells observers which of `names` (every key, when `complete`) changed

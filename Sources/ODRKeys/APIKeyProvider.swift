@@ -196,7 +196,7 @@ public actor APIKeyProvider {
     let fetch = fetch
     let task = Task {
       try await fetch()
-      await self.landed(started)
+      self.landed(started)
     }
     fetching = task
     state = .loading

@@ -22,6 +22,9 @@ public final class Nginx: @unchecked Sendable {
   /// `http://127.0.0.1:PORT/`.
   public let url: URL
   public let port: Int
+  /// A plain http server of its own in the same nginx, which ``settle()``
+  /// asks (whatever the test's server answers, at whatever rate).
+  private let settlePort: Int
   private let prefix: URL
   private let process: Daemon
 
@@ -39,6 +42,9 @@ public final class Nginx: @unchecked Sendable {
     prefix = FileManager.default.temporaryDirectory.appending(path: "odr-nginx-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: prefix.appending(path: "tmp"), withIntermediateDirectories: true)
     port = try Self.freePort()
+    var settlePort = try Self.freePort()
+    while settlePort == port { settlePort = try Self.freePort() }
+    self.settlePort = settlePort
     url = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)/")!
     var server = "listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl"); root \(root.path);"
     if let tls { server += " ssl_certificate \(tls.certificate.path); ssl_certificate_key \(tls.key.path);" }
@@ -57,6 +63,7 @@ public final class Nginx: @unchecked Sendable {
         fastcgi_temp_path \(prefix.path)/tmp/fastcgi; uwsgi_temp_path \(prefix.path)/tmp/uwsgi; scgi_temp_path \(prefix.path)/tmp/scgi;
         default_type application/octet-stream; keepalive_timeout 5;
         server { \(server) \(location) }
+        server { listen 127.0.0.1:\(settlePort); location / { return 204; } }
       }
       """
     try config.write(to: prefix.appending(path: "nginx.conf"), atomically: true, encoding: .utf8)
@@ -97,8 +104,8 @@ public final class Nginx: @unchecked Sendable {
   /// The caller's later "no new request" counts then start from the truth.
   public func settle() async throws {
     let path = "/.settle-\(UUID().uuidString)"
-    // -k: a TLS server of the test's own CA is one of the test's own.
-    _ = try await Command.run("/usr/bin/curl", ["-sk", "-o", "/dev/null", url.appending(path: String(path.dropFirst())).absoluteString])
+    let port = settlePort
+    try await Command.offPool { try Self.get(path, port: port) }
     guard try await logged(pathEndingWith: path) else { throw TestFailure("nginx did not log \(path) within 5 s") }
   }
 
@@ -166,15 +173,36 @@ public final class Nginx: @unchecked Sendable {
   }
 
   static func accepts(_ port: Int) -> Bool {
+    guard let fd = connected(to: port) else { return false }
+    close(fd)
+    return true
+  }
+
+  /// A socket connected to 127.0.0.1:`port`, or nil.
+  static func connected(to port: Int) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
+    guard fd >= 0 else { return nil }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = in_port_t(UInt16(port).bigEndian)
-    return withUnsafePointer(to: &address) {
+    let connected = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
     }
+    if !connected { close(fd) }
+    return connected ? fd : nil
+  }
+
+  /// An HTTP/1.0 GET of `path` from 127.0.0.1:`port`, its answer read to
+  /// the end (nginx closes the connection), blocking the calling thread.
+  static func get(_ path: String, port: Int) throws {
+    guard let fd = connected(to: port) else { throw TestFailure("nothing accepts connections on port \(port)") }
+    defer { close(fd) }
+    let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+    guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
+      throw TestFailure("could not send a request to port \(port)")
+    }
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while case let count = buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, 0) }), count > 0 {}
   }
 }

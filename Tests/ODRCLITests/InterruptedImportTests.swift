@@ -57,14 +57,29 @@ import Testing
       let stderr = Pipe()
       fetch.standardError = stderr
       fetch.standardOutput = FileHandle.nullDevice
+      // Kill the daemon as soon as the first new value has landed: a
+      // watcher on one connection of its own (Python's secretstorage) looks
+      // for it every millisecond and exits when it is there (or after 5 s).
+      let watcher = Process()
+      watcher.executableURL = URL(filePath: "/usr/bin/env")
+      watcher.arguments = ["python3", "-c", """
+        import secretstorage, sys, time
+        connection = secretstorage.dbus_init()
+        print("watching", flush=True)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            items = list(secretstorage.search_items(connection, {'service': sys.argv[1], 'key': 'K001'}))
+            if items and items[0].get_secret().decode() == sys.argv[2]:
+                break
+            time.sleep(0.001)
+        """, bundle, "new-1-\(bundle)"]
+      watcher.environment = fetchEnvironment
+      let watching = Pipe()
+      watcher.standardOutput = watching
+      try watcher.run()
+      try #require(await watching.fileHandleForReading.nextLine() == "watching")
       try fetch.run()
-      // Kill the daemon as soon as the first new value has landed.
-      var waited = 0
-      while try await Command.keyringValue(service: bundle, key: "K001", environment: fetchEnvironment) != "new-1-\(bundle)"
-              && fetch.isRunning && waited < 1000 {
-        try await Task.sleep(for: .milliseconds(5))
-        waited += 1
-      }
+      await watcher.exited()
       kill(session.daemonPID, SIGKILL)
       await fetch.exited()
       return (fetch.terminationStatus, String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))

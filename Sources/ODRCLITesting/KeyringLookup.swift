@@ -26,14 +26,10 @@ extension Command {
   /// Python's secretstorage reads them: a Secret Service client of its own
   /// (not libsecret), one process for all the items.
   public static func keyringItems(service: String, environment: [String: String]) async throws -> [[String: String]] {
-    let script = """
-      import json, secretstorage, sys
-      items = secretstorage.search_items(secretstorage.dbus_init(), {'service': sys.argv[1]})
+    try await secretstorage("""
+      items = secretstorage.search_items(connection, {'service': sys.argv[1]})
       print(json.dumps([dict(i.get_attributes(), secret=i.get_secret().decode()) for i in items]))
-      """
-    let result = try await run("/usr/bin/env", ["python3", "-c", script, service], environment: environment)
-    guard result.status == 0 else { throw TestFailure("secretstorage: \(result.stderr)") }
-    return try JSONDecoder().decode([[String: String]].self, from: Data(result.stdout.utf8))
+      """, [service], environment: environment)
   }
 
   /// The values of `keys` under `service` in the keyring of
@@ -41,19 +37,23 @@ extension Command {
   /// secretstorage in one run: one search per key, as secret-tool's lookup
   /// does, not every item of the service read.
   public static func keyringValues(service: String, keys: [String], environment: [String: String]) async throws -> [String: String] {
-    let script = """
-      import json, secretstorage, sys
-      connection = secretstorage.dbus_init()
+    try await secretstorage("""
       found = {}
       for key in sys.argv[2:]:
-          items = secretstorage.search_items(connection, {'service': sys.argv[1], 'key': key})
-          item = next(iter(items), None)
+          item = next(iter(secretstorage.search_items(connection, {'service': sys.argv[1], 'key': key})), None)
           if item is not None:
               found[key] = item.get_secret().decode()
       print(json.dumps(found))
-      """
-    let result = try await run("/usr/bin/env", ["python3", "-c", script, service] + keys, environment: environment)
+      """, [service] + keys, environment: environment)
+  }
+
+  /// What `script` prints as JSON, run by Python with `secretstorage`,
+  /// `json` and `sys` imported and `connection` open on `environment`'s
+  /// session bus.
+  private static func secretstorage<T: Decodable>(_ script: String, _ arguments: [String], environment: [String: String]) async throws -> T {
+    let prelude = "import json, secretstorage, sys\nconnection = secretstorage.dbus_init()\n"
+    let result = try await run("/usr/bin/env", ["python3", "-c", prelude + script] + arguments, environment: environment)
     guard result.status == 0 else { throw TestFailure("secretstorage: \(result.stderr)") }
-    return try JSONDecoder().decode([String: String].self, from: Data(result.stdout.utf8))
+    return try JSONDecoder().decode(T.self, from: Data(result.stdout.utf8))
   }
 }

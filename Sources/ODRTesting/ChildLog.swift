@@ -3,8 +3,9 @@ import Testing
 
 /// With `ODR_TEST_CHILD_LOG` set to a file, each program a test starts
 /// through ``Command`` is appended to it as one line: the test, the
-/// program's name, its first argument. `scripts/diagnostics/count-children`
-/// reads it to say which suites start the processes it counts.
+/// program's name, the first line of its first two arguments.
+/// `scripts/diagnostics/count-children` reads it to say which suites
+/// start the processes it counts.
 enum ChildLog {
   private static let file: FileHandle? = ProcessInfo.processInfo.environment["ODR_TEST_CHILD_LOG"].flatMap {
     _ = FileManager.default.createFile(atPath: $0, contents: nil)

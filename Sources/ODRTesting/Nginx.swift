@@ -194,10 +194,13 @@ public final class Nginx: @unchecked Sendable {
   }
 
   /// An HTTP/1.0 GET of `path` from 127.0.0.1:`port`, its answer read to
-  /// the end (nginx closes the connection), blocking the calling thread.
+  /// the end (nginx closes the connection; 5 s at most), blocking the
+  /// calling thread.
   static func get(_ path: String, port: Int) throws {
     guard let fd = connected(to: port) else { throw TestFailure("nothing accepts connections on port \(port)") }
     defer { close(fd) }
+    var limit = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
     guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
       throw TestFailure("could not send a request to port \(port)")

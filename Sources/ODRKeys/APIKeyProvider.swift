@@ -54,6 +54,11 @@ public actor APIKeyProvider {
   private var reads: [String: Task<String?, any Error>] = [:]
   private var fetching: Task<Void, any Error>?
   private var fetched = false
+  /// Bumped when a fetch ends, landed or failed: a read or refresh that
+  /// began before it may hold what the fetch replaced, so it caches nothing.
+  private var fetchesEnded = 0
+  /// How many callers wait for a fetch another started (its tests watch it).
+  private(set) var waitingForFetch = 0
   /// Bumped by ``invalidate()``: a read or fetch that started before it
   /// must not cache what it read (it may be the value just rotated out).
   private var generation = 0
@@ -102,9 +107,9 @@ public actor APIKeyProvider {
     let value = try await key(name)
     let record: KeyMetadataRecord
     if let metadata { record = metadata } else {
-      let started = generation
+      let (started, ended) = (generation, fetchesEnded)
       record = try await store.metadataRecord()
-      if generation == started { metadata = record }
+      if generation == started, fetchesEnded == ended { metadata = record }
     }
     return APIKey(name: name, value: value, metadata: record[name] ?? KeyMetadata())
   }
@@ -124,11 +129,13 @@ public actor APIKeyProvider {
   /// Re-reads every key of the store in one search (after an `odr fetch`
   /// elsewhere, say) and tells observers which keys changed.
   public func refresh() async throws {
-    let started = generation
+    let (started, ended) = (generation, fetchesEnded)
     state = .loading
     do {
       let keys = try await store.keys(lock: lock)
-      guard generation == started else { return }
+      // Invalidated, or a fetch ended meanwhile (and said how it went):
+      // what was read may predate it.
+      guard generation == started, fetchesEnded == ended else { return }
       let now = ContinuousClock.now
       cache = Dictionary(uniqueKeysWithValues: keys.map { ($0.name, ($0.value, now)) })
       metadata = nil
@@ -167,16 +174,17 @@ public actor APIKeyProvider {
       return value
     }
     reads[name] = task
-    let started = generation
+    let (started, ended) = (generation, fetchesEnded)
     if state != .ready { state = .loading }
     defer { if reads[name] == task { reads[name] = nil } }
     do {
       let value = try await task.value
-      // Invalidated meanwhile: answer this caller, cache nothing.
-      guard generation == started else { return value }
+      // Invalidated, or a fetch ended meanwhile (what was read may be what
+      // it replaced): answer this caller with it, cache nothing.
+      guard generation == started, fetchesEnded == ended else { return value }
       cache[name] = value.map { ($0, ContinuousClock.now) }
       publish([name: value].compactMapValues { $0 }, complete: false, names: [name])
-      state = .ready
+      if fetching == nil { state = .ready }  // else the fetch is still loading
       return value
     } catch {
       if generation == started { state = .failed(String(describing: error)) }
@@ -185,28 +193,33 @@ public actor APIKeyProvider {
   }
 
   /// Runs the fetch once for all concurrent callers; a failure clears the
-  /// flight so the next call retries. The flight marks itself done (on the
-  /// actor, ``landed(_:)``) before it completes: callers waiting for it
-  /// resume in any order, and none may find the reads that began before
-  /// the fetch still standing.
+  /// flight so the next call retries. The flight settles itself on the
+  /// actor (``landed(_:)``, ``failed(_:_:)``) before it completes: callers
+  /// waiting for it resume in any order, and none may find the reads that
+  /// began before the fetch still standing, or a failed flight still in
+  /// the air.
   private func fetchOnce() async throws {
     if fetched { return }
-    if let fetching { return try await fetching.value }
+    if let fetching {
+      waitingForFetch += 1
+      defer { waitingForFetch -= 1 }
+      return try await fetching.value
+    }
     let started = generation
     let fetch = fetch
-    let task = Task {
-      try await fetch()
-      self.landed(started)
+    // Not isolated to the provider: the fetch starts at once, not behind
+    // the callers queued on the actor; only its ending hops onto it.
+    let flight: @Sendable () async throws -> Void = {
+      do { try await fetch() } catch {
+        await self.failed(started, error)
+        throw error
+      }
+      await self.landed(started)
     }
+    let task = Task(operation: flight)
     fetching = task
     state = .loading
-    do {
-      try await task.value
-    } catch {
-      if fetching == task { fetching = nil }
-      if generation == started { state = .failed(String(describing: error)) }
-      throw error
-    }
+    try await task.value
   }
 
   /// A fetch of lifetime `started` succeeded: what it changed is read
@@ -215,6 +228,22 @@ public actor APIKeyProvider {
     guard generation == started else { return }  // invalidated meanwhile
     fetching = nil
     fetched = true
+    ended()
+    state = .ready
+  }
+
+  /// A fetch of lifetime `started` failed: the next call tries again, and
+  /// what it may have written before failing is read anew.
+  private func failed(_ started: Int, _ error: any Error) {
+    guard generation == started else { return }  // invalidated meanwhile
+    fetching = nil
+    ended()
+    state = .failed(String(describing: error))
+  }
+
+  /// Forgets what was read before a fetch ended.
+  private func ended() {
+    fetchesEnded += 1
     cache = [:]
     reads = [:]
     metadata = nil

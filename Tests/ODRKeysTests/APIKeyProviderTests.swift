@@ -1,6 +1,7 @@
+import Dispatch
 import ODRBase
 import ODRKeyring
-import ODRKeys
+@testable import ODRKeys
 import ODRTesting
 import Synchronization
 import Testing
@@ -51,20 +52,28 @@ import Testing
     #expect(values.filter { $0 == "m-1" }.count == 500)
   }
 
-  @Test func concurrentCallersShareOneStoreReadBeforeAndOneAfterTheFetch() async throws {
+  @Test func concurrentCallersShareTheStoresReadsBeforeAndAfterTheFetch() async throws {
     let store = RecordingStore(service: "com.example.test")
-    let fetch = FakeFetch(store: store, keys: ["Weather": "w-1"])
-    let provider = APIKeyProvider(store: store, fetch: fetch.run)
+    let readsAtWrite = Mutex<Int?>(nil), runs = Mutex(0)
+    let provider = APIKeyProvider(store: store) {
+      runs.withLock { $0 += 1 }
+      try await Task.sleep(for: .milliseconds(50))  // keep the flight open while callers pile up
+      readsAtWrite.withLock { $0 = store.reads }
+      try await store.setValue("w-1", for: "Weather")
+    }
     try await withThrowingTaskGroup(of: String.self) { group in
       for _ in 0..<1000 { group.addTask { try await provider.key("Weather") } }
       try await group.waitForAll()
     }
-    // one read before the fetch, one after, and one by callers that came
-    // while it ran (which may have missed what it wrote), each the key's
-    // lookup and the journal's (two lookups): never the whole service,
-    // never one per caller
-    #expect(store.reads <= 6)
-    #expect(fetch.runs == 1)
+    // Each read is the key's lookup and the journal's (two lookups), never
+    // the whole service. Before the fetch wrote, callers share reads: one
+    // when they come together, a few when load spreads their coming over
+    // the fetch (never one per caller: 2,000 lookups). After it: one read,
+    // and at most two more by callers whose reads crossed its end.
+    let before = try #require(readsAtWrite.withLock { $0 })
+    #expect(before < 200, "\(before) lookups before the fetch wrote")
+    #expect(store.reads - before <= 6, "\(store.reads - before) lookups after the fetch wrote")
+    #expect(runs.withLock { $0 } == 1)
   }
 
   @Test func theProviderIsReadyAfterServingAKey() async throws {
@@ -113,22 +122,26 @@ import Testing
     #expect(fetch.runs == 1)
   }
 
-  /// A store whose first lookup of `held` finds what is there, then waits
-  /// until ``release()`` to answer: a lookup overtaken by a fetch.
+  /// A store whose `nth` lookup of `held` (the first by default) finds
+  /// what is there, then waits until ``release()`` to answer: a lookup
+  /// overtaken by a fetch.
   final class HeldLookupStore: SecretStore {
     let service: String
     let held: String
+    let nth: Int
     private let inner: MemoryStore
     private struct Progress {
+      var lookups = 0
       var began = false, released = false
       var beganWaiter: CheckedContinuation<Void, Never>?
       var releaseWaiter: CheckedContinuation<Void, Never>?
     }
     private let progress = Mutex(Progress())
 
-    init(service: String, holding held: String) {
+    init(service: String, holding held: String, nth: Int = 1) {
       self.service = service
       self.held = held
+      self.nth = nth
       inner = MemoryStore(service: service)
     }
 
@@ -151,7 +164,9 @@ import Testing
     }
 
     func value(for name: String) async throws -> String {
-      guard name == held, progress.withLock({ !$0.began }) else { return try await inner.value(for: name) }
+      guard name == held, progress.withLock({ progress in progress.lookups += 1; return progress.lookups == nth }) else {
+        return try await inner.value(for: name)
+      }
       let found: String?
       do { found = try await inner.value(for: name) } catch let error as KeyringError where error.code == .notFound { found = nil }
       progress.withLock { progress in
@@ -198,6 +213,170 @@ import Testing
     store.release()
     #expect(try await early.value == "m-1")  // before: "No key 'Maps' … even after fetching the keys"
     #expect(fetch.runs == 1)
+  }
+
+  // MARK: The flight's callers resumed in any order
+
+  /// A task executor that runs jobs on the global queue, or keeps them
+  /// while held: a caller of the provider that runs on it cannot resume
+  /// (a default actor runs a task's code on the task's executor), so the
+  /// others resume first — what load did at random, made certain.
+  final class HoldingExecutor: TaskExecutor {
+    private let state = Mutex<(held: Bool, jobs: [UnownedJob])>((false, []))
+
+    func hold() { state.withLock { $0.held = true } }
+
+    func release() {
+      let jobs = state.withLock { state -> [UnownedJob] in
+        state.held = false
+        defer { state.jobs = [] }
+        return state.jobs
+      }
+      for job in jobs { run(job) }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+      let job = UnownedJob(job)
+      let held = state.withLock { state -> Bool in
+        if state.held { state.jobs.append(job) }
+        return state.held
+      }
+      if !held { run(job) }
+    }
+
+    private func run(_ job: UnownedJob) {
+      let executor = asUnownedTaskExecutor()
+      DispatchQueue.global().async { job.runSynchronously(on: executor) }
+    }
+  }
+
+  /// Opened once, for good; ``wait()`` returns once it is open.
+  final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+      let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        state.open = true
+        defer { state.waiters = [] }
+        return state.waiters
+      }
+      for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+      await withCheckedContinuation { continuation in
+        let open = state.withLock { state -> Bool in
+          if !state.open { state.waiters.append(continuation) }
+          return state.open
+        }
+        if open { continuation.resume() }
+      }
+    }
+  }
+
+  /// A fetch the test steps through: each run opens ``started`` and waits
+  /// for ``proceed``; the first fails when `failFirst`, the others write
+  /// Weather and Maps.
+  final class ScriptedFetch: Sendable {
+    let store: any SecretStore
+    let failFirst: Bool
+    let started = Gate(), proceed = Gate()
+    private let count = Mutex(0)
+
+    init(store: any SecretStore, failFirst: Bool = false) {
+      self.store = store
+      self.failFirst = failFirst
+    }
+
+    var runs: Int { count.withLock { $0 } }
+
+    func run() async throws {
+      let run = count.withLock { count in
+        count += 1
+        return count
+      }
+      started.open()
+      await proceed.wait()
+      if failFirst && run == 1 { throw KeyringError(.timeout, "first fetch fails") }
+      try await store.setValue("w-1", for: "Weather")
+      try await store.setValue("m-1", for: "Maps")
+    }
+  }
+
+  /// Returns once `count` callers wait for the fetch another started.
+  func waiting(_ count: Int, for provider: APIKeyProvider) async {
+    while await provider.waitingForFetch < count { await Task.yield() }
+  }
+
+  /// A caller that waited for the fetch and resumed before the caller that
+  /// started it makes a lookup of its own; it does not join one that began
+  /// before the fetch wrote (the old provider answered "No key 'Maps' …
+  /// even after fetching the keys", under load, at random).
+  @Test func aWaiterResumedBeforeTheFetchsStarterReadsAnew() async throws {
+    let store = HeldLookupStore(service: "com.example.test", holding: "Maps", nth: 2)
+    let fetch = ScriptedFetch(store: store)
+    let provider = APIKeyProvider(store: store, fetch: fetch.run)
+    let starter = HoldingExecutor()
+    let owner = Task(executorPreference: starter) { try await provider.key("Weather") }
+    await fetch.started.wait()
+    let waiter = Task { try await provider.key("Maps") }  // lookup 1 of Maps: missing; waits for the fetch
+    await waiting(1, for: provider)
+    let early = Task { try await provider.key("Maps") }   // lookup 2, held: begun before the fetch wrote
+    await store.lookupBegan()
+    starter.hold()
+    fetch.proceed.open()
+    // The watchdog bounds the wait of the old provider's waiter, which joins the held lookup.
+    let watchdog = Task {
+      try await Task.sleep(for: .seconds(5))
+      store.release()
+    }
+    let answer = await waiter.result
+    watchdog.cancel()
+    store.release()
+    starter.release()
+    #expect((try? answer.get()) == "m-1")
+    #expect(try await owner.value == "w-1")
+    #expect(try await early.value == "m-1")
+    #expect(fetch.runs == 1)
+  }
+
+  /// A caller that saw the fetch fail, resumed before the caller that
+  /// started it, finds the provider failed and its next call fetches again.
+  @Test func aWaitersNextCallAfterAFailedFetchFetchesAgain() async throws {
+    let store = MemoryStore(service: "com.example.test")
+    let fetch = ScriptedFetch(store: store, failFirst: true)
+    let provider = APIKeyProvider(store: store, fetch: fetch.run)
+    let starter = HoldingExecutor()
+    let owner = Task(executorPreference: starter) { try await provider.key("Weather") }
+    await fetch.started.wait()
+    let waiter = Task { try await provider.key("Maps") }
+    await waiting(1, for: provider)
+    starter.hold()
+    fetch.proceed.open()
+    await #expect(throws: KeyringError.self) { try await waiter.value }
+    let afterFailure = await provider.state
+    let retry = await Task { try await provider.key("Weather") }.result
+    starter.release()
+    _ = await owner.result
+    #expect(afterFailure == .failed("first fetch fails"), "\(afterFailure)")
+    #expect((try? retry.get()) == "w-1")
+    #expect(fetch.runs == 2)
+  }
+
+  /// A lookup that began before the fetch answers its caller with what it
+  /// read, but does not keep it: the next call reads what the fetch wrote.
+  @Test func aLookupOvertakenByTheFetchIsNotKept() async throws {
+    let store = HeldLookupStore(service: "com.example.test", holding: "Maps")
+    try await store.setValue("m-0", for: "Maps")
+    let fetch = ScriptedFetch(store: store)
+    fetch.proceed.open()
+    let provider = APIKeyProvider(store: store, freshness: .seconds(3600), fetch: fetch.run)
+    let early = Task { try await provider.key("Maps") }
+    await store.lookupBegan()
+    #expect(try await provider.key("Weather") == "w-1")  // runs the fetch, which writes m-1
+    store.release()
+    #expect(try await early.value == "m-0")
+    #expect(try await provider.key("Maps") == "m-1")
   }
 
   @Test func valuesAreCachedUntilInvalidated() async throws {

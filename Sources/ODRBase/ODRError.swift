@@ -13,7 +13,7 @@
 /// ```
 public protocol ODRError: Error, Sendable, CustomStringConvertible {
   /// The part of odr that failed: "keyring", "keys", "resources",
-  /// "trust", "http", "url", "configuration", "exec", "system".
+  /// "trust", "http", "url", "configuration", "exec", "aws", "system".
   var domain: String { get }
   /// A stable name of the kind of failure within its domain ("not-found",
   /// "locked", "integrity", …): the `code` odr prints in `--json`. New

@@ -1,5 +1,6 @@
 package import FoundationEssentials
 import ODRBase
+import ODRURL
 import ODRCatalog
 import Crypto
 import Synchronization
@@ -142,18 +143,16 @@ public actor AWSCredentialChain {
   }
 
   private func fetch() async throws -> (AWSCredentials, expires: Date?) {
-    let found: (AWSCredentials, expires: Date?)
     switch source {
     case .fixed(let credentials):
-      found = (credentials, nil)
+      return (credentials, nil)
     case .webIdentity(let role, let file):
-      found = try await assume(role, token: try Self.readToken(file), tokenSource: file)
+      return try await assume(role, token: try Self.readToken(file), tokenSource: file)
     case .gitHubOIDC(let role, let url, let requestToken):
-      found = try await assume(role, token: try await gitHubToken(url: url, requestToken: requestToken), tokenSource: "GitHub Actions' OIDC endpoint")
+      return try await assume(role, token: try await gitHubToken(url: url, requestToken: requestToken), tokenSource: "GitHub Actions' OIDC endpoint")
     case .noToken(let role):
       throw AWSError(.noToken, "AWS_ROLE_ARN is set (\(role)), but there is no token to assume it with: AWS_WEB_IDENTITY_TOKEN_FILE is not set, and this is not a GitHub Actions job that may ask for one (give the job `permissions: id-token: write`; GitLab: write the id_tokens variable to a file and set AWS_WEB_IDENTITY_TOKEN_FILE).")
     }
-    return found
   }
 
   private func assume(_ role: String, token: String, tokenSource: String) async throws -> (AWSCredentials, expires: Date?) {
@@ -188,7 +187,7 @@ public actor AWSCredentialChain {
   /// This job's OIDC token from GitHub, for the audience sts.amazonaws.com.
   private func gitHubToken(url: String, requestToken: String) async throws -> String {
     let separator = url.contains("?") ? "&" : "?"
-    guard let address = URL(string: url + separator + "audience=" + STSWebIdentity.formEncode(Self.audience)),
+    guard let address = URL(string: url + separator + "audience=" + PercentEncoding.encode(Self.audience)),
           address.scheme == "https" || (address.scheme == "http" && Origin.isLoopback(address.host(percentEncoded: false) ?? "")) else {
       throw AWSError(.noToken, "ACTIONS_ID_TOKEN_REQUEST_URL is not an https URL; odr does not send the job's request token to it.")
     }

@@ -14,8 +14,8 @@ public struct S3Access: Sendable {
   public let endpoint: URL?
   /// When there are no fixed credentials: the variables that name a role
   /// and the web identity to assume it with (``AWSCredentialChain``, made by
-  /// the transport, whose client asks STS). Only `AWS_*` and GitHub's
-  /// token variables are kept.
+  /// the transport, whose client asks STS). Only `AWS_*`, GitHub's token
+  /// variables and `HOME` (where the profile file is) are kept.
   package let role: [String: String]?
 
   public init(credentials: AWSCredentials?, region: String, endpoint: URL?) {

@@ -1,5 +1,6 @@
 package import FoundationEssentials
 import ODRBase
+import ODRURL
 
 /// STS's `AssumeRoleWithWebIdentity`: an OIDC token (a CI job's, a
 /// Kubernetes service account's) exchanged for a role's temporary
@@ -13,7 +14,7 @@ package enum STSWebIdentity {
     let form = [
       ("Action", "AssumeRoleWithWebIdentity"), ("Version", "2011-06-15"), ("RoleArn", role),
       ("RoleSessionName", sessionName), ("WebIdentityToken", token), ("DurationSeconds", "900"),
-    ].map { "\($0.0)=\(formEncode($0.1))" }.joined(separator: "&")
+    ].map { "\($0.0)=\(PercentEncoding.encode($0.1))" }.joined(separator: "&")
     return HTTPExchangeRequest(method: "POST", url: endpoint,
                                headers: [("Content-Type", "application/x-www-form-urlencoded; charset=utf-8"), ("Accept", "application/xml")],
                                body: Data(form.utf8))
@@ -43,24 +44,4 @@ package enum STSWebIdentity {
     let expires = XMLText.element("Expiration", in: text).flatMap { text in dropping(.isTheAnswer) { try Date(text, strategy: .iso8601) } }
     return (AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: token, source: "the role \(role), assumed with the web identity token from \(tokenSource)"), expires)
   }
-
-  /// `application/x-www-form-urlencoded`: unreserved characters as they
-  /// are, every other byte percent-encoded.
-  package static func formEncode(_ value: String) -> String {
-    var out = ""
-    for byte in value.utf8 {
-      switch byte {
-      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-           UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-        out.unicodeScalars.append(Unicode.Scalar(byte))
-      default:
-        out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-      }
-    }
-    return out
-  }
-}
-
-extension String {
-  fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: Swift.max(0, width - count)) + self }
 }

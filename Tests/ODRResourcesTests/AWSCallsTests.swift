@@ -194,7 +194,9 @@ import Testing
     #expect(AWSCredentialChain.gitHubTokenValue(Data(#"{"count": 1, "value": "eyJ.a.b"}"#.utf8)) == "eyJ.a.b")
     #expect(AWSCredentialChain.gitHubTokenValue(Data(#"{"value": ""}"#.utf8)) == nil)
     #expect(AWSCredentialChain.gitHubTokenValue(Data("not json".utf8)) == nil)
-    #expect(STSWebIdentity.formEncode("arn:aws:iam::1:role/a b+c~é") == "arn%3Aaws%3Aiam%3A%3A1%3Arole%2Fa%20b%2Bc~%C3%A9")
+    let request = STSWebIdentity.request(role: "arn:aws:iam::1:role/a b+c~é", token: "t", sessionName: "s", endpoint: URL(string: "https://sts.amazonaws.com/")!)
+    let form = String(decoding: request.body, as: UTF8.self).split(separator: "&")
+    #expect(form.contains("RoleArn=arn%3Aaws%3Aiam%3A%3A1%3Arole%2Fa%20b%2Bc~%C3%A9"), "\(form)")
   }
 }
 
